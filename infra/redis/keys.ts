@@ -1,0 +1,29 @@
+/**
+ * Every Redis key and channel name Troupe uses is built here, and only here.
+ *
+ * Keys of one family share a hash tag (`{...}`) so that multi-key operations
+ * (BullMQ's Lua scripts touch several keys of one queue) land on one slot of
+ * a Redis Cluster.
+ */
+export class RedisKeys {
+  constructor(readonly prefix: string) {}
+
+  /** BullMQ `prefix` option for a queue; BullMQ appends `:<queue name>:<suffix>`. */
+  queuePrefix(queue: string): string {
+    return `{${this.prefix}:q:${queue}}`;
+  }
+
+  /** Pub/sub channel carrying one session's ledger envelopes. */
+  sessionEvents(sessionId: string): string {
+    return `${this.prefix}:events:${sessionId}`;
+  }
+
+  /** Pattern matching every session's channel (one subscriber per web process). */
+  sessionEventsPattern(): string {
+    return `${this.prefix}:events:*`;
+  }
+
+  rateLimit(scope: string): string {
+    return `{${this.prefix}:rl}:${scope}`;
+  }
+}

@@ -1,0 +1,70 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { startRoles } from '../../src/roles/start.js';
+import { startLocalServices } from './local-services.js';
+
+const ROOT = resolve(__dirname, '../../..');
+
+/** Dev keys are made once and kept under .data/, so restarts keep working credentials. */
+function devKeys(dataDir: string): { api: string; routing: string } {
+  const file = join(dataDir, 'dev-keys.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
+  const keys = { api: `tr_sk_dev_${randomBytes(18).toString('base64url')}`, routing: `tr_rk_dev_${randomBytes(18).toString('base64url')}` };
+  writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
+  return keys;
+}
+
+/**
+ * `npm start`: everything on one machine. Redis and a MongoDB-wire server are
+ * started locally unless REDIS_URL / MONGODB_URL point elsewhere; data lives
+ * under .data/ and survives restarts. Ctrl-C stops Troupe and both servers.
+ */
+export async function main(_args: string[]): Promise<void> {
+  const dataDir = resolve(process.env.TROUPE_DATA_DIR || join(ROOT, '.data'));
+  mkdirSync(dataDir, { recursive: true });
+  const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
+  const keys = devKeys(dataDir);
+  const env = {
+    ...process.env,
+    REDIS_URL: services.redisUrl,
+    MONGODB_URL: services.mongodbUrl,
+    TROUPE_BOOTSTRAP_API_KEY: process.env.TROUPE_BOOTSTRAP_API_KEY || keys.api,
+    TROUPE_BOOTSTRAP_ROUTING_KEY: process.env.TROUPE_BOOTSTRAP_ROUTING_KEY || keys.routing,
+    TROUPE_WEBHOOKS_ALLOW_PRIVATE: process.env.TROUPE_WEBHOOKS_ALLOW_PRIVATE ?? '1',
+    LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
+  };
+  let running;
+  try {
+    running = await startRoles(['web', 'router', 'worker', 'webhooks'], env);
+  } catch (err) {
+    await services.stop();
+    throw err;
+  }
+  const { config } = running.core;
+  const lines = [
+    '',
+    'Troupe is running (roles: web, router, worker, webhooks).',
+    `  base URL:     ${config.publicUrl}`,
+    `  routing URL:  ${config.routingPublicUrl}`,
+    `  API key:      ${env.TROUPE_BOOTSTRAP_API_KEY}`,
+    `  routing key:  ${env.TROUPE_BOOTSTRAP_ROUTING_KEY}`,
+    `  Redis:        ${services.redisUrl}`,
+    `  MongoDB-wire: ${services.mongodbUrl} (${services.mongoKind})`,
+    `  data:         ${dataDir}`,
+    '',
+    `Try: curl ${config.publicUrl}/readyz`,
+    `     curl -H "Authorization: Bearer ${env.TROUPE_BOOTSTRAP_API_KEY}" ${config.publicUrl}/v1/credentials`,
+    'Ctrl-C stops Troupe and the local servers.',
+    '',
+  ];
+  process.stdout.write(lines.join('\n') + '\n');
+  let stopping = false;
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    void running.close().finally(() => services.stop().finally(() => process.exit(0)));
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}

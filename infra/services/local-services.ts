@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startMongoWire } from './mongo-wire.js';
+import type { ManagedProcess } from './process.js';
+import { startRedis } from './redis-server.js';
+
+export interface LocalServices {
+  redisUrl: string;
+  mongodbUrl: string;
+  /** Processes this launcher started (empty for services given by URL). */
+  processes: ManagedProcess[];
+  mongoKind: string;
+  stop(): Promise<void>;
+}
+
+export interface LocalServicesOptions {
+  /** Keep data here across runs; default is a throwaway temporary directory. */
+  dataDir?: string;
+  redisUrl?: string;
+  mongodbUrl?: string;
+  log?: (msg: string) => void;
+}
+
+/**
+ * Starts whatever is not given by URL: redis-server and a MongoDB-wire server
+ * on free ports, with data under one directory. `stop()` ends both and removes
+ * a throwaway directory; it is idempotent and also runs on SIGINT/SIGTERM/exit.
+ */
+export async function startLocalServices(opts: LocalServicesOptions = {}): Promise<LocalServices> {
+  const log = opts.log ?? ((m: string) => process.stderr.write(`[services] ${m}\n`));
+  const throwaway = !opts.dataDir;
+  const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'troupe-'));
+  const processes: ManagedProcess[] = [];
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= (async () => {
+      process.off('exit', onExit);
+      await Promise.all(processes.map((p) => p.stop()));
+      if (throwaway) rmSync(dataDir, { recursive: true, force: true });
+    })());
+  const onExit = () => {
+    for (const p of processes) p.child.kill('SIGKILL');
+    if (throwaway) rmSync(dataDir, { recursive: true, force: true });
+  };
+  process.on('exit', onExit);
+  try {
+    let redisUrl = opts.redisUrl;
+    if (!redisUrl) {
+      const r = await startRedis(join(dataDir, 'redis'), log);
+      processes.push(r.proc);
+      redisUrl = r.url;
+    }
+    let mongodbUrl = opts.mongodbUrl;
+    let mongoKind = 'external';
+    if (!mongodbUrl) {
+      const m = await startMongoWire(join(dataDir, 'mongo'), log);
+      processes.push(m.proc);
+      mongodbUrl = m.url;
+      mongoKind = m.kind;
+    }
+    return { redisUrl, mongodbUrl, processes, mongoKind, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}

@@ -1,0 +1,90 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+
+/** A free TCP port on loopback, chosen by the kernel. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.unref();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export function onPath(cmd: string): string | null {
+  const r = spawnSync('sh', ['-c', `command -v ${cmd}`], { encoding: 'utf8' });
+  return r.status === 0 ? r.stdout.trim() : null;
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface ManagedProcess {
+  readonly name: string;
+  readonly pid: number;
+  readonly child: ChildProcess;
+  /** stdout+stderr so far, for error messages. */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Spawns a service and a watchdog that kills it if this process dies without
+ * cleaning up (SIGKILL, crash), so a test run never leaves a server behind.
+ */
+export function startManaged(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ManagedProcess {
+  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const keep = (b: Buffer) => {
+    out = (out + b.toString()).slice(-8000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  child.on('error', (err) => keep(Buffer.from(`spawn error: ${err.message}\n`)));
+  const pid = child.pid ?? -1;
+  const watchdog = spawn(
+    'sh',
+    ['-c', `while kill -0 ${process.pid} 2>/dev/null && kill -0 ${pid} 2>/dev/null; do sleep 1; done; kill -TERM ${pid} 2>/dev/null; sleep 3; kill -KILL ${pid} 2>/dev/null; true`],
+    { detached: true, stdio: 'ignore' },
+  );
+  watchdog.unref();
+  let stopping: Promise<void> | null = null;
+  const stop = () =>
+    (stopping ??= new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        try {
+          if (watchdog.pid) process.kill(watchdog.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+        resolve();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) return done();
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      child.once('exit', done);
+      child.kill('SIGTERM');
+    }));
+  return { name, pid, child, output: () => out, stop };
+}
+
+/** Resolves when `check` succeeds, rejects with the service's output when it exits or times out. */
+export async function waitUntil(proc: ManagedProcess, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (proc.child.exitCode !== null) throw new Error(`${proc.name} exited with code ${proc.child.exitCode}:\n${proc.output()}`);
+    if (await check().catch(() => false)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await proc.stop();
+  throw new Error(`${proc.name} did not become ready within ${timeoutMs} ms:\n${proc.output()}`);
+}

@@ -1,0 +1,59 @@
+import { spawnSync } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { connect } from 'node:net';
+import { freePort, onPath, startManaged, waitUntil, type ManagedProcess } from './process.js';
+
+/** Finds redis-server, installing Debian's package when we are root and it is missing. */
+export function ensureRedisServer(log: (msg: string) => void): string {
+  const found = onPath('redis-server');
+  if (found) return found;
+  if (process.getuid?.() !== 0) {
+    throw new Error('redis-server is not on PATH. Install it (Debian: apt-get install -y redis-server) or set REDIS_URL.');
+  }
+  log('redis-server not found; installing it with apt-get (one time)');
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [['update', '-qq'], ['install', '-y', '-qq', 'redis-server']]) {
+    const r = spawnSync('apt-get', args, { env, stdio: ['ignore', 'inherit', 'inherit'] });
+    if (r.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed with code ${r.status}`);
+  }
+  const installed = onPath('redis-server');
+  if (!installed) throw new Error('redis-server is still missing after apt-get install');
+  return installed;
+}
+
+function pingRedis(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(port, '127.0.0.1');
+    let buf = '';
+    sock.setTimeout(500, () => {
+      sock.destroy();
+      resolve(false);
+    });
+    sock.on('error', () => resolve(false));
+    sock.on('connect', () => sock.write('PING\r\n'));
+    sock.on('data', (d) => {
+      buf += d.toString();
+      if (buf.includes('\r\n')) {
+        sock.destroy();
+        resolve(buf.startsWith('+PONG'));
+      }
+    });
+  });
+}
+
+export async function startRedis(dataDir: string, log: (msg: string) => void): Promise<{ url: string; proc: ManagedProcess }> {
+  const bin = ensureRedisServer(log);
+  mkdirSync(dataDir, { recursive: true });
+  const port = await freePort();
+  const proc = startManaged('redis-server', bin, [
+    '--port', String(port),
+    '--bind', '127.0.0.1',
+    '--dir', dataDir,
+    '--save', '',
+    '--appendonly', 'no',
+    '--daemonize', 'no',
+    '--loglevel', 'warning',
+  ]);
+  await waitUntil(proc, () => pingRedis(port), 15_000);
+  return { url: `redis://127.0.0.1:${port}`, proc };
+}

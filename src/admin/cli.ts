@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { connectMongo } from '../store/mongo.js';
+import { ensureIndexes } from '../store/indexes.js';
+import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
+import { OrgStore } from '../store/orgs.js';
+
+const USAGE = `usage: troupe-admin <command> [options]
+  org create <name>                         create an org
+  org list                                  list orgs
+  key create --org <name> --kind api|routing [--name <label>]
+                                            create a key; it is printed once, only its hash is stored
+  key list --org <name> [--prefix <p>]      list keys (prefix, kind, status), never the key itself
+  key revoke --org <name> <key id|prefix>   revoke one key
+Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).`;
+
+class UsageError extends Error {}
+
+function keyRow(k: ApiKeyDoc) {
+  return { id: k._id, prefix: k.prefix, kind: k.kind, name: k.name, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null };
+}
+
+async function run(argv: string[]): Promise<unknown> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' } },
+  });
+  const [noun, verb, arg] = positionals;
+  if (!noun || !verb) throw new UsageError('missing command');
+  const url = process.env.MONGODB_URL;
+  if (!url) throw new UsageError('MONGODB_URL is not set');
+  const dbName = process.env.TROUPE_MONGODB_DB || new URL(url.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'troupe';
+  const mongo = await connectMongo(url, dbName, 'troupe-admin');
+  try {
+    await ensureIndexes(mongo.db);
+    const orgs = new OrgStore(mongo.db);
+    const keys = new ApiKeyStore(mongo.db);
+    const org = async () => {
+      if (!values.org) throw new UsageError('--org is required');
+      const found = await orgs.byName(values.org);
+      if (!found) throw new UsageError(`no org named ${JSON.stringify(values.org)}`);
+      return found;
+    };
+    switch (`${noun} ${verb}`) {
+      case 'org create': {
+        if (!arg) throw new UsageError('org create needs a name');
+        if (await orgs.byName(arg)) throw new UsageError(`org ${JSON.stringify(arg)} already exists`);
+        const o = await orgs.create(arg);
+        return { id: o._id, name: o.name, created_at: o.created_at.toISOString() };
+      }
+      case 'org list':
+        return (await orgs.list()).map((o) => ({ id: o._id, name: o.name }));
+      case 'key create': {
+        if (values.kind !== 'api' && values.kind !== 'routing') throw new UsageError('--kind must be api or routing');
+        const { key, doc } = await keys.create((await org())._id, values.kind, { name: values.name });
+        return { key, ...keyRow(doc), note: 'Store this key now; it cannot be shown again.' };
+      }
+      case 'key list':
+        return (await keys.list((await org())._id, values.prefix)).map(keyRow);
+      case 'key revoke': {
+        if (!arg) throw new UsageError('key revoke needs a key id or prefix');
+        const revoked = await keys.revoke((await org())._id, arg);
+        if (!revoked) throw new UsageError(`no single key matches ${JSON.stringify(arg)}`);
+        return keyRow(revoked);
+      }
+      default:
+        throw new UsageError(`unknown command ${noun} ${verb}`);
+    }
+  } finally {
+    await mongo.close();
+  }
+}
+
+run(process.argv.slice(2)).then(
+  (out) => {
+    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) process.stderr.write(`troupe-admin: ${err.message}\n${USAGE}\n`);
+    else process.stderr.write(`troupe-admin: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(err instanceof UsageError ? 2 : 1);
+  },
+);

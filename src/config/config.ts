@@ -1,0 +1,136 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Environment → validated, frozen Config. Every variable Troupe reads is
+ * parsed here, once, so a bad value fails at start with one clear line
+ * instead of surfacing later as a confusing runtime error.
+ */
+export interface Config {
+  readonly port: number;
+  readonly routerPort: number;
+  readonly mongodbUrl: string;
+  readonly mongodbDb: string;
+  readonly redisUrl: string;
+  /** Prefix for every Redis key Troupe writes; wrapped in a hash tag per key family. */
+  readonly redisPrefix: string;
+  readonly masterKeys: ReadonlyMap<string, Buffer>;
+  /** Key id used for new encryptions; older ids stay readable for rotation. */
+  readonly masterKeyId: string;
+  readonly bootstrapApiKey: string | null;
+  readonly bootstrapRoutingKey: string | null;
+  readonly publicUrl: string;
+  readonly routingPublicUrl: string;
+  readonly webhooksAllowPrivate: boolean;
+  readonly maxFileBytes: number;
+  readonly maxBodyBytes: number;
+  readonly logLevel: string;
+  readonly sessionShards: number;
+  readonly syncWaitMs: number;
+  readonly shutdownTimeoutMs: number;
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DEV_MASTER_KEY = 'dev:' + createHash('sha256').update('troupe-insecure-development-key').digest('base64');
+
+function int(env: Env, name: string, dflt: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (!/^\d+$/.test(raw)) throw new ConfigError(`${name} must be an integer, got ${JSON.stringify(raw)}`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function bool(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got ${JSON.stringify(env[name])}`);
+}
+
+function url(env: Env, name: string, protocols: string[], dflt?: string): string {
+  const raw = env[name] || dflt;
+  if (!raw) throw new ConfigError(`${name} is required`);
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw.replace(/\/+$/, '');
+}
+
+/**
+ * `TROUPE_MASTER_KEY` is `<key id>:<base64 32 bytes>`, or several of them
+ * separated by commas; the first encrypts, all decrypt. A bare base64 key gets
+ * id `k1`.
+ */
+export function parseMasterKeys(raw: string): { keys: Map<string, Buffer>; currentId: string } {
+  const keys = new Map<string, Buffer>();
+  let currentId = '';
+  for (const [i, part] of raw.split(',').map((s) => s.trim()).filter(Boolean).entries()) {
+    const sep = part.indexOf(':');
+    const id = sep > 0 ? part.slice(0, sep) : 'k1';
+    const material = Buffer.from(sep > 0 ? part.slice(sep + 1) : part, 'base64');
+    if (!/^[A-Za-z0-9_-]{1,32}$/.test(id)) throw new ConfigError(`TROUPE_MASTER_KEY has a bad key id ${JSON.stringify(id)}`);
+    if (material.length !== 32) throw new ConfigError(`TROUPE_MASTER_KEY key ${id} must be 32 bytes of base64, got ${material.length} bytes`);
+    if (keys.has(id)) throw new ConfigError(`TROUPE_MASTER_KEY repeats key id ${id}`);
+    keys.set(id, material);
+    if (i === 0) currentId = id;
+  }
+  if (keys.size === 0) throw new ConfigError('TROUPE_MASTER_KEY is empty');
+  return { keys, currentId };
+}
+
+function apiKey(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (!raw) return null;
+  if (!/^[A-Za-z0-9_\-.]{16,200}$/.test(raw)) {
+    throw new ConfigError(`${name} must be 16-200 characters of letters, digits, '_', '-' or '.'`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const production = env.NODE_ENV === 'production';
+  const masterRaw = env.TROUPE_MASTER_KEY || (production ? '' : DEV_MASTER_KEY);
+  if (!masterRaw) throw new ConfigError('TROUPE_MASTER_KEY is required when NODE_ENV=production');
+  const { keys, currentId } = parseMasterKeys(masterRaw);
+  const port = int(env, 'PORT', 8080, 0, 65535);
+  const routerPort = int(env, 'ROUTER_PORT', 8081, 0, 65535);
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']);
+  const prefix = env.TROUPE_REDIS_PREFIX || 'troupe';
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new ConfigError('TROUPE_REDIS_PREFIX must be 1-64 of [A-Za-z0-9_.:-]');
+  return Object.freeze({
+    port,
+    routerPort,
+    mongodbUrl,
+    mongodbDb: env.TROUPE_MONGODB_DB || new URL(mongodbUrl.replace(/^mongodb\+srv:/, 'http:').replace(/^mongodb:/, 'http:')).pathname.slice(1) || 'troupe',
+    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisPrefix: prefix,
+    masterKeys: keys,
+    masterKeyId: currentId,
+    bootstrapApiKey: apiKey(env, 'TROUPE_BOOTSTRAP_API_KEY'),
+    bootstrapRoutingKey: apiKey(env, 'TROUPE_BOOTSTRAP_ROUTING_KEY'),
+    publicUrl: url(env, 'TROUPE_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${port}`),
+    routingPublicUrl: url(env, 'TROUPE_ROUTING_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${routerPort}`),
+    webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
+    maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
+    maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
+    logLevel,
+    sessionShards: int(env, 'TROUPE_SESSION_SHARDS', 64, 1, 4096),
+    syncWaitMs: int(env, 'TROUPE_SYNC_WAIT_MS', 60_000, 0, 3_600_000),
+    shutdownTimeoutMs: int(env, 'TROUPE_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+  });
+}

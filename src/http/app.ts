@@ -1,0 +1,27 @@
+import Koa from 'koa';
+import { RouteNotFoundError } from '../domain/errors.js';
+import type { AppDeps } from './deps.js';
+import { KeyAuthenticator } from './middleware/auth.js';
+import { errorMapper } from './middleware/errors.js';
+import { requestContext } from './middleware/request-context.js';
+import { mountRoutes } from './route-table.js';
+import { allRoutes } from './routes/index.js';
+import type { AppState } from './types.js';
+
+/** The base API as a Koa app, without listening; tests drive `app.callback()`. */
+export function createApp(deps: AppDeps): Koa<AppState> {
+  const app = new Koa<AppState>({ proxy: true });
+  const auth = new KeyAuthenticator(deps.stores.apiKeys);
+  const router = mountRoutes(allRoutes(deps), auth, deps.config.maxBodyBytes);
+  app.use(requestContext(deps.log, deps.metrics));
+  app.use(errorMapper());
+  app.use(router.routes());
+  app.use(async (ctx) => {
+    if (ctx.body === undefined && ctx.status === 404) {
+      throw new RouteNotFoundError(ctx.method, ctx.path);
+    }
+  });
+  // Errors are logged by errorMapper with the request id; silence Koa's stderr printer.
+  app.silent = true;
+  return app;
+}

@@ -1,0 +1,23 @@
+import type { Redis } from 'ioredis';
+import type { Db, MongoClient } from 'mongodb';
+import type { RedisKeys } from '../../infra/redis/keys.js';
+import type { Config } from '../config/config.js';
+import type { SecretBox } from '../crypto/secret-box.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { Stores } from '../store/stores.js';
+
+/** Everything the web app needs, built by the composition root (src/main.ts) or a test. */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  mongo: MongoClient;
+  db: Db;
+  redis: Redis;
+  keys: RedisKeys;
+  box: SecretBox;
+  metrics: Metrics;
+  stores: Stores;
+  /** Extra facts for /healthz (e.g. sandbox enforcement level). */
+  health?: () => Record<string, unknown>;
+}

@@ -1,0 +1,40 @@
+import { AuthenticationError, PermissionError } from '../../domain/errors.js';
+import { hashKey, type ApiKeyDoc, type ApiKeyStore, type KeyKindName } from '../../store/api-keys.js';
+
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
+const CACHE_TTL_MS = 5000;
+const CACHE_MAX = 10_000;
+
+/**
+ * Resolves a bearer key to its org. Lookups are cached for a few seconds so a
+ * hot path (the router, SSE reconnect storms) does not hit Mongo per request;
+ * a revocation therefore takes up to CACHE_TTL_MS to apply everywhere.
+ */
+export class KeyAuthenticator {
+  private readonly cache = new Map<string, { doc: ApiKeyDoc | null; until: number }>();
+
+  constructor(private readonly keys: ApiKeyStore) {}
+
+  async authenticate(header: string | undefined, kind: KeyKindName): Promise<{ orgId: string; key: ApiKeyDoc }> {
+    const m = header ? BEARER.exec(header) : null;
+    if (!m) throw new AuthenticationError('Missing API key. Send it as "Authorization: Bearer <key>".', 'missing_api_key');
+    const doc = await this.lookup(m[1]);
+    if (!doc) throw new AuthenticationError('The API key is not valid or has been revoked.', 'invalid_api_key');
+    if (doc.kind !== kind) {
+      if (kind === 'routing') throw new AuthenticationError('This endpoint takes a routing key; the key given is not one.', 'invalid_api_key');
+      throw new PermissionError(`This endpoint takes an API key; the key given is a ${doc.kind} key.`);
+    }
+    return { orgId: doc.org_id, key: doc };
+  }
+
+  private async lookup(key: string): Promise<ApiKeyDoc | null> {
+    const h = hashKey(key);
+    const now = Date.now();
+    const hit = this.cache.get(h);
+    if (hit && hit.until > now) return hit.doc;
+    const doc = await this.keys.findActive(key);
+    if (this.cache.size >= CACHE_MAX) this.cache.clear();
+    this.cache.set(h, { doc, until: now + CACHE_TTL_MS });
+    return doc;
+  }
+}

@@ -1,0 +1,76 @@
+import type { IncomingMessage } from 'node:http';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../domain/errors.js';
+import { check } from '../../schemas/validator.js';
+import type { Ctx, JsonBody } from '../types.js';
+
+/** True when the request carries a body at all (a length above zero, or chunked). */
+export function hasBody(req: IncomingMessage): boolean {
+  const len = req.headers['content-length'];
+  if (len !== undefined) return Number(len) > 0;
+  return req.headers['transfer-encoding'] !== undefined;
+}
+
+export function isJsonType(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const mime = contentType.split(';')[0].trim().toLowerCase();
+  return mime === 'application/json' || (mime.startsWith('application/') && mime.endsWith('+json'));
+}
+
+/**
+ * Reads the whole body, refusing it with 413 as soon as it passes `limit`
+ * (before reading at all when Content-Length already says so).
+ */
+export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (declared > limit) {
+    req.resume();
+    return Promise.reject(new PayloadTooLargeError(`Request body is ${declared} bytes; the limit is ${limit}.`));
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (err: Error | null, value?: Buffer) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      if (err) {
+        req.resume();
+        reject(err);
+      } else resolve(value!);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) return finish(new PayloadTooLargeError(`Request body exceeds the limit of ${limit} bytes.`));
+      chunks.push(chunk);
+    };
+    req.on('data', onData);
+    req.once('end', () => finish(null, Buffer.concat(chunks, size)));
+    req.once('error', (e) => finish(new InvalidRequestError(`Request body could not be read: ${e.message}`, undefined, 'body_read_error')));
+    req.once('aborted', () => finish(new InvalidRequestError('Request body was aborted by the client.', undefined, 'body_aborted')));
+  });
+}
+
+/** Parses and validates a JSON request body into `ctx.state.body`. */
+export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Promise<void> {
+  if (!hasBody(ctx.req)) {
+    if (spec.optional) {
+      ctx.state.body = check(spec.schema, {});
+      return;
+    }
+    throw new InvalidRequestError('A JSON request body is required.', undefined, 'body_required');
+  }
+  if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
+  const raw = await readRaw(ctx.req, limit);
+  if (raw.length === 0 && spec.optional) {
+    ctx.state.body = check(spec.schema, {});
+    return;
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
+  }
+  ctx.state.body = check(spec.schema, parsed);
+}

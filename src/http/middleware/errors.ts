@@ -1,0 +1,64 @@
+import type { Middleware } from 'koa';
+import { ErrorType, TroupeError } from '../../domain/errors.js';
+import type { AppState } from '../types.js';
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  expose?: boolean;
+  message?: string;
+  type?: string;
+}
+
+const TYPE_BY_STATUS: Record<number, (typeof ErrorType)[keyof typeof ErrorType]> = {
+  400: ErrorType.invalidRequest,
+  401: ErrorType.authentication,
+  403: ErrorType.permission,
+  404: ErrorType.notFound,
+  405: ErrorType.invalidRequest,
+  409: ErrorType.conflict,
+  413: ErrorType.tooLarge,
+  415: ErrorType.unsupportedMediaType,
+  422: ErrorType.unprocessable,
+  429: ErrorType.rateLimit,
+};
+
+/**
+ * The one place that decides what a client sees for an error. Domain errors
+ * map to their status; errors raised by Koa or Node for client input (bad
+ * encodings, aborted bodies) keep their 4xx; anything else is a 500 whose
+ * details go to the log, never to the client.
+ */
+export function errorMapper(): Middleware<AppState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (thrown) {
+      if (ctx.headerSent || !ctx.writable) {
+        ctx.state.log?.warn({ err: thrown }, 'error after response started');
+        return;
+      }
+      let status: number;
+      let body: { type: string; code: string; message: string; param?: string };
+      if (thrown instanceof TroupeError) {
+        status = thrown.status;
+        body = thrown.toBody();
+        for (const [k, v] of Object.entries(thrown.headers ?? {})) ctx.set(k, v);
+      } else {
+        const e = thrown as HttpLikeError;
+        const s = e.status ?? e.statusCode ?? 500;
+        if (s >= 400 && s < 500 && e.expose !== false) {
+          status = s;
+          body = { type: TYPE_BY_STATUS[s] ?? ErrorType.invalidRequest, code: e.type ?? 'invalid_request', message: e.message ?? 'Bad request.' };
+        } else {
+          status = 500;
+          body = { type: ErrorType.api, code: 'internal_error', message: `Internal error. Quote request id ${ctx.state.requestId} when reporting it.` };
+          ctx.state.log?.error({ err: thrown }, 'unhandled error');
+        }
+      }
+      ctx.status = status;
+      ctx.type = 'application/json';
+      ctx.body = { error: body };
+    }
+  };
+}

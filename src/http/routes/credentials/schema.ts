@@ -1,0 +1,22 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+
+export const CREDENTIAL_NAME = '^[A-Z_][A-Z0-9_]*$';
+
+export const putCredentialBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['value'],
+  properties: { value: { type: 'string', minLength: 1, maxLength: 65536, description: 'The secret value; stored encrypted and never returned.' } },
+};
+
+export const credentialResponse: JsonSchema = {
+  type: 'object',
+  required: ['name', 'created_at', 'updated_at'],
+  properties: { name: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
+};
+
+export const credentialListResponse: JsonSchema = {
+  type: 'object',
+  required: ['credentials'],
+  properties: { credentials: { type: 'array', items: credentialResponse } },
+};

@@ -1,0 +1,82 @@
+import { UnavailableError } from '../../../domain/errors.js';
+import type { AppDeps } from '../../deps.js';
+import { buildOpenApi } from '../../openapi.js';
+import type { RouteSpec } from '../../types.js';
+
+const PROBE_TIMEOUT_MS = 1500;
+
+function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
+  });
+  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function probe(name: string, fn: () => Promise<unknown>): Promise<{ name: string; ok: boolean; error?: string; ms: number }> {
+  const started = Date.now();
+  try {
+    await withTimeout(fn(), name);
+    return { name, ok: true, ms: Date.now() - started };
+  } catch (e) {
+    return { name, ok: false, error: (e as Error).message, ms: Date.now() - started };
+  }
+}
+
+/** Liveness, readiness, metrics and the OpenAPI document. */
+export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): RouteSpec[] {
+  let openapi: Record<string, unknown> | null = null;
+  return [
+    {
+      method: 'GET',
+      path: '/healthz',
+      summary: 'Liveness: the process is up.',
+      tag: 'system',
+      auth: 'none',
+      handler: async () => ({ status: 'ok', ...(deps.health?.() ?? {}) }),
+    },
+    {
+      method: 'GET',
+      path: '/readyz',
+      summary: 'Readiness: MongoDB and Redis answer.',
+      tag: 'system',
+      auth: 'none',
+      handler: async (ctx) => {
+        const checks = await Promise.all([
+          probe('mongodb', () => deps.db.command({ ping: 1 })),
+          probe('redis', async () => {
+            // A disconnected client would queue the command; fail fast instead.
+            if (deps.redis.status !== 'ready') throw new Error(`redis connection is ${deps.redis.status}`);
+            return deps.redis.ping();
+          }),
+        ]);
+        const failed = checks.filter((c) => !c.ok);
+        if (failed.length) {
+          ctx.state.log.warn({ checks }, 'not ready');
+          throw new UnavailableError(`Not ready: ${failed.map((c) => `${c.name}: ${c.error}`).join('; ')}`, 'not_ready');
+        }
+        return { status: 'ready', checks };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/metrics',
+      summary: 'Prometheus metrics of this process.',
+      tag: 'system',
+      auth: 'none',
+      handler: async (ctx) => {
+        ctx.type = deps.metrics.registry.contentType;
+        ctx.body = await deps.metrics.registry.metrics();
+        return undefined;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/openapi.json',
+      summary: 'This API described as OpenAPI 3.1, generated from the request schemas.',
+      tag: 'system',
+      auth: 'none',
+      handler: async () => (openapi ??= buildOpenApi(allRoutes(), deps.config.publicUrl)),
+    },
+  ];
+}

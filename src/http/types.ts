@@ -1,0 +1,56 @@
+import type { ParameterizedContext } from 'koa';
+import type { Logger } from '../log/logger.js';
+import type { JsonSchema } from '../schemas/validator.js';
+import type { ApiKeyDoc } from '../store/api-keys.js';
+
+/** What the middleware chain puts on `ctx.state` before a handler runs. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** The authenticated key; set for every route with auth `api`. */
+  auth?: { orgId: string; key: ApiKeyDoc };
+  /** The validated JSON body, when the route declares one. */
+  body?: unknown;
+  /** Route template, for metrics and logs. */
+  route?: string;
+}
+
+export type Ctx = ParameterizedContext<AppState> & { params: Record<string, string> };
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH';
+
+export interface JsonBody {
+  schema: JsonSchema;
+  /** An absent or empty body is treated as `{}`. */
+  optional?: boolean;
+}
+
+/**
+ * One endpoint: its wire contract and its handler. The same record mounts the
+ * route, validates the request and documents it in /v1/openapi.json, so the
+ * three cannot drift apart.
+ */
+export interface RouteSpec {
+  method: HttpMethod;
+  /** OpenAPI form, e.g. `/v1/agents/{agent_id}`. */
+  path: string;
+  summary: string;
+  tag: string;
+  /** `api` (default): a base-API key is required. `none`: public. `custom`: the handler authorises. */
+  auth?: 'api' | 'none' | 'custom';
+  body?: JsonBody;
+  /** Documented request content type when the handler reads the body itself (uploads). */
+  rawBody?: { contentType: string; description: string };
+  query?: JsonSchema;
+  /** Status of a successful response; 200 by default. */
+  status?: number;
+  response?: JsonSchema;
+  /** Returns the response body; returns undefined when it has set `ctx.body` itself. */
+  handler(ctx: Ctx): Promise<unknown>;
+}
+
+export function requireAuth(ctx: Ctx): { orgId: string } {
+  const auth = ctx.state.auth;
+  if (!auth) throw new Error(`route ${ctx.state.route} used auth without the auth middleware`);
+  return auth;
+}

@@ -1,0 +1,47 @@
+import pino, { type Logger } from 'pino';
+
+export type { Logger };
+
+/**
+ * Paths that may carry secrets anywhere Troupe logs an object. pino removes
+ * them before serialisation, so a secret never reaches a log line even when a
+ * whole request body or config is logged by mistake.
+ */
+export const REDACT_PATHS = [
+  'req.headers.authorization',
+  'req.headers["x-upload-token"]',
+  'req.headers.cookie',
+  'headers.authorization',
+  'authorization',
+  'secrets',
+  '*.secrets',
+  'llm_api_key',
+  '*.llm_api_key',
+  'value',
+  '*.value',
+  'signing_secret',
+  '*.signing_secret',
+  'api_key',
+  '*.api_key',
+  'apiKey',
+  '*.apiKey',
+  'password',
+  '*.password',
+  'token',
+  '*.token',
+  'masterKeys',
+  'config.masterKeys',
+];
+
+export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+  return pino(
+    {
+      level,
+      base: { service: 'troupe' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
+}

@@ -1,0 +1,11 @@
+import { createRouterApp } from '../router/app.js';
+import type { Core } from './core.js';
+import { listen } from './http-server.js';
+
+/** The `{routing_url}` routing interface on ROUTER_PORT. */
+export async function startRouter(core: Core, port = core.config.routerPort): Promise<{ port: number }> {
+  const { port: actual, closer } = await listen('router', createRouterApp(core).callback(), port, Math.min(5000, core.config.shutdownTimeoutMs));
+  core.shutdown.add(closer);
+  core.log.info({ role: 'router', port: actual, routing_url: core.config.routingPublicUrl }, 'router listening');
+  return { port: actual };
+}

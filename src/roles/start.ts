@@ -1,0 +1,44 @@
+import { loadConfig } from '../config/config.js';
+import { createLogger, type Logger } from '../log/logger.js';
+import { openCore, type Core } from './core.js';
+
+export const ROLES = ['web', 'router', 'worker', 'webhooks'] as const;
+export type Role = (typeof ROLES)[number];
+
+export function parseRoles(args: string[]): Role[] {
+  if (args.length === 0) throw new Error(`name a role: ${ROLES.join(', ')} or all`);
+  const roles = new Set<Role>();
+  for (const a of args) {
+    if (a === 'all') ROLES.forEach((r) => roles.add(r));
+    else if ((ROLES as readonly string[]).includes(a)) roles.add(a as Role);
+    else throw new Error(`unknown role ${JSON.stringify(a)}; roles are ${ROLES.join(', ')} and all`);
+  }
+  return [...roles];
+}
+
+export interface Running {
+  core: Core;
+  ports: { web?: number; router?: number };
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the given roles in this process. Only the modules of those roles are
+ * loaded, so a `router` dyno never loads the actor code and vice versa.
+ */
+export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process.env, log?: Logger): Promise<Running> {
+  const config = loadConfig(env);
+  const logger = log ?? createLogger(config.logLevel);
+  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'));
+  const ports: Running['ports'] = {};
+  try {
+    if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core);
+    if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core);
+    if (roles.includes('router')) ports.router = (await (await import('./router.js')).startRouter(core)).port;
+    if (roles.includes('web')) ports.web = (await (await import('./web.js')).startWeb(core)).port;
+  } catch (err) {
+    await core.shutdown.close();
+    throw err;
+  }
+  return { core, ports, close: () => core.shutdown.close() };
+}

@@ -1,0 +1,60 @@
+import type { Collection, Db } from 'mongodb';
+import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+
+export interface CredentialDoc {
+  _id: string;
+  org_id: string;
+  name: string;
+  value: Sealed;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CredentialView {
+  name: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export function credentialView(doc: CredentialDoc): CredentialView {
+  return { name: doc.name, created_at: doc.created_at.toISOString(), updated_at: doc.updated_at.toISOString() };
+}
+
+/** Org-level named secrets, sealed with AES-256-GCM; the org and name are bound in as associated data. */
+export class CredentialStore {
+  private readonly col: Collection<CredentialDoc>;
+
+  constructor(db: Db, private readonly box: SecretBox) {
+    this.col = db.collection<CredentialDoc>('credentials');
+  }
+
+  private aad(orgId: string, name: string): string {
+    return `credential:${orgId}:${name}`;
+  }
+
+  async put(orgId: string, name: string, value: string): Promise<CredentialDoc> {
+    const now = new Date();
+    const sealed = this.box.seal(value, this.aad(orgId, name));
+    const doc = await this.col.findOneAndUpdate(
+      { org_id: orgId, name },
+      { $set: { value: sealed, updated_at: now }, $setOnInsert: { _id: `${orgId}:${name}`, org_id: orgId, name, created_at: now } },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return doc!;
+  }
+
+  list(orgId: string): Promise<CredentialDoc[]> {
+    return this.col.find({ org_id: orgId }, { projection: { value: 0 } }).sort({ name: 1 }).toArray();
+  }
+
+  async delete(orgId: string, name: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ org_id: orgId, name });
+    return r.deletedCount === 1;
+  }
+
+  /** The plaintext, for model calls and the sandbox only; never for a response or a log. */
+  async reveal(orgId: string, name: string): Promise<string | null> {
+    const doc = await this.col.findOne({ org_id: orgId, name });
+    return doc ? this.box.open(doc.value, this.aad(orgId, name)) : null;
+  }
+}

@@ -1,0 +1,22 @@
+import { MongoClient, type Db } from 'mongodb';
+import { once, type Closeable } from '../lifecycle/shutdown.js';
+
+export interface MongoHandle extends Closeable {
+  client: MongoClient;
+  db: Db;
+}
+
+export async function connectMongo(url: string, dbName: string, appName = 'troupe'): Promise<MongoHandle> {
+  const client = new MongoClient(url, {
+    appName,
+    serverSelectionTimeoutMS: 5000,
+    connectTimeoutMS: 5000,
+    // FerretDB and a single mongod are not replica sets; never let the driver
+    // wait for a topology it will not find.
+    directConnection: !url.startsWith('mongodb+srv:') && !/replicaSet=/.test(url),
+    maxPoolSize: 50,
+  });
+  await client.connect();
+  const handle = once('mongo', () => client.close());
+  return { name: handle.name, close: handle.close, client, db: client.db(dbName) };
+}

@@ -1,0 +1,48 @@
+import type { Collection, Db } from 'mongodb';
+import { newId } from '../domain/ids.js';
+
+export interface OrgDoc {
+  _id: string;
+  name: string;
+  created_at: Date;
+}
+
+export class OrgStore {
+  private readonly orgs: Collection<OrgDoc>;
+
+  constructor(db: Db) {
+    this.orgs = db.collection<OrgDoc>('orgs');
+  }
+
+  /** Returns the org with this name, creating it if absent (races resolve on the unique name index). */
+  async ensure(name: string): Promise<OrgDoc> {
+    const found = await this.orgs.findOne({ name });
+    if (found) return found;
+    const doc: OrgDoc = { _id: newId('org'), name, created_at: new Date() };
+    try {
+      await this.orgs.insertOne(doc);
+      return doc;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      return (await this.orgs.findOne({ name }))!;
+    }
+  }
+
+  async create(name: string): Promise<OrgDoc> {
+    const doc: OrgDoc = { _id: newId('org'), name, created_at: new Date() };
+    await this.orgs.insertOne(doc);
+    return doc;
+  }
+
+  byName(name: string): Promise<OrgDoc | null> {
+    return this.orgs.findOne({ name });
+  }
+
+  byId(id: string): Promise<OrgDoc | null> {
+    return this.orgs.findOne({ _id: id });
+  }
+
+  list(): Promise<OrgDoc[]> {
+    return this.orgs.find({}).sort({ name: 1 }).toArray();
+  }
+}

@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { startHarness, type Harness } from '../support/harness.js';
+
+async function errorOf(res: Response): Promise<{ type: string; code: string; message: string; param?: string }> {
+  assert.match(res.headers.get('content-type') ?? '', /application\/json/);
+  const body = (await res.json()) as { error: { type: string; code: string; message: string; param?: string } };
+  assert.ok(body.error, 'error body has an error object');
+  assert.equal(typeof body.error.type, 'string');
+  assert.equal(typeof body.error.code, 'string');
+  assert.equal(typeof body.error.message, 'string');
+  return body.error;
+}
+
+describe('HTTP basics', () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness();
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('answers /healthz without a key', async () => {
+    const res = await fetch(`${h.baseUrl}/healthz`);
+    assert.equal(res.status, 200);
+    assert.equal(((await res.json()) as { status: string }).status, 'ok');
+    assert.ok(res.headers.get('x-request-id'));
+  });
+
+  it('answers /readyz 200 when Mongo and Redis are up', async () => {
+    const res = await fetch(`${h.baseUrl}/readyz`);
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { checks: { name: string; ok: boolean }[] };
+    assert.deepEqual(body.checks.map((c) => [c.name, c.ok]), [['mongodb', true], ['redis', true]]);
+  });
+
+  it('401s without a key, with a bad key and with a non-bearer header', async () => {
+    for (const auth of [undefined, 'Bearer nope-not-a-key', `Basic ${h.apiKey}`]) {
+      const res = await fetch(`${h.baseUrl}/v1/credentials`, { headers: auth ? { Authorization: auth } : {} });
+      assert.equal(res.status, 401, `auth ${auth}`);
+      assert.equal((await errorOf(res)).type, 'authentication_error');
+    }
+  });
+
+  it('403s a routing key on the base API', async () => {
+    const res = await h.api('/v1/credentials', { headers: { Authorization: `Bearer ${h.routingKey}` } });
+    assert.equal(res.status, 403);
+    assert.equal((await errorOf(res)).type, 'permission_error');
+  });
+
+  it('404s an unknown route in the error shape', async () => {
+    const res = await h.api('/v1/nope');
+    assert.equal(res.status, 404);
+    assert.equal((await errorOf(res)).code, 'route_not_found');
+  });
+
+  it('400s malformed JSON', async () => {
+    const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: '{"value": ', headers: { 'Content-Type': 'application/json' } });
+    assert.equal(res.status, 400);
+    const err = await errorOf(res);
+    assert.equal(err.type, 'invalid_request_error');
+    assert.equal(err.code, 'malformed_json');
+  });
+
+  it('400s a schema violation and names the field', async () => {
+    const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', json: { value: 42 } });
+    assert.equal(res.status, 400);
+    assert.equal((await errorOf(res)).param, 'value');
+  });
+
+  it('415s a body that is not JSON', async () => {
+    const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: 'value=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    assert.equal(res.status, 415);
+    assert.equal((await errorOf(res)).type, 'unsupported_media_type');
+  });
+
+  it('413s a body over the limit, declared or streamed', async () => {
+    const big = JSON.stringify({ value: 'x'.repeat(2 * 1024 * 1024) });
+    const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: big, headers: { 'Content-Type': 'application/json' } });
+    assert.equal(res.status, 413);
+    assert.equal((await errorOf(res)).type, 'request_too_large');
+    const chunked = new ReadableStream({
+      start(c) {
+        c.enqueue(new TextEncoder().encode(big));
+        c.close();
+      },
+    });
+    const res2 = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: chunked, headers: { 'Content-Type': 'application/json' }, duplex: 'half' } as RequestInit);
+    assert.equal(res2.status, 413);
+    await res2.body?.cancel();
+  });
+
+  it('serves Prometheus metrics', async () => {
+    const res = await fetch(`${h.baseUrl}/metrics`);
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
+    const text = await res.text();
+    assert.match(text, /# TYPE troupe_http_requests_total counter/);
+    assert.match(text, /troupe_http_requests_total\{[^}]*route="\/healthz"/);
+  });
+
+  it('serves an OpenAPI document built from the request schemas', async () => {
+    const res = await fetch(`${h.baseUrl}/v1/openapi.json`);
+    assert.equal(res.status, 200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { required: string[] } }> } }>> };
+    assert.equal(doc.openapi, '3.1.0');
+    const put = doc.paths['/v1/credentials/{name}'].put;
+    assert.deepEqual(put.requestBody!.content['application/json'].schema.required, ['value']);
+  });
+});

@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { ConfigError, loadConfig, parseMasterKeys } from '../../src/config/config.js';
+
+const base = { MONGODB_URL: 'mongodb://127.0.0.1:27017/troupe', REDIS_URL: 'redis://127.0.0.1:6379' };
+
+describe('config', () => {
+  it('applies defaults', () => {
+    const c = loadConfig(base);
+    assert.equal(c.port, 8080);
+    assert.equal(c.routerPort, 8081);
+    assert.equal(c.mongodbDb, 'troupe');
+    assert.equal(c.publicUrl, 'http://localhost:8080');
+    assert.equal(c.webhooksAllowPrivate, false);
+    assert.ok(Object.isFrozen(c));
+  });
+
+  for (const [name, value, pattern] of [
+    ['PORT', 'eighty', /PORT must be an integer/],
+    ['PORT', '70000', /PORT must be between/],
+    ['MONGODB_URL', 'postgres://x', /MONGODB_URL must use mongodb/],
+    ['REDIS_URL', 'not a url', /REDIS_URL is not a valid URL/],
+    ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
+    ['TROUPE_WEBHOOKS_ALLOW_PRIVATE', 'maybe', /TROUPE_WEBHOOKS_ALLOW_PRIVATE must be 1 or 0/],
+    ['TROUPE_MASTER_KEY', 'short', /must be 32 bytes/],
+    ['TROUPE_BOOTSTRAP_API_KEY', 'x', /16-200 characters/],
+    ['TROUPE_MAX_FILE_BYTES', '-1', /must be an integer/],
+  ] as const) {
+    it(`rejects ${name}=${value} with one clear line`, () => {
+      assert.throws(
+        () => loadConfig({ ...base, [name]: value }),
+        (e: unknown) => e instanceof ConfigError && pattern.test(e.message) && !e.message.includes('\n'),
+      );
+    });
+  }
+
+  it('requires MONGODB_URL and REDIS_URL', () => {
+    assert.throws(() => loadConfig({ REDIS_URL: base.REDIS_URL }), /MONGODB_URL is required/);
+    assert.throws(() => loadConfig({ MONGODB_URL: base.MONGODB_URL }), /REDIS_URL is required/);
+  });
+
+  it('requires a master key in production', () => {
+    assert.throws(() => loadConfig({ ...base, NODE_ENV: 'production' }), /TROUPE_MASTER_KEY is required/);
+  });
+
+  it('parses several master keys, the first encrypting', () => {
+    const a = randomBytes(32).toString('base64');
+    const b = randomBytes(32).toString('base64');
+    const { keys, currentId } = parseMasterKeys(`k2:${a},k1:${b}`);
+    assert.equal(currentId, 'k2');
+    assert.deepEqual([...keys.keys()], ['k2', 'k1']);
+    assert.throws(() => parseMasterKeys(`k1:${a},k1:${b}`), /repeats key id k1/);
+  });
+});
