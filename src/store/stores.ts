@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { ApiKeyStore } from './api-keys.js';
+import { BlobStore } from './blobs.js';
 import { CredentialStore } from './credentials.js';
 import { OrgStore } from './orgs.js';
 
@@ -9,6 +10,7 @@ export interface Stores {
   orgs: OrgStore;
   apiKeys: ApiKeyStore;
   credentials: CredentialStore;
+  blobs: BlobStore;
 }
 
 export function createStores(db: Db, box: SecretBox): Stores {
@@ -16,5 +18,6 @@ export function createStores(db: Db, box: SecretBox): Stores {
     orgs: new OrgStore(db),
     apiKeys: new ApiKeyStore(db),
     credentials: new CredentialStore(db, box),
+    blobs: new BlobStore(db),
   };
 }

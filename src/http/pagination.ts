@@ -1,0 +1,45 @@
+import { InvalidRequestError } from '../domain/errors.js';
+import type { JsonSchema } from '../schemas/validator.js';
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 100;
+
+/** Query parameters every list endpoint takes; documented in OpenAPI from here. */
+export const pageQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+    after: { type: 'string', description: 'Cursor: the next_cursor of the previous page.' },
+  },
+};
+
+export interface PageRequest {
+  limit: number;
+  after: string | null;
+}
+
+export function parsePage(query: Record<string, string | string[] | undefined>): PageRequest {
+  const rawLimit = query.limit;
+  let limit = DEFAULT_LIMIT;
+  if (rawLimit !== undefined) {
+    if (typeof rawLimit !== 'string' || !/^\d+$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > MAX_LIMIT) {
+      throw new InvalidRequestError(`limit must be an integer from 1 to ${MAX_LIMIT}.`, 'limit');
+    }
+    limit = Number(rawLimit);
+  }
+  const after = query.after;
+  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 200)) {
+    throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
+  }
+  return { limit, after: (after as string | undefined) ?? null };
+}
+
+/**
+ * Stores fetch `limit + 1` rows; this trims the extra one and derives
+ * `has_more` / `next_cursor` from it.
+ */
+export function pageOf<T>(rows: T[], limit: number, cursorOf: (row: T) => string): { items: T[]; has_more: boolean; next_cursor: string | null } {
+  const has_more = rows.length > limit;
+  const items = has_more ? rows.slice(0, limit) : rows;
+  return { items, has_more, next_cursor: has_more ? cursorOf(items[items.length - 1]) : null };
+}
