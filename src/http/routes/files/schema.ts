@@ -1,0 +1,23 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+
+export const fileResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'filename', 'size_bytes', 'content_type', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    filename: { type: 'string', description: 'Leaf name; path components are stripped.' },
+    size_bytes: { type: 'integer' },
+    content_type: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const fileListResponse: JsonSchema = {
+  type: 'object',
+  required: ['files', 'has_more', 'next_cursor'],
+  properties: {
+    files: { type: 'array', items: fileResponse },
+    has_more: { type: 'boolean' },
+    next_cursor: { type: ['string', 'null'] },
+  },
+};

@@ -1,0 +1,5 @@
+/** The SSRF guard for outbound webhook traffic: URL rules at configuration, address checks at connect. */
+export { isPublicUnicast } from './ip-ranges.js';
+export { systemResolver, type ResolvedAddress, type Resolver } from './resolver.js';
+export { validateWebhookUrl, UnsafeUrlError, type CheckedUrl, type UrlGuardOptions } from './url-guard.js';
+export { guardedLookup, AddressRefusedError, type LookupFunction } from './guarded-lookup.js';

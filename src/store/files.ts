@@ -1,0 +1,52 @@
+import type { Collection, Db } from 'mongodb';
+
+/** An uploaded file's record; the bytes live in the `files` GridFS bucket under the same id. */
+export interface FileDoc {
+  _id: string;
+  org_id: string;
+  filename: string;
+  content_type: string;
+  size_bytes: number;
+  created_at: Date;
+}
+
+export interface FileView {
+  id: string;
+  filename: string;
+  size_bytes: number;
+  content_type: string;
+  created_at: string;
+}
+
+export function fileView(doc: FileDoc): FileView {
+  return { id: doc._id, filename: doc.filename, size_bytes: doc.size_bytes, content_type: doc.content_type, created_at: doc.created_at.toISOString() };
+}
+
+/** File records, scoped by org. The record is written only after its blob is complete. */
+export class FileStore {
+  private readonly col: Collection<FileDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<FileDoc>('files');
+  }
+
+  async insert(doc: FileDoc): Promise<FileDoc> {
+    await this.col.insertOne(doc);
+    return doc;
+  }
+
+  get(orgId: string, id: string): Promise<FileDoc | null> {
+    return this.col.findOne({ _id: id, org_id: orgId });
+  }
+
+  /** Oldest first; ids are time-ordered, so the id is the cursor. Fetches one extra row for has_more. */
+  list(orgId: string, limit: number, after: string | null): Promise<FileDoc[]> {
+    const filter = after ? { org_id: orgId, _id: { $gt: after } } : { org_id: orgId };
+    return this.col.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
+  }
+
+  async delete(orgId: string, id: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ _id: id, org_id: orgId });
+    return r.deletedCount === 1;
+  }
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+
+/** Event types a webhook may subscribe to (spec: Agent webhook). */
+export const WEBHOOK_EVENT_TYPES = [
+  'tool.call_requested',
+  'session.completed',
+  'session.failed',
+  'batch.completed',
+  'batch.failed',
+  'batch.partial_failed',
+] as const;
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+export const DEFAULT_EVENT_TYPES: WebhookEventType[] = ['tool.call_requested'];
+
+/** How long the secret replaced by a rotation still signs deliveries, so receivers can switch over. */
+export const ROTATION_OVERLAP_MS = 60 * 60 * 1000;
+
+export interface WebhookConfigDoc {
+  _id: string;
+  org_id: string;
+  agent_id: string;
+  url: string;
+  event_types: WebhookEventType[];
+  secret: Sealed;
+  previous_secret: Sealed | null;
+  previous_secret_expires_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface WebhookConfigView {
+  webhook_url: string | null;
+  signing_enabled: boolean;
+  event_types: WebhookEventType[];
+}
+
+/** What the delivery actor needs: where, which events, and the secrets to sign with (current first). */
+export interface DeliveryTarget {
+  url: string;
+  event_types: WebhookEventType[];
+  secrets: string[];
+}
+
+/** The agent as this store needs to see it; the agents collection is owned by the agents store. */
+export interface AgentPresence {
+  deleted: boolean;
+}
+
+export function webhookConfigView(doc: WebhookConfigDoc | null): WebhookConfigView {
+  if (!doc) return { webhook_url: null, signing_enabled: false, event_types: [] };
+  return { webhook_url: doc.url, signing_enabled: true, event_types: doc.event_types };
+}
+
+/** `whsec_` + 32 random bytes, base64url: prefixed so a leaked secret is recognisable in scans. */
+export function newSigningSecret(): string {
+  return `whsec_${randomBytes(32).toString('base64url')}`;
+}
+
+function sameSealed(a: Sealed, b: Sealed): boolean {
+  return a.kid === b.kid && a.iv === b.iv && a.ct === b.ct && a.tag === b.tag;
+}
+
+/**
+ * One webhook configuration per agent. Signing secrets are sealed with the
+ * org and agent bound in as associated data, so a sealed value copied to
+ * another agent's record does not open.
+ */
+export class WebhookConfigStore {
+  private readonly col: Collection<WebhookConfigDoc>;
+  private readonly agents: Collection<{ _id: string; org_id: string; deleted_at?: Date | null }>;
+
+  constructor(db: Db, private readonly box: SecretBox) {
+    this.col = db.collection<WebhookConfigDoc>('webhook_configs');
+    this.agents = db.collection('agents');
+  }
+
+  private aad(orgId: string, agentId: string): string {
+    return `webhook-secret:${orgId}:${agentId}`;
+  }
+
+  /** The agent in this org, or null; a tiny read so this store does not depend on the agents store. */
+  async agent(orgId: string, agentId: string): Promise<AgentPresence | null> {
+    const doc = await this.agents.findOne({ _id: agentId, org_id: orgId }, { projection: { _id: 1, deleted_at: 1 } });
+    return doc ? { deleted: doc.deleted_at instanceof Date } : null;
+  }
+
+  get(orgId: string, agentId: string): Promise<WebhookConfigDoc | null> {
+    return this.col.findOne({ org_id: orgId, agent_id: agentId });
+  }
+
+  /**
+   * Creates or updates the configuration. A secret is generated only when the
+   * record is created; `signingSecret` is set only for the caller whose upsert
+   * created it, so concurrent first PUTs cannot both hand out a secret.
+   */
+  async put(orgId: string, agentId: string, url: string, eventTypes: WebhookEventType[]): Promise<{ doc: WebhookConfigDoc; signingSecret?: string }> {
+    const now = new Date();
+    const secret = newSigningSecret();
+    const sealed = this.box.seal(secret, this.aad(orgId, agentId));
+    const doc = await this.col.findOneAndUpdate(
+      { org_id: orgId, agent_id: agentId },
+      {
+        $set: { url, event_types: eventTypes, updated_at: now },
+        $setOnInsert: {
+          _id: `${orgId}:${agentId}`,
+          org_id: orgId,
+          agent_id: agentId,
+          secret: sealed,
+          previous_secret: null,
+          previous_secret_expires_at: null,
+          created_at: now,
+        },
+      },
+      { upsert: true, returnDocument: 'after' },
+    );
+    return sameSealed(doc!.secret, sealed) ? { doc: doc!, signingSecret: secret } : { doc: doc! };
+  }
+
+  /**
+   * Replaces the secret; the old one keeps signing for ROTATION_OVERLAP_MS.
+   * The update is conditional on the secret it replaces, so of two concurrent
+   * rotations one retries on top of the other instead of losing a secret.
+   */
+  async rotate(orgId: string, agentId: string): Promise<{ doc: WebhookConfigDoc; signingSecret: string } | null> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = await this.get(orgId, agentId);
+      if (!current) return null;
+      const secret = newSigningSecret();
+      const now = new Date();
+      const update = {
+        secret: this.box.seal(secret, this.aad(orgId, agentId)),
+        previous_secret: current.secret,
+        previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
+        updated_at: now,
+      };
+      const doc = await this.col.findOneAndUpdate(
+        { _id: current._id, org_id: orgId, 'secret.iv': current.secret.iv, 'secret.ct': current.secret.ct },
+        { $set: update },
+        { returnDocument: 'after' },
+      );
+      if (doc) return { doc, signingSecret: secret };
+    }
+    throw new Error(`webhook secret of agent ${agentId} kept changing during rotation`);
+  }
+
+  async delete(orgId: string, agentId: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ org_id: orgId, agent_id: agentId });
+    return r.deletedCount === 1;
+  }
+
+  /** For the delivery actor only: plaintext secrets must never reach a response or a log. */
+  async getForDelivery(orgId: string, agentId: string, now = new Date()): Promise<DeliveryTarget | null> {
+    const doc = await this.get(orgId, agentId);
+    if (!doc) return null;
+    const aad = this.aad(orgId, agentId);
+    const secrets = [this.box.open(doc.secret, aad)];
+    if (doc.previous_secret && doc.previous_secret_expires_at && doc.previous_secret_expires_at > now) {
+      secrets.push(this.box.open(doc.previous_secret, aad));
+    }
+    return { url: doc.url, event_types: doc.event_types, secrets };
+  }
+}
