@@ -1,0 +1,133 @@
+import { NotFoundError } from '../../../domain/errors.js';
+import { newId } from '../../../domain/ids.js';
+import type { AgentDoc, AgentVersionDoc } from '../../../store/agents.js';
+import type { AppDeps } from '../../deps.js';
+import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { publishFromSnapshot, type PublishInput } from './publish.js';
+import { agentListResponse, agentResponse, createAgentBody, publishVersionBody, versionListResponse, versionResponse } from './schema.js';
+
+export function agentView(doc: AgentDoc, publicUrl: string): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: doc._id,
+    name: doc.name,
+    agent_url: `${publicUrl}/v1/agents/${doc._id}`,
+    active_version_id: doc.active_version_id,
+    created_at: doc.created_at.toISOString(),
+  };
+  if (doc.deleted_at) view.deleted_at = doc.deleted_at.toISOString();
+  return view;
+}
+
+export function versionView(v: AgentVersionDoc, activeId: string | null): Record<string, unknown> {
+  return {
+    id: v._id,
+    agent_id: v.agent_id,
+    number: v.number,
+    source_snapshot_id: v.snapshot_id,
+    active: v._id === activeId,
+    entrypoint: v.entrypoint,
+    manifest: v.manifest,
+    llm_ids: v.llm_options.map((o) => o.id),
+    tools: v.tools,
+    created_at: v.created_at.toISOString(),
+  };
+}
+
+/** Agents and their versions (DESIGN §6 extra endpoints). */
+export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
+  const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
+    const doc = await stores.agents.get(orgId, id);
+    if (!doc) throw new NotFoundError('agent', id);
+    return doc;
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/v1/agents',
+      summary: 'Create an agent from a manifest and a ready source snapshot.',
+      tag: 'agents',
+      body: { schema: createAgentBody },
+      status: 201,
+      response: agentResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const body = ctx.state.body as PublishInput & { name: string };
+        const created = await publishFromSnapshot(stores, orgId, body, (snapshotId, content) =>
+          stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
+        );
+        return agentView(created!.agent, config.publicUrl);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents',
+      summary: 'List agents (soft-deleted ones are hidden).',
+      tag: 'agents',
+      query: pageQuery,
+      response: agentListResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const page = parsePage(ctx.query);
+        const { items, has_more, next_cursor } = pageOf(await stores.agents.list(orgId, page), page.limit, (a) => a._id);
+        return { agents: items.map((a) => agentView(a, config.publicUrl)), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}',
+      summary: 'Read an agent; a soft-deleted one stays readable and shows deleted_at.',
+      tag: 'agents',
+      response: agentResponse,
+      handler: async (ctx) => agentView(await getAgent(requireAuth(ctx).orgId, ctx.params.agent_id), config.publicUrl),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/agents/{agent_id}',
+      summary: 'Soft-delete an agent; repeat calls keep the first deleted_at.',
+      tag: 'agents',
+      response: agentResponse,
+      handler: async (ctx) => {
+        const doc = await stores.agents.softDelete(requireAuth(ctx).orgId, ctx.params.agent_id);
+        if (!doc) throw new NotFoundError('agent', ctx.params.agent_id);
+        return agentView(doc, config.publicUrl);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/versions',
+      summary: 'Publish a new version from a ready source snapshot; activates it unless activate is false.',
+      tag: 'agents',
+      body: { schema: publishVersionBody },
+      status: 201,
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agentId = ctx.params.agent_id;
+        const live = await stores.agents.get(orgId, agentId);
+        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
+        const body = ctx.state.body as PublishInput & { activate: boolean };
+        const version = await publishFromSnapshot(stores, orgId, body, (snapshotId, content) =>
+          stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
+        );
+        if (!version) throw new NotFoundError('agent', agentId);
+        return versionView(version, body.activate ? version._id : live.active_version_id);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}/versions',
+      summary: 'List an agent\u2019s versions, oldest first.',
+      tag: 'agents',
+      query: pageQuery,
+      response: versionListResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agent = await getAgent(orgId, ctx.params.agent_id);
+        const page = parsePage(ctx.query);
+        const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
+        return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
+      },
+    },
+  ];
+}

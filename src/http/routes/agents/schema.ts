@@ -1,0 +1,62 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+
+const source: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'source_snapshot_id'],
+  properties: {
+    type: { type: 'string', enum: ['upload'], description: 'Only uploaded snapshots.' },
+    source_snapshot_id: { type: 'string', minLength: 1, maxLength: 64, description: 'A ready source snapshot.' },
+  },
+};
+
+const manifest: JsonSchema = { type: 'object', description: 'The manifest (troupe.json contents); authoritative over the archive copy. See docs/agents.md.' };
+
+export const createAgentBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'manifest', 'source'],
+  properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, manifest, source },
+};
+
+export const publishVersionBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['manifest', 'source'],
+  properties: { manifest, source, activate: { type: 'boolean', default: true, description: 'Make the new version active (default true).' } },
+};
+
+export const agentResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'agent_url', 'active_version_id', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    agent_url: { type: 'string' },
+    active_version_id: { type: ['string', 'null'] },
+    created_at: { type: 'string', format: 'date-time' },
+    deleted_at: { type: 'string', format: 'date-time', description: 'Present only after soft deletion.' },
+  },
+};
+
+export const versionResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'agent_id', 'number', 'source_snapshot_id', 'active', 'manifest', 'tools', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    agent_id: { type: 'string' },
+    number: { type: 'integer' },
+    source_snapshot_id: { type: 'string' },
+    active: { type: 'boolean' },
+    entrypoint: { type: 'string' },
+    manifest: { type: 'object' },
+    llm_ids: { type: 'array', items: { type: 'string' } },
+    tools: { type: 'array', items: { type: 'object' } },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+const page = { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } };
+
+export const agentListResponse: JsonSchema = { type: 'object', required: ['agents', 'has_more', 'next_cursor'], properties: { agents: { type: 'array', items: agentResponse }, ...page } };
+export const versionListResponse: JsonSchema = { type: 'object', required: ['versions', 'has_more', 'next_cursor'], properties: { versions: { type: 'array', items: versionResponse }, ...page } };
