@@ -22,6 +22,10 @@ func main() {
 	listen := flag.String("listen", "127.0.0.1:27017", "TCP address to listen on")
 	dataDir := flag.String("data", "ferretdb-data", "directory for the SQLite files")
 	logLevel := flag.String("log-level", "warn", "debug, info, warn or error")
+	// WAL with synchronous=NORMAL survives process crashes (a power loss may drop
+	// the last commits), and avoids an fsync per write: fine for development and
+	// tests, which is all this server is for.
+	sqliteParams := flag.String("sqlite-params", "_pragma=synchronous(normal)", "SQLite URI query parameters")
 	flag.Parse()
 
 	if err := os.MkdirAll(*dataDir, 0o700); err != nil {
@@ -38,7 +42,7 @@ func main() {
 		Listener:  ferretdb.ListenerConfig{TCP: *listen},
 		Logger:    logger,
 		Handler:   "sqlite",
-		SQLiteURL: "file:" + *dataDir + "/",
+		SQLiteURL: "file:" + *dataDir + "/?" + *sqliteParams,
 	})
 	if err != nil {
 		fail("start ferretdb: %v", err)

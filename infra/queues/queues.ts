@@ -15,12 +15,15 @@ export class QueueFactory {
     private readonly keys: RedisKeys,
     private readonly producerConnection: Redis,
     private readonly blockingConnection: (name: string) => Redis,
+    private readonly onError: (err: Error, queue: string) => void = () => undefined,
   ) {}
 
   queue(name: string): Queue {
     let q = this.queues.get(name);
     if (!q) {
       q = new Queue(name, { connection: this.producerConnection, prefix: this.keys.queuePrefix(name) });
+      // Without a listener BullMQ prints every reconnect failure during a Redis outage.
+      q.on('error', (err) => this.onError(err, name));
       this.queues.set(name, q);
     }
     return q;

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, renameSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { onPath } from './process.js';
 
@@ -44,6 +44,8 @@ export function buildFerretdb(log: (msg: string) => void): string {
     });
     if (r.status === 0) {
       renameSync(tmp, bin);
+      // Binaries of older wrapper versions are dead weight (~40 MB each).
+      for (const f of readdirSync(binDir)) if (join(binDir, f) !== bin) rmSync(join(binDir, f), { force: true });
       return bin;
     }
     lastError = `${r.stderr}${r.stdout}`.trim().split('\n').slice(-20).join('\n');

@@ -27,6 +27,8 @@ export interface Config {
   readonly sessionShards: number;
   readonly syncWaitMs: number;
   readonly shutdownTimeoutMs: number;
+  /** Lifetime of a source snapshot's upload target (`expires_at`). */
+  readonly uploadTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -132,5 +134,6 @@ export function loadConfig(env: Env = process.env): Config {
     sessionShards: int(env, 'TROUPE_SESSION_SHARDS', 64, 1, 4096),
     syncWaitMs: int(env, 'TROUPE_SYNC_WAIT_MS', 60_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'TROUPE_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    uploadTtlSeconds: int(env, 'TROUPE_UPLOAD_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
   });
 }

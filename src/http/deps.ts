@@ -6,6 +6,8 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Stores } from '../store/stores.js';
+import type { Asker } from '../../actors/runtime/asker.js';
+import type { PubSubHub } from '../pubsub/hub.js';
 
 /** Everything the web app needs, built by the composition root (src/main.ts) or a test. */
 export interface AppDeps {
@@ -18,6 +20,8 @@ export interface AppDeps {
   box: SecretBox;
   metrics: Metrics;
   stores: Stores;
+  /** Session actors' front door; present on web nodes. */
+  sessionsRuntime?: { asker: Asker; hub: PubSubHub };
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

@@ -1,5 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
+import { compile } from '../schemas/validator.js';
 import { parseJsonBody } from './middleware/body.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
 import type { AppState, Ctx, RouteSpec } from './types.js';
@@ -13,6 +14,8 @@ export function koaPath(path: string): string {
 export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyBytes: number): Router<AppState> {
   const router = new Router<AppState>();
   for (const spec of specs) {
+    // Compile now: a broken schema fails the process at start, not a request later.
+    if (spec.body) compile(spec.body.schema);
     const mw: Middleware<AppState> = async (koaCtx) => {
       const ctx = koaCtx as unknown as Ctx;
       ctx.state.route = spec.path;

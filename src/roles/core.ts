@@ -12,6 +12,26 @@ import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores } from '../store/stores.js';
 
+/**
+ * QUIT when connected (lets replies in flight arrive); otherwise, or if QUIT
+ * does not answer within a second, drop the socket. Never waits on a Redis
+ * that is down.
+ */
+async function closeRedis(conn: Redis): Promise<void> {
+  if (conn.status !== 'ready') {
+    conn.disconnect();
+    return;
+  }
+  const timer = setTimeout(() => conn.disconnect(), 1000);
+  try {
+    await conn.quit();
+  } catch {
+    conn.disconnect();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface Core extends AppDeps {
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
@@ -25,7 +45,7 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
   shutdown.add(mongo);
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
   const redis = createRedis(config.redisUrl, 'command', role, onRedisError);
-  shutdown.add(once('redis', async () => void (await redis.quit().catch(() => redis.disconnect()))));
+  shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
   const stores = createStores(mongo.db, box);
@@ -43,7 +63,7 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
     shutdown,
     redisFor(kind, name) {
       const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
-      shutdown.add(once(`redis:${name}`, async () => void (await conn.quit().catch(() => conn.disconnect()))));
+      shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
       return conn;
     },
   };

@@ -1,9 +1,20 @@
+import { once } from '../lifecycle/shutdown.js';
 import type { Core } from './core.js';
 
-/**
- * Session, router-proxy, tool-runner and batch actors. None is registered
- * yet, so the role connects, says so, and waits for SIGTERM.
- */
+const REAP_EVERY_MS = 10 * 60 * 1000;
+
+/** Session and router-proxy actors, and the reaper of expired idempotency keys. */
 export async function startWorker(core: Core): Promise<void> {
-  core.log.info({ role: 'worker', actors: [] }, 'worker started; no actors are registered in this build, idling');
+  const lockMs = Number(process.env.TROUPE_ACTOR_LOCK_MS || 30_000);
+  const { startSessionActors } = await import('../../actors/session/worker.js');
+  const { startRouterProxy } = await import('../../actors/router-proxy/worker.js');
+  await startSessionActors(core, lockMs);
+  await startRouterProxy(core, 32, lockMs);
+  // No TTL indexes (FerretDB has none): expired keys are reaped periodically.
+  const reaper = setInterval(() => {
+    core.stores.idempotency.reap().catch((err: Error) => core.log.warn({ err: err.message }, 'idempotency reaper failed'));
+  }, REAP_EVERY_MS);
+  reaper.unref();
+  core.shutdown.add(once('reaper', async () => clearInterval(reaper)));
+  core.log.info({ role: 'worker', actors: ['session', 'router-proxy'] }, 'worker started');
 }

@@ -11,21 +11,42 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { hash: 1 }, name: 'hash_unique', unique: true },
     { key: { org_id: 1, prefix: 1 }, name: 'org_prefix' },
   ],
-  agents: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
-  agent_versions: [{ key: { org_id: 1, agent_id: 1, _id: 1 }, name: 'org_agent' }],
+  agents: [
+    { key: { org_id: 1, _id: 1 }, name: 'org_id' },
+    { key: { org_id: 1, deleted_at: 1, _id: 1 }, name: 'org_live' },
+  ],
+  agent_versions: [
+    { key: { org_id: 1, agent_id: 1, _id: 1 }, name: 'org_agent' },
+    { key: { agent_id: 1, number: 1 }, name: 'agent_number_unique', unique: true },
+  ],
   source_snapshots: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
-  sessions: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
-  events: [{ key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence_unique', unique: true }],
+  sessions: [
+    { key: { org_id: 1, _id: 1 }, name: 'org_id' },
+    { key: { batch_id: 1 }, name: 'batch' },
+  ],
+  events: [
+    { key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence_unique', unique: true },
+    { key: { session_id: 1, command_id: 1 }, name: 'session_command' },
+  ],
   messages: [{ key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence' }],
-  idempotency_keys: [{ key: { scope: 1, key: 1 }, name: 'scope_key_unique', unique: true }],
+  idempotency_keys: [
+    { key: { scope: 1, key: 1 }, name: 'scope_key_unique', unique: true },
+    { key: { created_at: 1 }, name: 'created_at' },
+  ],
   batches: [{ key: { org_id: 1, idempotency_key: 1 }, name: 'org_idempotency' }],
   files: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
   credentials: [{ key: { org_id: 1, name: 1 }, name: 'org_name_unique', unique: true }],
   webhook_configs: [{ key: { org_id: 1, agent_id: 1 }, name: 'org_agent_unique', unique: true }],
   routers: [{ key: { org_id: 1, router_id: 1 }, name: 'org_router_unique', unique: true }],
+  usage: [{ key: { org_id: 1, router_id: 1, hour: 1 }, name: 'org_router_hour' }],
 };
 
-/** Creates missing collections and indexes; safe to run at every start, from any number of processes. */
+/**
+ * Creates missing collections and indexes; safe to run at every start, from
+ * any number of processes. Indexes are created one at a time and only when
+ * missing: FerretDB v1 drops the connection when a multi-index createIndexes
+ * names indexes that already exist.
+ */
 export async function ensureIndexes(db: Db): Promise<void> {
   const existing = new Set((await db.listCollections({}, { nameOnly: true }).toArray()).map((c) => c.name));
   for (const [collection, indexes] of Object.entries(INDEXES)) {
@@ -37,6 +58,9 @@ export async function ensureIndexes(db: Db): Promise<void> {
         if ((err as { codeName?: string }).codeName !== 'NamespaceExists') throw err;
       }
     }
-    await db.collection(collection).createIndexes(indexes);
+    const have = new Set((await db.collection(collection).listIndexes().toArray()).map((i) => i.name as string));
+    for (const index of indexes) {
+      if (!have.has(index.name!)) await db.collection(collection).createIndexes([index]);
+    }
   }
 }

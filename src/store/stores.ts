@@ -1,9 +1,19 @@
 import type { Db } from 'mongodb';
 import type { SecretBox } from '../crypto/secret-box.js';
+import { AgentStore } from './agents.js';
 import { ApiKeyStore } from './api-keys.js';
 import { BlobStore } from './blobs.js';
 import { CredentialStore } from './credentials.js';
+import { FileStore } from './files.js';
+import { IdempotencyStore } from './idempotency.js';
+import { LedgerStore } from './ledger.js';
+import { MessageStore } from './messages.js';
+import { SessionStore } from './sessions.js';
+import { SnapshotStore } from './snapshots.js';
 import { OrgStore } from './orgs.js';
+import { RouterStore } from './routers.js';
+import { UsageStore } from './usage.js';
+import { WebhookConfigStore } from './webhook-configs.js';
 
 /** The repositories, each over one collection family; every query they make is scoped by org. */
 export interface Stores {
@@ -11,6 +21,16 @@ export interface Stores {
   apiKeys: ApiKeyStore;
   credentials: CredentialStore;
   blobs: BlobStore;
+  snapshots: SnapshotStore;
+  agents: AgentStore;
+  files: FileStore;
+  webhookConfigs: WebhookConfigStore;
+  sessions: SessionStore;
+  ledger: LedgerStore;
+  messages: MessageStore;
+  idempotency: IdempotencyStore;
+  routers: RouterStore;
+  usage: UsageStore;
 }
 
 export function createStores(db: Db, box: SecretBox): Stores {
@@ -19,5 +39,15 @@ export function createStores(db: Db, box: SecretBox): Stores {
     apiKeys: new ApiKeyStore(db),
     credentials: new CredentialStore(db, box),
     blobs: new BlobStore(db),
+    snapshots: new SnapshotStore(db),
+    agents: new AgentStore(db),
+    files: new FileStore(db),
+    webhookConfigs: new WebhookConfigStore(db, box),
+    sessions: new SessionStore(db),
+    ledger: new LedgerStore(db),
+    messages: new MessageStore(db),
+    idempotency: new IdempotencyStore(db),
+    routers: new RouterStore(db),
+    usage: new UsageStore(db),
   };
 }

@@ -15,7 +15,7 @@ describe('local services launcher and readiness', function () {
 
   before(async () => {
     services = await startLocalServices({ log: () => undefined });
-    h = await startHarness({ env: { MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl } });
+    h = await startHarness({ roles: ['web', 'router'], env: { MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl } });
   });
   after(async () => {
     await h?.close().catch(() => undefined);

@@ -83,7 +83,7 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
 }
 
 export async function dropTestData(mongoUrl: string, db: string, redisUrl: string, prefix: string): Promise<void> {
-  const mongo = new MongoClient(mongoUrl, { directConnection: true });
+  const mongo = new MongoClient(mongoUrl, { directConnection: true, serverSelectionTimeoutMS: 2000 });
   try {
     await mongo.db(db).dropDatabase();
   } finally {

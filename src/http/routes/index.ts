@@ -1,7 +1,16 @@
 import type { AppDeps } from '../deps.js';
 import type { RouteSpec } from '../types.js';
+import { agentRoutes } from './agents/agents.js';
 import { credentialRoutes } from './credentials/credentials.js';
+import { sourceSnapshotRoutes } from './source-snapshots/source-snapshots.js';
+import { routerRoutes } from './routers/routers.js';
+import { fileRoutes } from './files/files.js';
+import { eventRoutes } from './sessions/events.js';
+import { messageRoutes } from './sessions/messages.js';
+import { sessionRoutes } from './sessions/sessions.js';
+import { streamRoutes } from './sessions/stream.js';
 import { systemRoutes } from './system/system.js';
+import { webhookConfigRoutes } from './webhook-config/webhook-config.js';
 
 /**
  * Every base-API route module, in one list. A new resource adds one line
@@ -11,5 +20,10 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   routes.push(...systemRoutes(deps, () => routes));
   routes.push(...credentialRoutes(deps));
+  routes.push(...sourceSnapshotRoutes(deps), ...agentRoutes(deps));
+  routes.push(...routerRoutes(deps));
+  routes.push(...fileRoutes(deps));
+  routes.push(...webhookConfigRoutes(deps));
+  routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps));
   return routes;
 }

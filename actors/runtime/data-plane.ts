@@ -1,0 +1,43 @@
+import type { Queue } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { QueueFactory } from '../../infra/queues/queues.js';
+import type { RedisKeys } from '../../infra/redis/keys.js';
+import { once, type ShutdownList } from '../../src/lifecycle/shutdown.js';
+import { PubSubHub } from '../../src/pubsub/hub.js';
+import { ROUTER_PROXY_QUEUE, SessionMailbox } from './queues.js';
+
+/** Queues, mailbox and the process's one subscriber, shared by the roles of a process. */
+export interface DataPlane {
+  queues: QueueFactory;
+  mailbox: SessionMailbox;
+  routerProxy: Queue;
+  hub: PubSubHub;
+}
+
+export interface DataPlaneHost {
+  log: { warn(obj: object, msg: string): void };
+  redis: Redis;
+  keys: RedisKeys;
+  shutdown: ShutdownList;
+  config: { sessionShards: number };
+  redisFor(kind: 'worker' | 'subscriber', name: string): Redis;
+}
+
+const planes = new WeakMap<DataPlaneHost, DataPlane>();
+
+/** Built once per process (per core), on first use by any role. */
+export function dataPlane(core: DataPlaneHost): DataPlane {
+  let plane = planes.get(core);
+  if (plane) return plane;
+  let reported = false;
+  const queues = new QueueFactory(core.keys, core.redis, (name) => core.redisFor('worker', name), (err) => {
+    if (!reported) core.log.warn({ err: err.message }, 'queue connection error');
+    reported = true;
+  });
+  const hub = new PubSubHub(core.redisFor('subscriber', 'hub'));
+  core.shutdown.add(once('queues', () => queues.close()));
+  core.shutdown.add(once('pubsub-hub', () => hub.close()));
+  plane = { queues, mailbox: new SessionMailbox(queues, core.config.sessionShards), routerProxy: queues.queue(ROUTER_PROXY_QUEUE), hub };
+  planes.set(core, plane);
+  return plane;
+}

@@ -1,0 +1,36 @@
+import type { ContentBlock, OutputPart } from '../../src/domain/ledger.js';
+
+/**
+ * Commands the session actor accepts. Every command carries a `command_id`:
+ * the runtime records it on the events it produced, so a redelivered command
+ * is recognised and not applied twice.
+ */
+export type SessionCommand =
+  | { kind: 'user.message'; command_id: string; message_id: string; content: ContentBlock[]; metadata: Record<string, string> | null }
+  | { kind: 'tool.result_submitted'; command_id: string; message_id: string; tool_call_id: string; result: unknown; is_error: boolean }
+  | { kind: 'message.start'; command_id: string; message_id: string }
+  | { kind: 'message.cancel'; command_id: string; message_id: string }
+  | { kind: 'model.responded'; command_id: string; message_id: string; attempt: number; call_index: number; result: ModelResult };
+
+/** What the router-proxy actor reports back for one model call. */
+export type ModelResult =
+  | { ok: true; parts: OutputPart[]; stop_reason: string; usage: { input_tokens: number; output_tokens: number } | null }
+  | { ok: false; error: string };
+
+/** A model call handed to the router-proxy actor. */
+export interface ModelCall {
+  org_id: string;
+  session_id: string;
+  message_id: string;
+  attempt: number;
+  call_index: number;
+}
+
+/** Side effects a decision asks the runtime to carry out after the append. */
+export type Effect =
+  | { kind: 'model.call'; job_id: string; call: ModelCall }
+  | { kind: 'session.command'; command: SessionCommand };
+
+export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  return `model-${call.message_id}-${call.attempt}-${call.call_index}`;
+}

@@ -1,0 +1,146 @@
+import type { Redis } from 'ioredis';
+import type { Queue } from 'bullmq';
+import { NotFoundError } from '../../src/domain/errors.js';
+import { type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
+import type { RedisKeys } from '../../infra/redis/keys.js';
+import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from '../../src/store/ledger.js';
+import { messageState, type MessageStore } from '../../src/store/messages.js';
+import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
+import { JOB_DEFAULTS, PRIORITY, type SessionJob, type SessionMailbox } from '../runtime/queues.js';
+import { decide, type Decision } from './decide.js';
+import type { Effect } from './messages.js';
+import { applyEvent, noteCommand } from './projection.js';
+
+export interface TurnDeps {
+  sessions: SessionStore;
+  ledger: LedgerStore;
+  messages: MessageStore;
+  publisher: Redis;
+  keys: RedisKeys;
+  mailbox: SessionMailbox;
+  routerProxy: Queue;
+}
+
+/** What the asking web node gets back: the spec's `{event, message, session}`. */
+export interface TurnReply {
+  event: EventEnvelope | null;
+  message: { id: string; status: string } | null;
+  session: SessionView;
+}
+
+/** Thrown when another writer took a sequence number first; BullMQ retries the job, which catches up. */
+export class SequenceConflict extends Error {
+  override name = 'SequenceConflict';
+}
+
+interface Loaded {
+  doc: SessionDoc;
+  state: SessionState;
+  messages: Map<string, MessageState>;
+  touched: Set<string>;
+}
+
+async function loadMessages(deps: TurnDeps, l: Loaded, ids: (string | null | undefined)[]): Promise<void> {
+  const missing = [...new Set(ids.filter((id): id is string => !!id && !l.messages.has(id)))];
+  for (const m of await deps.messages.byIds(l.state.id, missing)) l.messages.set(m._id, messageState(m));
+}
+
+function apply(l: Loaded, envelopes: EventEnvelope[]): void {
+  for (const ev of envelopes) {
+    applyEvent(l.state, l.messages, ev);
+    if (ev.message_id) l.touched.add(ev.message_id);
+  }
+}
+
+/**
+ * Catches the read models up with the ledger: a turn that crashed between
+ * append and projection is healed here, by the next turn of the session.
+ */
+async function catchUp(deps: TurnDeps, l: Loaded): Promise<void> {
+  for (;;) {
+    const docs = await deps.ledger.after(l.state.id, l.state.last_sequence, 500);
+    if (!docs.length) return;
+    await loadMessages(deps, l, docs.map((d) => d.message_id));
+    apply(l, docs.map(envelope));
+    for (const d of docs) if (d.command_id) noteCommand(l.state, d.command_id, d.sequence_number);
+    await save(deps, l);
+    // The turn that wrote them may have died before publishing; streams drop duplicates.
+    await publish(deps, l.state.id, docs.map(envelope));
+  }
+}
+
+async function save(deps: TurnDeps, l: Loaded): Promise<void> {
+  await deps.messages.save(l.doc.org_id, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
+  l.touched.clear();
+  await deps.sessions.saveState(l.state);
+}
+
+async function runEffects(deps: TurnDeps, l: Loaded, effects: Effect[]): Promise<void> {
+  const priority = l.doc.priority ?? 'interactive';
+  for (const e of effects) {
+    if (e.kind === 'model.call') {
+      await deps.routerProxy.add('model.call', { ...e.call, org_id: l.doc.org_id }, { ...JOB_DEFAULTS, jobId: e.job_id, priority: PRIORITY[priority] });
+    } else {
+      await deps.mailbox.send({ session_id: l.state.id, command: e.command }, priority);
+    }
+  }
+}
+
+function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null): TurnReply {
+  const m = messageId ? l.messages.get(messageId) : undefined;
+  const { id: _id, ...state } = l.state;
+  return { event, message: m ? { id: m.id, status: m.status } : null, session: sessionView({ ...l.doc, ...state }) };
+}
+
+async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: string): Promise<EventEnvelope[]> {
+  const now = new Date();
+  const docs: EventDoc[] = decision.events.map((e, i) =>
+    toEventDoc(l.doc.org_id, l.state.id, l.state.last_sequence + 1 + i, e, now, i === 0 ? { command_id: commandId, effects: decision.effects } : {}),
+  );
+  try {
+    await deps.ledger.append(docs);
+  } catch (err) {
+    if ((err as { code?: number }).code === 11000) throw new SequenceConflict(`session ${l.state.id}: sequence ${docs[0].sequence_number} already taken`);
+    throw err;
+  }
+  return docs.map(envelope);
+}
+
+async function publish(deps: TurnDeps, sessionId: string, envelopes: EventEnvelope[]): Promise<void> {
+  if (!envelopes.length) return;
+  const channel = deps.keys.sessionEvents(sessionId);
+  const pipe = deps.publisher.pipeline();
+  for (const ev of envelopes) pipe.publish(channel, JSON.stringify(ev));
+  await pipe.exec();
+}
+
+/**
+ * One turn of a session actor: load, catch up, decide, append, project,
+ * publish, hand off effects. Never waits on a model, a tool or a webhook.
+ */
+export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
+  const doc = await deps.sessions.byId(job.session_id);
+  if (!doc) throw new NotFoundError('session', job.session_id);
+  const l: Loaded = { doc, state: sessionState(doc), messages: new Map(), touched: new Set() };
+  await catchUp(deps, l);
+  const cmd = job.command;
+  const seen = l.state.recent_commands.find((c) => c.id === cmd.command_id);
+  const first = seen ? await deps.ledger.get(l.state.id, seen.seq) : null;
+  if (first) {
+    // Applied before (a redelivery after a crash, or a repeated request):
+    // re-issue its effects, whose job ids are deterministic so none runs
+    // twice, and answer with the recorded outcome.
+    await runEffects(deps, l, effectsOf(first) as Effect[]);
+    await loadMessages(deps, l, [first.message_id]);
+    return reply(l, envelope(first), first.message_id);
+  }
+  await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
+  const decision = decide({ session: l.state, messages: l.messages }, cmd);
+  const envs = await append(deps, l, decision, cmd.command_id);
+  apply(l, envs);
+  if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
+  if (envs.length) await save(deps, l);
+  await publish(deps, l.state.id, envs);
+  await runEffects(deps, l, decision.effects);
+  return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id);
+}

@@ -1,0 +1,93 @@
+/**
+ * Ledger and read-model types, in the spec's words. No I/O here: the session
+ * actor's decisions and projections are pure functions over these.
+ */
+export type SessionStatus = 'idle' | 'running';
+export type MessageStatus = 'queued' | 'running' | 'requires_action' | 'completed' | 'failed' | 'cancelled';
+export const TERMINAL_MESSAGE_STATUSES: readonly MessageStatus[] = ['completed', 'failed', 'cancelled'];
+
+export type EventType =
+  | 'user.message'
+  | 'session.status_changed'
+  | 'message.status_changed'
+  | 'assistant.message_completed'
+  | 'tool.call_requested'
+  | 'tool.call_completed'
+  | 'tool.call_failed'
+  | 'tool.result_submitted'
+  | 'webhook.delivery_failed';
+
+export interface ContentBlock {
+  type: 'text' | 'file' | 'image';
+  text?: string;
+  file_id?: string;
+}
+
+export type OutputPart =
+  | { type: 'text'; text: string }
+  | { type: 'tool_call'; id: string; name: string; arguments: Record<string, unknown> }
+  | { type: 'tool_result'; tool_call_id: string; tool_name: string; content: { type: 'text'; text: string }[]; is_error: boolean };
+
+export interface Actor {
+  type: 'user' | 'system';
+  id: string | null;
+}
+
+/** An event before it has a place in the ledger. */
+export interface NewEvent {
+  type: EventType;
+  message_id: string | null;
+  source: 'user' | 'platform';
+  actor: Actor;
+  data: Record<string, unknown>;
+}
+
+/** The canonical envelope, exactly as clients see it. */
+export interface EventEnvelope extends NewEvent {
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  created_at: string;
+}
+
+export const SYSTEM_ACTOR: Actor = Object.freeze({ type: 'system', id: null }) as Actor;
+export const USER_ACTOR: Actor = Object.freeze({ type: 'user', id: null }) as Actor;
+
+export function eventId(sessionId: string, sequence: number): string {
+  return `${sessionId}:${sequence}`;
+}
+
+/** Session state as the actor and the `sessions` read model hold it. */
+export interface SessionState {
+  id: string;
+  status: SessionStatus;
+  /** Highest ledger sequence number applied to this state. */
+  last_sequence: number;
+  last_message_id: string | null;
+  last_message_status: MessageStatus | null;
+  /** Message being worked on, if any. */
+  running_message_id: string | null;
+  /** Messages waiting behind it, FIFO. */
+  queued_message_ids: string[];
+  /**
+   * Recently applied commands and the sequence number of the first event each
+   * produced, newest last and bounded, so a redelivered command is recognised
+   * without a ledger query.
+   */
+  recent_commands: { id: string; seq: number }[];
+}
+
+/** The `messages` read model of one user turn. */
+export interface MessageState {
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  parts: ContentBlock[];
+  metadata: Record<string, string> | null;
+  status: MessageStatus;
+  attempt: number;
+  output: { parts: OutputPart[] };
+  error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}

@@ -1,0 +1,124 @@
+import { newId } from '../../../domain/ids.js';
+import { TERMINAL_MESSAGE_STATUSES, type ContentBlock, type EventEnvelope } from '../../../domain/ledger.js';
+import { envelope } from '../../../store/ledger.js';
+import { messageView } from '../../../store/messages.js';
+import type { AppDeps } from '../../deps.js';
+import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
+import { postEventBody, syncBody } from './schema.js';
+import { userMessageCommandId } from './sessions.js';
+
+type PostedEvent =
+  | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
+  | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean };
+
+function sequenceCursor(raw: string | null): number {
+  if (raw === null) return 0;
+  if (!/^\d{1,15}$/.test(raw)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
+  return Number(raw);
+}
+
+/** Resolves when the message reaches a terminal status, or at the deadline; true if terminal. */
+async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, messageId: string, ms: number): Promise<boolean> {
+  const { hub } = runtimeOf(deps);
+  let done!: (v: boolean) => void;
+  const finished = new Promise<boolean>((r) => (done = r));
+  const unsubscribe = await hub.subscribe(deps.keys.sessionEvents(sessionId), (raw) => {
+    const ev = JSON.parse(raw) as EventEnvelope;
+    if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
+  });
+  const timer = setTimeout(() => done(false), ms);
+  // Pub/sub can miss a message across a reconnect; the read model cannot.
+  const poll = setInterval(() => {
+    void deps.stores.messages.get(orgId, sessionId, messageId).then((m) => m && TERMINAL_MESSAGE_STATUSES.includes(m.status) && done(true), () => undefined);
+  }, 2000);
+  try {
+    const m = await deps.stores.messages.get(orgId, sessionId, messageId);
+    if (m && TERMINAL_MESSAGE_STATUSES.includes(m.status)) return true;
+    return await finished;
+  } finally {
+    clearTimeout(timer);
+    clearInterval(poll);
+    unsubscribe();
+  }
+}
+
+/** Appending to the ledger, reading it, cancelling, and the synchronous wait. */
+export function eventRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/events',
+      summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key.',
+      tag: 'events',
+      body: { schema: postEventBody },
+      status: 201,
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const body = ctx.state.body as PostedEvent;
+        await withIdempotency(ctx, deps, `session:${session._id}`, 201, (key) => {
+          if (body.type === 'user.message') {
+            const messageId = newId('message');
+            return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
+          }
+          return ask(deps, session, {
+            kind: 'tool.result_submitted',
+            command_id: `tr-${body.message_id}-${body.tool_call_id}`,
+            message_id: body.message_id,
+            tool_call_id: body.tool_call_id,
+            result: body.result ?? null,
+            is_error: body.is_error ?? false,
+          });
+        });
+        return undefined;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/sessions/{session_id}/events',
+      summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
+      tag: 'events',
+      query: pageQuery,
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const page = parsePage(ctx.query);
+        const rows = await deps.stores.ledger.after(session._id, sequenceCursor(page.after), page.limit + 1);
+        const { items, has_more, next_cursor } = pageOf(rows, page.limit, (e) => String(e.sequence_number));
+        return { events: items.map(envelope), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/messages/{message_id}/cancel',
+      summary: 'Cancel a queued or running message.',
+      tag: 'messages',
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const messageId = ctx.params.message_id;
+        return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/messages/sync',
+      summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound.',
+      tag: 'messages',
+      body: { schema: syncBody },
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
+        const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
+        const messageId = newId('message');
+        await ask(deps, session, { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content: body.parts, metadata: body.metadata ?? null });
+        const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);
+        const m = await deps.stores.messages.get(orgId, session._id, messageId);
+        if (!m) throw new NotFoundError('message', messageId);
+        ctx.status = terminal ? 200 : 202;
+        ctx.body = messageView(m);
+        return undefined;
+      },
+    },
+  ];
+}

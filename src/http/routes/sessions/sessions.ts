@@ -1,0 +1,90 @@
+import { createHash } from 'node:crypto';
+import { InvalidRequestError } from '../../../domain/errors.js';
+import { newId } from '../../../domain/ids.js';
+import type { ContentBlock } from '../../../domain/ledger.js';
+import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
+import { AgentStore } from '../../../store/agents.js';
+import { sessionView } from '../../../store/sessions.js';
+import type { AppDeps } from '../../deps.js';
+import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { ask, sessionOr404, withIdempotency } from './runtime.js';
+import { agentMessageBody, createSessionBody } from './schema.js';
+
+const METADATA_PARAM = /^metadata\.([A-Za-z0-9_-]{1,64})$/;
+
+function metadataFilters(query: Record<string, string | string[] | undefined>): Record<string, string> {
+  const filters: Record<string, string> = {};
+  for (const [k, v] of Object.entries(query)) {
+    const m = METADATA_PARAM.exec(k);
+    if (!m) continue;
+    if (typeof v !== 'string') throw new InvalidRequestError(`${k} may be given once.`, k);
+    filters[m[1]] = v;
+  }
+  return filters;
+}
+
+export function userMessageCommandId(messageId: string, idempotencyKey: string | null): string {
+  return idempotencyKey ? `um-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32)}` : `um-${messageId}`;
+}
+
+/** Session creation and reads (spec: Sessions), and the one-shot agent message. */
+export function sessionRoutes(deps: AppDeps): RouteSpec[] {
+  const agents = new AgentStore(deps.db);
+  const create = async (orgId: string, agentId: string, input: SessionInput) => {
+    const version = await versionFor(agents, orgId, agentId);
+    const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' });
+    await deps.stores.sessions.insert(doc);
+    return doc;
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/sessions',
+      summary: 'Create a durable session on the agent’s active version.',
+      tag: 'sessions',
+      body: { schema: createSessionBody, optional: true },
+      status: 201,
+      handler: async (ctx) => sessionView(await create(requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as SessionInput)),
+    },
+    {
+      method: 'GET',
+      path: '/v1/sessions/{session_id}',
+      summary: 'Read a session.',
+      tag: 'sessions',
+      handler: async (ctx) => sessionView(await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id)),
+    },
+    {
+      method: 'GET',
+      path: '/v1/sessions',
+      summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
+      tag: 'sessions',
+      query: pageQuery,
+      handler: async (ctx) => {
+        const page = parsePage(ctx.query);
+        const rows = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
+        const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
+        return { sessions: items.map(sessionView), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/messages',
+      summary: 'Create a session and send its first user message in one request.',
+      tag: 'sessions',
+      body: { schema: agentMessageBody },
+      status: 201,
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
+        await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key) => {
+          const session = await create(orgId, ctx.params.agent_id, body.session ?? {});
+          const messageId = newId('message');
+          const command_id = userMessageCommandId(messageId, key);
+          return ask(deps, session, { kind: 'user.message', command_id, message_id: messageId, content: body.content, metadata: body.metadata ?? null });
+        });
+        return undefined;
+      },
+    },
+  ];
+}

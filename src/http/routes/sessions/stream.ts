@@ -1,0 +1,43 @@
+import { InvalidRequestError } from '../../../domain/errors.js';
+import type { EventEnvelope } from '../../../domain/ledger.js';
+import type { AppDeps } from '../../deps.js';
+import { parseLastEventId, SessionStream } from '../../sse/session-stream.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { runtimeOf, sessionOr404 } from './runtime.js';
+
+/** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
+export function streamRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    {
+      method: 'GET',
+      path: '/v1/sessions/{session_id}/stream',
+      summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query).',
+      tag: 'events',
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
+        const after = parseLastEventId(raw, session._id);
+        if (after === null) throw new InvalidRequestError(`Last-Event-ID must be an event id of this session, like ${session._id}:12.`, 'Last-Event-ID');
+        const stream = new SessionStream(deps.stores.ledger, session._id, after);
+        // Subscribe before the backfill, so nothing appended in between is missed.
+        const unsubscribe = await runtimeOf(deps).hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => stream.onLive(JSON.parse(msg) as EventEnvelope));
+        const stop = () => {
+          unsubscribe();
+          stream.close();
+        };
+        ctx.req.once('close', stop);
+        stream.out.once('close', unsubscribe);
+        ctx.req.socket.setTimeout(0);
+        ctx.req.socket.setNoDelay(true);
+        ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
+        ctx.status = 200;
+        ctx.body = stream.out;
+        stream.start().catch((err: Error) => {
+          ctx.state.log.warn({ err: err.message }, 'stream backfill failed');
+          stop();
+        });
+        return undefined;
+      },
+    },
+  ];
+}

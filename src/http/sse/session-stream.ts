@@ -1,0 +1,91 @@
+import { PassThrough } from 'node:stream';
+import type { EventEnvelope } from '../../domain/ledger.js';
+import type { LedgerStore } from '../../store/ledger.js';
+import { envelope } from '../../store/ledger.js';
+
+export const HEARTBEAT_MS = 15_000;
+const BACKFILL_PAGE = 500;
+
+function record(ev: EventEnvelope): string {
+  return `id: ${ev.id}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+}
+
+/**
+ * One client's SSE stream of a session ledger. Ordering and completeness come
+ * from the ledger, not from pub/sub: live events are only a hint of what is
+ * new. Anything at or below the last sequence sent is dropped (no duplicate);
+ * a live event past a hole first repairs the hole from the ledger (no gap).
+ */
+export class SessionStream {
+  readonly out = new PassThrough();
+  private lastSent: number;
+  private backfilling = true;
+  private pending: EventEnvelope[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private heartbeat: NodeJS.Timeout | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly ledger: LedgerStore,
+    private readonly sessionId: string,
+    after: number,
+  ) {
+    this.lastSent = after;
+  }
+
+  /** Called for every live envelope of this session. */
+  onLive(ev: EventEnvelope): void {
+    if (this.backfilling) {
+      this.pending.push(ev);
+      return;
+    }
+    this.chain = this.chain.then(() => this.deliver(ev)).catch(() => this.close());
+  }
+
+  /** Sends the ledger after the cursor, then whatever arrived live meanwhile. */
+  async start(): Promise<void> {
+    this.out.write(': connected\n\n');
+    this.heartbeat = setInterval(() => this.out.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    await this.repairUpTo(Number.MAX_SAFE_INTEGER);
+    this.backfilling = false;
+    const buffered = this.pending;
+    this.pending = [];
+    for (const ev of buffered) this.onLive(ev);
+  }
+
+  private async deliver(ev: EventEnvelope): Promise<void> {
+    if (this.closed || ev.sequence_number <= this.lastSent) return;
+    if (ev.sequence_number > this.lastSent + 1) await this.repairUpTo(ev.sequence_number - 1);
+    if (ev.sequence_number === this.lastSent + 1) this.send(ev);
+  }
+
+  private async repairUpTo(limit: number): Promise<void> {
+    while (!this.closed && this.lastSent < limit) {
+      const docs = await this.ledger.after(this.sessionId, this.lastSent, BACKFILL_PAGE);
+      const wanted = docs.filter((d) => d.sequence_number <= limit);
+      for (const d of wanted) this.send(envelope(d));
+      if (docs.length < BACKFILL_PAGE || wanted.length < docs.length) return;
+    }
+  }
+
+  private send(ev: EventEnvelope): void {
+    if (this.closed || ev.sequence_number !== this.lastSent + 1) return;
+    this.lastSent = ev.sequence_number;
+    this.out.write(record(ev));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.out.end();
+  }
+}
+
+/** `Last-Event-ID` is `<session_id>:<n>` (or just `<n>`); resume after n. */
+export function parseLastEventId(raw: string | undefined, sessionId: string): number | null {
+  if (!raw) return 0;
+  const m = /^(?:(.+):)?(\d{1,15})$/.exec(raw.trim());
+  if (!m || (m[1] !== undefined && m[1] !== sessionId)) return null;
+  return Number(m[2]);
+}

@@ -1,0 +1,59 @@
+import type { Redis } from 'ioredis';
+
+export type Listener = (message: string) => void;
+
+/**
+ * One Redis subscriber connection per process, fanned out in-process. Streams
+ * and waiters subscribe to a channel through here; the Redis SUBSCRIBE is
+ * issued for the first listener of a channel and dropped after the last, so
+ * thousands of SSE streams cost one connection.
+ */
+export class PubSubHub {
+  private readonly listeners = new Map<string, Set<Listener>>();
+  private readonly pending = new Map<string, Promise<unknown>>();
+  private closed = false;
+
+  constructor(private readonly sub: Redis) {
+    sub.on('message', (channel: string, message: string) => {
+      const set = this.listeners.get(channel);
+      if (!set) return;
+      for (const l of set) {
+        try {
+          l(message);
+        } catch {
+          // One faulty listener must not starve the others.
+        }
+      }
+    });
+  }
+
+  /** Resolves once Redis confirms the subscription, so nothing published after it is missed. */
+  async subscribe(channel: string, listener: Listener): Promise<() => void> {
+    let set = this.listeners.get(channel);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(channel, set);
+      this.pending.set(channel, this.sub.subscribe(channel));
+    }
+    set.add(listener);
+    await this.pending.get(channel);
+    return () => this.unsubscribe(channel, listener);
+  }
+
+  private unsubscribe(channel: string, listener: Listener): void {
+    const set = this.listeners.get(channel);
+    if (!set || !set.delete(listener) || set.size > 0) return;
+    this.listeners.delete(channel);
+    this.pending.delete(channel);
+    if (!this.closed) void this.sub.unsubscribe(channel).catch(() => undefined);
+  }
+
+  get channelCount(): number {
+    return this.listeners.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.listeners.clear();
+  }
+}

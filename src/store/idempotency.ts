@@ -1,0 +1,76 @@
+import { createHash } from 'node:crypto';
+import type { Collection, Db } from 'mongodb';
+import { ConflictError, UnprocessableError } from '../domain/errors.js';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+interface IdempotencyDoc {
+  _id: string;
+  scope: string;
+  key: string;
+  body_hash: string;
+  state: 'in_flight' | 'done';
+  /** The original response, serialised once so a replay is byte for byte the same. */
+  response: string | null;
+  status: number | null;
+  created_at: Date;
+}
+
+export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; status: number; response: string };
+
+export function bodyHash(body: unknown): string {
+  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+}
+
+/**
+ * Idempotency-Key records, kept 24 h (a reaper deletes older ones; reads
+ * ignore them meanwhile). Claiming inserts an in-flight record under a unique
+ * (scope, key) index, so two concurrent requests cannot both proceed.
+ */
+export class IdempotencyStore {
+  private readonly col: Collection<IdempotencyDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<IdempotencyDoc>('idempotency_keys');
+  }
+
+  async claim(scope: string, key: string, hash: string): Promise<Claim> {
+    const id = `${scope}|${key}`;
+    for (let attempt = 0; attempt < 2; attempt++) {
+      try {
+        await this.col.insertOne({ _id: id, scope, key, body_hash: hash, state: 'in_flight', response: null, status: null, created_at: new Date() });
+        return { kind: 'claimed', id };
+      } catch (err) {
+        if ((err as { code?: number }).code !== 11000) throw err;
+      }
+      const existing = await this.col.findOne({ _id: id });
+      if (!existing) continue;
+      if (Date.now() - existing.created_at.getTime() > IDEMPOTENCY_TTL_MS) {
+        await this.col.deleteOne({ _id: id, created_at: existing.created_at });
+        continue;
+      }
+      if (existing.body_hash !== hash) {
+        throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
+      }
+      if (existing.state === 'in_flight') {
+        throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly.', 'idempotency_key_in_flight', 'Idempotency-Key');
+      }
+      return { kind: 'replay', status: existing.status ?? 200, response: existing.response ?? 'null' };
+    }
+    throw new ConflictError('Idempotency-Key could not be claimed; retry.', 'idempotency_key_in_flight', 'Idempotency-Key');
+  }
+
+  async complete(id: string, status: number, response: string): Promise<void> {
+    await this.col.updateOne({ _id: id }, { $set: { state: 'done', status, response } });
+  }
+
+  /** Frees the key after a failure, so the client's retry runs again. */
+  async release(id: string): Promise<void> {
+    await this.col.deleteOne({ _id: id, state: 'in_flight' });
+  }
+
+  async reap(now = Date.now()): Promise<number> {
+    const r = await this.col.deleteMany({ created_at: { $lt: new Date(now - IDEMPOTENCY_TTL_MS) } });
+    return r.deletedCount;
+  }
+}

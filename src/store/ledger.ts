@@ -1,0 +1,101 @@
+import type { Collection, Db } from 'mongodb';
+import { eventId, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
+
+/**
+ * A ledger row: the envelope plus bookkeeping that never leaves the server.
+ * `data` is kept as JSON text: it carries client JSON (tool arguments and
+ * results) with nested arrays and `$` keys, which FerretDB v1 cannot store.
+ */
+export interface EventDoc extends Omit<EventEnvelope, 'id' | 'created_at' | 'data'> {
+  _id: string;
+  org_id: string;
+  data_json: string;
+  created_at: Date;
+  /** Command that produced this event; set on the first event of each turn. */
+  command_id?: string;
+  /** Effects of that turn (JSON), so a redelivered command can re-issue them. */
+  effects_json?: string;
+}
+
+export function toEventDoc(orgId: string, sessionId: string, sequence: number, e: NewEvent, now: Date, turn: { command_id?: string; effects?: unknown[] }): EventDoc {
+  const doc: EventDoc = {
+    _id: eventId(sessionId, sequence),
+    org_id: orgId,
+    session_id: sessionId,
+    sequence_number: sequence,
+    message_id: e.message_id,
+    type: e.type,
+    source: e.source,
+    actor: e.actor,
+    data_json: JSON.stringify(e.data),
+    created_at: now,
+  };
+  if (turn.command_id) doc.command_id = turn.command_id;
+  if (turn.effects) doc.effects_json = JSON.stringify(turn.effects);
+  return doc;
+}
+
+export function envelope(doc: EventDoc): EventEnvelope {
+  return {
+    id: doc._id,
+    session_id: doc.session_id,
+    sequence_number: doc.sequence_number,
+    message_id: doc.message_id,
+    type: doc.type as EventType,
+    source: doc.source,
+    actor: doc.actor,
+    data: JSON.parse(doc.data_json) as Record<string, unknown>,
+    created_at: doc.created_at.toISOString(),
+  };
+}
+
+export function effectsOf(doc: EventDoc): unknown[] {
+  return doc.effects_json ? (JSON.parse(doc.effects_json) as unknown[]) : [];
+}
+
+const ENVELOPE_PROJECTION = { effects_json: 0, org_id: 0 } as const;
+
+/**
+ * The append-only ledger. The unique (session_id, sequence_number) index is
+ * the fence: two writers cannot both take a sequence number.
+ */
+export class LedgerStore {
+  readonly col: Collection<EventDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<EventDoc>('events');
+  }
+
+  /** Appends a turn's events in order; a duplicate key error means another turn got there first. */
+  async append(docs: EventDoc[]): Promise<void> {
+    if (docs.length) await this.col.insertMany(docs, { ordered: true });
+  }
+
+  /**
+   * Events after `afterSequence`, in order, at most `limit`. Reads by `_id`
+   * (`<session_id>:<n>`) in growing parallel probes and stops at the first
+   * hole: FerretDB v1 pushes only `_id` equality down to SQLite, so this stays
+   * fast however large the ledger grows (on MongoDB it is equally cheap).
+   */
+  async after(sessionId: string, afterSequence: number, limit: number): Promise<EventDoc[]> {
+    const out: EventDoc[] = [];
+    let probe = 1;
+    while (out.length < limit) {
+      const n = Math.min(probe, limit - out.length);
+      const base = afterSequence + out.length;
+      const docs = await Promise.all(Array.from({ length: n }, (_, i) => this.col.findOne({ _id: `${sessionId}:${base + i + 1}` }, { projection: ENVELOPE_PROJECTION })));
+      for (const d of docs) {
+        if (!d) return out;
+        out.push(d);
+      }
+      probe = Math.min(probe * 4, 64);
+    }
+    return out;
+  }
+
+  /** One event with its bookkeeping (command id, effects). */
+  get(sessionId: string, sequence: number): Promise<EventDoc | null> {
+    return this.col.findOne({ _id: `${sessionId}:${sequence}` });
+  }
+
+}

@@ -1,0 +1,81 @@
+import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import type { MessageState } from '../domain/ledger.js';
+
+/** As stored: `output` is JSON text, since tool-call arguments are client JSON FerretDB v1 may not store. */
+export interface MessageDoc extends Omit<MessageState, 'id' | 'output'> {
+  _id: string;
+  org_id: string;
+  output_json: string;
+}
+
+export interface MessageView {
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  parts: MessageState['parts'];
+  metadata: Record<string, string> | null;
+  status: string;
+  attempt: number;
+  output: MessageState['output'];
+  error: string | null;
+  created_at: string;
+  completed_at: string | null;
+}
+
+export function messageView(doc: MessageDoc | MessageState): MessageView {
+  const m = 'id' in doc ? doc : messageState(doc);
+  return {
+    id: m.id,
+    session_id: m.session_id,
+    sequence_number: m.sequence_number,
+    parts: m.parts,
+    metadata: m.metadata,
+    status: m.status,
+    attempt: m.attempt,
+    output: m.output,
+    error: m.error,
+    created_at: m.created_at,
+    completed_at: m.completed_at,
+  };
+}
+
+export function messageState(doc: MessageDoc): MessageState {
+  const { _id, org_id: _org, output_json, ...rest } = doc;
+  return { id: _id, ...rest, output: JSON.parse(output_json) as MessageState['output'] };
+}
+
+/** The `messages` read model: one document per user turn, with the assistant output embedded. */
+export class MessageStore {
+  readonly col: Collection<MessageDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<MessageDoc>('messages');
+  }
+
+  async get(orgId: string, sessionId: string, id: string): Promise<MessageDoc | null> {
+    const m = await this.col.findOne({ _id: id });
+    return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
+  }
+
+  /** By `_id` one at a time, in parallel: FerretDB v1 scans for `$in`, but not for `_id` equality. */
+  async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
+    const docs = await Promise.all(ids.map((id) => this.col.findOne({ _id: id })));
+    return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
+  }
+
+  list(orgId: string, sessionId: string, limit: number, afterSequence: number): Promise<MessageDoc[]> {
+    return this.col
+      .find({ org_id: orgId, session_id: sessionId, sequence_number: { $gt: afterSequence } })
+      .sort({ sequence_number: 1 })
+      .limit(limit + 1)
+      .toArray();
+  }
+
+  async save(orgId: string, messages: MessageState[]): Promise<void> {
+    if (!messages.length) return;
+    const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({
+      replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
+    }));
+    await this.col.bulkWrite(ops, { ordered: false });
+  }
+}

@@ -1,0 +1,108 @@
+import type { Collection, Db, Filter } from 'mongodb';
+import type { Sealed } from '../crypto/secret-box.js';
+import type { SessionState } from '../domain/ledger.js';
+
+/** The `sessions` read model: creation facts plus the projected SessionState. */
+export interface SessionDoc extends Omit<SessionState, 'id'> {
+  _id: string;
+  org_id: string;
+  agent_id: string;
+  version_id: string;
+  name: string | null;
+  storage_binding_id: string | null;
+  llm_id: string;
+  internet_access: boolean;
+  metadata: Record<string, string>;
+  /** Sealed map name → value; never returned. */
+  secrets: Sealed | null;
+  /** Sealed per-session provider key; never returned, used for model calls only. */
+  llm_api_key: Sealed | null;
+  batch_id: string | null;
+  /** `interactive` sessions' work goes ahead of `batch` sessions'. */
+  priority: 'interactive' | 'batch';
+  created_at: Date;
+}
+
+export interface SessionView {
+  id: string;
+  name: string | null;
+  agent_id: string;
+  version_id: string;
+  storage_binding_id: string | null;
+  llm_id: string;
+  internet_access: boolean;
+  status: string;
+  last_message_id: string | null;
+  last_message_status: string | null;
+  created_at: string;
+  metadata: Record<string, string>;
+}
+
+export function sessionView(s: SessionDoc): SessionView {
+  return {
+    id: s._id,
+    name: s.name,
+    agent_id: s.agent_id,
+    version_id: s.version_id,
+    storage_binding_id: s.storage_binding_id,
+    llm_id: s.llm_id,
+    internet_access: s.internet_access,
+    status: s.status,
+    last_message_id: s.last_message_id,
+    last_message_status: s.last_message_status,
+    created_at: s.created_at.toISOString(),
+    metadata: s.metadata,
+  };
+}
+
+export function sessionState(s: SessionDoc): SessionState {
+  return {
+    id: s._id,
+    status: s.status,
+    last_sequence: s.last_sequence,
+    last_message_id: s.last_message_id,
+    last_message_status: s.last_message_status,
+    running_message_id: s.running_message_id,
+    queued_message_ids: [...s.queued_message_ids],
+    recent_commands: [...(s.recent_commands ?? [])],
+  };
+}
+
+export class SessionStore {
+  readonly col: Collection<SessionDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<SessionDoc>('sessions');
+  }
+
+  async insert(doc: SessionDoc): Promise<void> {
+    await this.col.insertOne(doc);
+  }
+
+  async get(orgId: string, id: string): Promise<SessionDoc | null> {
+    const s = await this.col.findOne({ _id: id });
+    return s && s.org_id === orgId ? s : null;
+  }
+
+  /** Unscoped read for actors, which act on ids that were already authorised. */
+  byId(id: string): Promise<SessionDoc | null> {
+    return this.col.findOne({ _id: id });
+  }
+
+  list(orgId: string, metadata: Record<string, string>, limit: number, after: string | null): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = { org_id: orgId };
+    for (const [k, v] of Object.entries(metadata)) (filter as Record<string, unknown>)[`metadata.${k}`] = v;
+    if (after) filter._id = { $lt: after };
+    return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+  }
+
+  /**
+   * Writes the projected state, only forward: a write carrying an older
+   * `last_sequence` than the stored one is dropped, so a stale turn can never
+   * move the read model backwards.
+   */
+  async saveState(state: SessionState): Promise<void> {
+    const { id, ...rest } = state;
+    await this.col.updateOne({ _id: id, last_sequence: { $lt: state.last_sequence } }, { $set: rest });
+  }
+}

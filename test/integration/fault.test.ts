@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { scriptedAgent } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+function startWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [join(__dirname, '../support/worker-process.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (out.includes('worker-ready')) resolve(child);
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out}`)));
+  });
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
+}
+
+describe('fault tolerance: a worker killed mid-turn', function () {
+  this.timeout(120_000);
+  let h: Harness;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    // Web only in-process; the actors run in child processes we can kill.
+    h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: '4', TROUPE_ACTOR_LOCK_MS: '2000' } });
+  });
+  after(async () => {
+    for (const c of children) c.kill('SIGKILL');
+    await Promise.all(children.map(exited));
+    await h?.close();
+  });
+
+  it('loses no message and leaves no gap or duplicate in any ledger', async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'survived' }]);
+    const env = { ...h.env, TROUPE_ACTOR_LOCK_MS: '2000', TROUPE_SESSION_SHARDS: '4' };
+    const first = await startWorker(env);
+    children.push(first);
+    const sessions = await Promise.all(
+      Array.from({ length: 12 }, () => h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST' }).then((r) => r.json() as Promise<{ id: string }>)),
+    );
+    const sends = sessions.flatMap((s) =>
+      [1, 2, 3].map((i) => h.api(`/v1/sessions/${s.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${i}` }] }, headers: { 'Idempotency-Key': `${s.id}-${i}` } })),
+    );
+    const ledger = h.running.core.db.collection('events');
+    const sessionIds = sessions.map((s) => s.id);
+    // Kill once the first worker is demonstrably mid-way: some turns done, most not.
+    for (let i = 0; i < 200 && (await ledger.countDocuments({ session_id: { $in: sessionIds } })) < 10; i++) await new Promise((r) => setTimeout(r, 25));
+    first.kill('SIGKILL');
+    const completedAtKill = await h.running.core.db.collection('messages').countDocuments({ session_id: { $in: sessionIds }, status: 'completed' });
+    assert.ok(completedAtKill < 36, 'the worker died with work outstanding');
+    await exited(first);
+    children.push(await startWorker(env));
+    const responses = await Promise.all(sends);
+    const statuses = await Promise.all(
+      responses.map(async (r, i) => {
+        if (r.status === 201) return (await r.json()) as { message: { id: string } };
+        // A request whose reply was lost with the worker is retried by the client with its key.
+        await r.text();
+        const s = sessions[Math.floor(i / 3)];
+        const retry = await h.api(`/v1/sessions/${s.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${(i % 3) + 1}` }] }, headers: { 'Idempotency-Key': `${s.id}-${(i % 3) + 1}` } });
+        assert.equal(retry.status, 201, await retry.clone().text());
+        return (await retry.json()) as { message: { id: string } };
+      }),
+    );
+    assert.equal(statuses.length, 36);
+    const deadline = Date.now() + 60_000;
+    for (const s of sessions) {
+      for (;;) {
+        const { events } = (await (await h.api(`/v1/sessions/${s.id}/events?limit=100`)).json()) as { events: { sequence_number: number; type: string; message_id: string; data: { to?: string } }[] };
+        const terminal = events.filter((e) => e.type === 'message.status_changed' && ['completed', 'failed', 'cancelled'].includes(e.data.to ?? ''));
+        if (terminal.length === 3 && events.at(-1)!.type === 'session.status_changed') {
+          assert.deepEqual(events.map((e) => e.sequence_number), events.map((_, i) => i + 1), `gapless ledger for ${s.id}`);
+          assert.equal(events.filter((e) => e.type === 'user.message').length, 3, 'each message recorded once');
+          assert.equal(new Set(terminal.map((e) => e.message_id)).size, 3, 'one terminal status per message');
+          assert.ok(terminal.every((e) => e.data.to === 'completed'));
+          break;
+        }
+        assert.ok(Date.now() < deadline, `session ${s.id} did not settle: ${events.map((e) => e.type + (e.data.to ? '>' + e.data.to : '')).join(', ')}`);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  });
+});

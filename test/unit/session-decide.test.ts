@@ -1,0 +1,90 @@
+import assert from 'node:assert/strict';
+import { decide } from '../../actors/session/decide.js';
+import type { SessionCommand } from '../../actors/session/messages.js';
+import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
+import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
+import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
+
+/** Applies a decision's events the way the runtime does, with sequence numbers. */
+function run(session: SessionState, messages: Map<string, MessageState>, cmd: SessionCommand) {
+  const d = decide({ session, messages }, cmd);
+  d.events.forEach((e, i) => {
+    const seq = session.last_sequence + 1;
+    applyEvent(session, messages, { ...e, id: `s:${seq}`, session_id: 's', sequence_number: seq, created_at: `t${seq}` } as EventEnvelope);
+    void i;
+  });
+  return d;
+}
+
+const um = (id: string): SessionCommand => ({ kind: 'user.message', command_id: `um-${id}`, message_id: id, content: [{ type: 'text', text: id }], metadata: null });
+const ok = (id: string, text = 'done'): SessionCommand => ({ kind: 'model.responded', command_id: `r-${id}`, message_id: id, attempt: 1, call_index: 0, result: { ok: true, parts: [{ type: 'text', text }], stop_reason: 'end_turn', usage: null } });
+
+describe('session actor decisions', () => {
+  it('records a user message as queued, moves the session to running and asks to start it', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    const d = run(s, m, um('m1'));
+    assert.deepEqual(d.events.map((e) => e.type), ['user.message', 'message.status_changed', 'session.status_changed']);
+    assert.deepEqual(d.events[1].data, { message_id: 'm1', from: null, to: 'queued', attempt: 1 });
+    assert.deepEqual(d.effects, [{ kind: 'session.command', command: { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' } }]);
+    assert.equal(s.status, 'running');
+    assert.deepEqual(s.queued_message_ids, ['m1']);
+  });
+
+  it('queues later messages FIFO and starts the next when one completes', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    const start = run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
+    assert.equal(start.effects[0].kind, 'model.call');
+    const second = run(s, m, um('m2'));
+    assert.deepEqual(second.effects, [], 'm2 waits for m1');
+    const done = run(s, m, ok('m1'));
+    assert.deepEqual(done.events.map((e) => [e.type, e.message_id, e.data.to ?? null]), [
+      ['assistant.message_completed', 'm1', null],
+      ['message.status_changed', 'm1', 'completed'],
+      ['message.status_changed', 'm2', 'running'],
+    ]);
+    assert.equal(s.running_message_id, 'm2');
+    const last = run(s, m, ok('m2'));
+    assert.deepEqual(last.events.at(-1)!.data, { from: 'running', to: 'idle' });
+    assert.equal(s.status, 'idle');
+    assert.equal(m.get('m1')!.output.parts.length, 1);
+  });
+
+  it('ignores a duplicate or late model answer', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
+    run(s, m, ok('m1'));
+    assert.deepEqual(run(s, m, ok('m1')).events, []);
+    assert.deepEqual(run(s, m, { kind: 'message.start', command_id: 'x', message_id: 'm1' }).events, []);
+  });
+
+  it('fails the message on a model error and returns the session to idle', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
+    const d = run(s, m, { kind: 'model.responded', command_id: 'r', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: false, error: 'upstream 500' } });
+    assert.equal(d.events[0].data.to, 'failed');
+    assert.equal(d.events[0].data.error, 'upstream 500');
+    assert.equal(m.get('m1')!.status, 'failed');
+    assert.equal(s.status, 'idle');
+  });
+
+  it('cancels running and queued messages and refuses terminal ones', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
+    run(s, m, um('m2'));
+    run(s, m, { kind: 'message.cancel', command_id: 'c2', message_id: 'm2' });
+    assert.equal(m.get('m2')!.status, 'cancelled');
+    const c1 = run(s, m, { kind: 'message.cancel', command_id: 'c1', message_id: 'm1' });
+    assert.deepEqual(c1.events.map((e) => e.data.to), ['cancelled', 'idle']);
+    assert.throws(() => decide({ session: s, messages: m }, { kind: 'message.cancel', command_id: 'c3', message_id: 'm1' }), ConflictError);
+    assert.throws(() => decide({ session: s, messages: m }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
+  });
+});
