@@ -23,6 +23,11 @@ export class RedisKeys {
     return `${this.prefix}:events:*`;
   }
 
+  /** The routing interface's stickiness record of one conversation (model and request-level effort). */
+  routingConversation(orgId: string, routerId: string, conversationId: string): string {
+    return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
+  }
+
   rateLimit(scope: string): string {
     return `{${this.prefix}:rl}:${scope}`;
   }

@@ -1,10 +1,14 @@
+import { once } from '../lifecycle/shutdown.js';
 import { createRouterApp } from '../router/app.js';
 import type { Core } from './core.js';
 import { listen } from './http-server.js';
 
 /** The `{routing_url}` routing interface on ROUTER_PORT. */
 export async function startRouter(core: Core, port = core.config.routerPort): Promise<{ port: number }> {
-  const { port: actual, closer } = await listen('router', createRouterApp(core).callback(), port, Math.min(5000, core.config.shutdownTimeoutMs));
+  const router = createRouterApp(core);
+  // Registered before the listener so that, closing in reverse, the listener drains first and the pool after.
+  core.shutdown.add(once('router-upstreams', router.close));
+  const { port: actual, closer } = await listen('router', router.app.callback(), port, Math.min(5000, core.config.shutdownTimeoutMs));
   core.shutdown.add(closer);
   core.log.info({ role: 'router', port: actual, routing_url: core.config.routingPublicUrl }, 'router listening');
   return { port: actual };

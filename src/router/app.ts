@@ -1,32 +1,55 @@
 import Koa from 'koa';
-import { NotImplementedError, RouteNotFoundError } from '../domain/errors.js';
+import { RouteNotFoundError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
+import { KeyAuthenticator } from '../http/middleware/auth.js';
 import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
-import type { AppState } from '../http/types.js';
+import type { AppState, Ctx } from '../http/types.js';
+import { LlmClient } from '../llm/client.js';
+import { Stickiness } from './conversation.js';
+import { handleRouting, type RouterServices } from './handler.js';
+import { matchRoutingPath } from './ingress.js';
+import { RoutingLookup } from './lookup.js';
+import { UsageBuffer } from './usage-buffer.js';
 
-const ROUTING_PATHS = [/^\/v1\/(messages|chat\/completions|responses)$/, /^\/[^/]+\/(messages|chat\/completions|v1\/responses)$/];
+/** Bodies carry whole conversations with images, so the limit is well above the base API's. */
+export const ROUTING_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-/**
- * The `{routing_url}` app. Until model routing lands it serves health
- * endpoints and answers the routing paths with an honest 501.
- */
-export function createRouterApp(deps: AppDeps): Koa<AppState> {
+export interface RouterApp {
+  app: Koa<AppState>;
+  /** Writes buffered usage and closes the upstream connection pool; idempotent. */
+  close(): Promise<void>;
+}
+
+/** The `{routing_url}` app: three formats in, the selected model out. */
+export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+  const client = opts.client ?? new LlmClient();
+  const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
+  const svc: RouterServices = {
+    auth: new KeyAuthenticator(deps.stores.apiKeys),
+    lookup: new RoutingLookup(deps.stores),
+    stickiness: new Stickiness(deps.redis, deps.keys),
+    usage,
+    client,
+    maxBodyBytes: ROUTING_MAX_BODY_BYTES,
+  };
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper());
-  app.use(async (ctx) => {
+  app.use(async (koaCtx) => {
+    const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
       return;
     }
-    if (ctx.method === 'POST' && ROUTING_PATHS.some((r) => r.test(ctx.path))) {
-      ctx.state.route = 'routing';
-      throw new NotImplementedError('The routing interface is not available in this build yet.');
-    }
-    throw new RouteNotFoundError(ctx.method, ctx.path);
+    const match = ctx.method === 'POST' ? matchRoutingPath(ctx.path) : null;
+    if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);
+    ctx.state.route = match.route;
+    await handleRouting(ctx, match.ingress, match.routerId, svc);
   });
   app.silent = true;
-  return app;
+  let closing: Promise<void> | null = null;
+  const close = () => (closing ??= Promise.allSettled([usage.close(), client.close()]).then(() => undefined));
+  return { app, close };
 }

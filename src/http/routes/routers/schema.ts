@@ -1,0 +1,55 @@
+import { EFFORTS, PROVIDERS } from '../../../llm/types.js';
+import type { JsonSchema } from '../../../schemas/validator.js';
+import { CREDENTIAL_NAME } from '../credentials/schema.js';
+
+export const ROUTER_ID = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
+
+const candidate: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['model', 'provider', 'upstream_model', 'api_key_credential'],
+  properties: {
+    model: { type: 'string', minLength: 1, maxLength: 200, description: 'The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini.' },
+    provider: { type: 'string', enum: [...PROVIDERS] },
+    upstream_model: { type: 'string', minLength: 1, maxLength: 200, description: 'The model name sent to the provider.' },
+    base_url: { type: 'string', format: 'uri', pattern: '^https?://', description: 'Defaults to the provider\u2019s public endpoint.' },
+    api_key_credential: { type: 'string', pattern: CREDENTIAL_NAME, maxLength: 128, description: 'Name of a stored credential holding the provider key.' },
+    reasoning_efforts: { type: 'array', items: { type: 'string', enum: [...EFFORTS] }, uniqueItems: true, default: [], description: 'Levels the model runs at; a request naming another level skips it.' },
+    tools: { type: 'boolean', default: true },
+    thinking: { type: 'boolean', default: false },
+    context_window: { type: 'integer', minimum: 1, default: 128000 },
+    input_price: { type: 'number', minimum: 0, default: 0, description: 'Per million input tokens.' },
+    output_price: { type: 'number', minimum: 0, default: 0, description: 'Per million output tokens.' },
+    configuration_update: { type: 'boolean', default: false, description: 'openai-responses only: forward configuration_update items to this model.' },
+  },
+};
+
+export const putRouterBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['candidates'],
+  properties: {
+    default: { type: 'boolean', default: false },
+    policy: { type: 'string', enum: ['priority', 'cheapest'], default: 'priority' },
+    candidates: { type: 'array', minItems: 1, maxItems: 32, items: candidate },
+  },
+};
+
+export const routerResponse: JsonSchema = {
+  type: 'object',
+  required: ['router_id', 'default', 'policy', 'candidates', 'created_at', 'updated_at'],
+  properties: {
+    router_id: { type: 'string' },
+    default: { type: 'boolean' },
+    policy: { type: 'string', enum: ['priority', 'cheapest'] },
+    candidates: { type: 'array', items: candidate },
+    created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const routerListResponse: JsonSchema = {
+  type: 'object',
+  required: ['routers', 'has_more', 'next_cursor'],
+  properties: { routers: { type: 'array', items: routerResponse }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+};

@@ -1,0 +1,120 @@
+import type { Effort, Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
+import { asArray, textOf, type Json } from '../format.js';
+
+function partOf(b: Json): Part | null {
+  if (b.type === 'text') return { type: 'text', text: String(b.text ?? '') };
+  if (b.type === 'image') {
+    const s = (b.source ?? {}) as Json;
+    if (s.type === 'url') return { type: 'image', source: { kind: 'url', url: String(s.url) } };
+    return { type: 'image', source: { kind: 'base64', mediaType: String(s.media_type), data: String(s.data) } };
+  }
+  return null;
+}
+
+const partsOf = (content: unknown): Part[] =>
+  typeof content === 'string' ? [{ type: 'text', text: content }] : asArray(content).flatMap((b) => partOf(b) ?? []);
+
+/** One messages-API message → canonical items, keeping block order (tool results split out). */
+function itemsOf(m: Json): Item[] {
+  const role = m.role === 'assistant' ? 'assistant' : 'user';
+  if (typeof m.content === 'string') return [{ kind: 'message', role, content: [{ type: 'text', text: m.content }] }];
+  const items: Item[] = [];
+  let parts: Part[] = [];
+  const flush = () => {
+    if (parts.length) items.push({ kind: 'message', role, content: parts });
+    parts = [];
+  };
+  for (const b of asArray(m.content)) {
+    if (b.type === 'tool_use') {
+      flush();
+      items.push({ kind: 'tool_call', id: String(b.id), name: String(b.name), arguments: JSON.stringify(b.input ?? {}) });
+    } else if (b.type === 'tool_result') {
+      flush();
+      const result: Item = { kind: 'tool_result', callId: String(b.tool_use_id), content: partsOf(b.content ?? '') };
+      if (b.is_error === true) result.isError = true;
+      items.push(result);
+    } else {
+      const p = partOf(b);
+      if (p) parts.push(p);
+    }
+  }
+  flush();
+  return items;
+}
+
+function toolChoiceOf(v: unknown): ToolChoice | undefined {
+  const c = (v ?? {}) as Json;
+  if (c.type === 'auto' || c.type === 'none') return c.type;
+  if (c.type === 'any') return 'required';
+  if (c.type === 'tool') return { name: String(c.name) };
+  return undefined;
+}
+
+export function parseAnthropicRequest(body: Json): LlmRequest {
+  const thinking = (body.thinking ?? null) as Json | null;
+  return {
+    system: body.system === undefined ? undefined : typeof body.system === 'string' ? body.system : textOf(partsOf(body.system)),
+    items: asArray(body.messages).flatMap(itemsOf),
+    tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
+    toolChoice: toolChoiceOf(body.tool_choice),
+    maxTokens: body.max_tokens as number,
+    temperature: body.temperature as number | undefined,
+    topP: body.top_p as number | undefined,
+    stop: body.stop_sequences as string[] | undefined,
+    thinking: thinking?.type === 'enabled' ? { budgetTokens: Number(thinking.budget_tokens ?? 1024) } : undefined,
+    stream: body.stream === true,
+  };
+}
+
+const BUDGET: Record<Effort, number> = { off: 0, minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32000, max: 64000 };
+
+function blockOf(p: Part): Json {
+  if (p.type === 'text') return { type: 'text', text: p.text };
+  const s = p.source;
+  return { type: 'image', source: s.kind === 'url' ? { type: 'url', url: s.url } : { type: 'base64', media_type: s.mediaType, data: s.data } };
+}
+
+/** Canonical items → alternating user/assistant messages (consecutive same-role items merge). */
+function messagesOut(items: Item[]): Json[] {
+  const out: { role: string; content: Json[] }[] = [];
+  const push = (role: string, block: Json) => {
+    const last = out[out.length - 1];
+    if (last?.role === role) last.content.push(block);
+    else out.push({ role, content: [block] });
+  };
+  for (const it of items) {
+    if (it.kind === 'message') it.content.forEach((p) => push(it.role, blockOf(p)));
+    else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
+    else if (it.kind === 'tool_result') {
+      const block: Json = { type: 'tool_result', tool_use_id: it.callId, content: it.content.map(blockOf) };
+      if (it.isError) block.is_error = true;
+      push('user', block);
+    }
+  }
+  return out;
+}
+
+function safeJson(s: string): unknown {
+  try {
+    const v = JSON.parse(s || '{}');
+    return v && typeof v === 'object' ? v : {};
+  } catch {
+    return {};
+  }
+}
+
+export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json {
+  const maxTokens = req.maxTokens ?? 4096;
+  const body: Json = { model: target.model, max_tokens: maxTokens, messages: messagesOut(req.items) };
+  if (req.system) body.system = req.system;
+  if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'object' ? { type: 'tool', name: req.toolChoice.name } : { type: req.toolChoice === 'required' ? 'any' : req.toolChoice };
+  // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
+  const budget = Math.min(req.thinking?.budgetTokens ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
+  if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };
+  else if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined && !body.thinking) body.top_p = req.topP;
+  if (req.stop) body.stop_sequences = req.stop;
+  if (req.stream) body.stream = true;
+  return body;
+}

@@ -1,0 +1,55 @@
+import type { SseMessage } from '../sse.js';
+import type { LlmRequest, LlmResponse, Part, StreamEvent, Target } from '../types.js';
+
+/** What a translated result carries about the routing decision (null outside the router). */
+export interface RoutingInfo {
+  selected_model: string;
+  reasoning_effort: string | null;
+  reason: string;
+  conversation_id: string;
+}
+
+/** Native SSE messages of an upstream → canonical events, one message at a time. */
+export interface StreamDecoder {
+  push(msg: SseMessage): StreamEvent[];
+  /** Called when the upstream body ends; flushes what the format only settles at the end. */
+  end(): StreamEvent[];
+}
+
+/** Canonical events → the SSE text a client of this format expects. */
+export interface StreamEncoder {
+  encode(ev: StreamEvent): string;
+  /** The format's own error event, for a failure after the stream has started. */
+  error(message: string): string;
+}
+
+/** One wire format, in both directions. */
+export interface WireFormat {
+  parseRequest(body: Record<string, unknown>): LlmRequest;
+  serializeRequest(req: LlmRequest, target: Target): Record<string, unknown>;
+  parseResponse(body: Record<string, unknown>): LlmResponse;
+  serializeResponse(res: LlmResponse, routing: RoutingInfo | null): Record<string, unknown>;
+  decoder(): StreamDecoder;
+  encoder(routing: RoutingInfo | null): StreamEncoder;
+}
+
+export function textOf(parts: Part[]): string {
+  return parts.map((p) => (p.type === 'text' ? p.text : '')).join('');
+}
+
+/** `data:image/png;base64,...` → base64 source; any other URL stays a URL. */
+export function imageFromUrl(url: string): Part {
+  const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
+  return m ? { type: 'image', source: { kind: 'base64', mediaType: m[1], data: m[2] } } : { type: 'image', source: { kind: 'url', url } };
+}
+
+export function urlOfImage(part: Extract<Part, { type: 'image' }>): string {
+  return part.source.kind === 'url' ? part.source.url : `data:${part.source.mediaType};base64,${part.source.data}`;
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}${Date.now().toString(36)}${Math.random().toString(36).slice(2, 10)}`;
+}
+
+export type Json = Record<string, unknown>;
+export const asArray = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);

@@ -1,0 +1,104 @@
+import type { Effort, Item, LlmRequest, Part, Target, ToolChoice, ToolDef } from '../../types.js';
+import { asArray, imageFromUrl, textOf, urlOfImage, type Json } from '../format.js';
+
+/** Responses effort `none` is the canonical `off`. */
+export const effortIn = (v: unknown): Effort | undefined => (v === undefined || v === null ? undefined : v === 'none' ? 'off' : (v as Effort));
+export const effortOut = (e: Effort): string => (e === 'off' ? 'none' : e);
+
+/** Namespaced tools are flattened to `<namespace>__<tool>`, which every provider accepts as a name. */
+export const NAMESPACE_SEP = '__';
+
+function partsOf(content: unknown): Part[] {
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  const out: Part[] = [];
+  for (const p of asArray(content)) {
+    if (p.type === 'input_text' || p.type === 'output_text' || p.type === 'text') out.push({ type: 'text', text: String(p.text ?? '') });
+    else if (p.type === 'input_image' && typeof p.image_url === 'string') out.push(imageFromUrl(p.image_url));
+  }
+  return out;
+}
+
+function itemOf(it: Json, system: string[]): Item | null {
+  const type = it.type ?? (it.role ? 'message' : undefined);
+  switch (type) {
+    case 'message':
+      if (it.role === 'system' || it.role === 'developer') {
+        system.push(textOf(partsOf(it.content)));
+        return null;
+      }
+      return { kind: 'message', role: it.role === 'assistant' ? 'assistant' : 'user', content: partsOf(it.content) };
+    case 'function_call':
+      return { kind: 'tool_call', id: String(it.call_id), name: String(it.name), arguments: String(it.arguments ?? '{}') };
+    case 'custom_tool_call':
+      return { kind: 'tool_call', id: String(it.call_id), name: String(it.name), arguments: JSON.stringify({ input: String(it.input ?? '') }) };
+    case 'function_call_output':
+    case 'custom_tool_call_output':
+      return { kind: 'tool_result', callId: String(it.call_id), content: partsOf(it.output ?? '') };
+    case 'configuration_update':
+      return { kind: 'config_update', effort: effortIn((it.reasoning as Json)?.effort) ?? 'medium' };
+    default:
+      return null; // reasoning items and the like carry nothing another model can use
+  }
+}
+
+function toolsOf(tools: Json[], prefix = ''): ToolDef[] {
+  return tools.flatMap((t): ToolDef[] => {
+    const name = prefix + String(t.name);
+    if (t.type === 'namespace') return toolsOf(asArray(t.tools), name + NAMESPACE_SEP);
+    if (t.type === 'custom') return [{ name, description: t.description as string | undefined, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] } }];
+    if (t.type === 'function') return [{ name, description: t.description as string | undefined, parameters: (t.parameters as Json) ?? { type: 'object', properties: {} } }];
+    return [];
+  });
+}
+
+function toolChoiceOf(v: unknown): ToolChoice | undefined {
+  if (v === 'auto' || v === 'none' || v === 'required') return v;
+  const name = (v as Json | undefined)?.name;
+  return typeof name === 'string' ? { name } : undefined;
+}
+
+export function parseResponsesRequest(body: Json): LlmRequest {
+  const system: string[] = typeof body.instructions === 'string' && body.instructions ? [body.instructions] : [];
+  const items = typeof body.input === 'string' ? [{ kind: 'message', role: 'user', content: [{ type: 'text', text: body.input }] } as Item] : asArray(body.input).flatMap((it) => itemOf(it, system) ?? []);
+  return {
+    system: system.length ? system.join('\n\n') : undefined,
+    items,
+    tools: body.tools === undefined ? undefined : toolsOf(asArray(body.tools)),
+    toolChoice: toolChoiceOf(body.tool_choice),
+    maxTokens: body.max_output_tokens as number | undefined,
+    temperature: body.temperature as number | undefined,
+    topP: body.top_p as number | undefined,
+    effort: effortIn((body.reasoning as Json | undefined)?.effort),
+    stream: body.stream === true,
+  };
+}
+
+function itemOut(it: Item, target: Target): Json | null {
+  switch (it.kind) {
+    case 'message': {
+      const content = it.content.map((p) =>
+        p.type === 'image' ? { type: 'input_image', image_url: urlOfImage(p) } : { type: it.role === 'assistant' ? 'output_text' : 'input_text', text: p.text },
+      );
+      return { type: 'message', role: it.role, content };
+    }
+    case 'tool_call':
+      return { type: 'function_call', call_id: it.id, name: it.name, arguments: it.arguments };
+    case 'tool_result':
+      return { type: 'function_call_output', call_id: it.callId, output: textOf(it.content) };
+    case 'config_update':
+      return target.configUpdates ? { type: 'configuration_update', reasoning: { effort: effortOut(it.effort) } } : null;
+  }
+}
+
+export function serializeResponsesRequest(req: LlmRequest, target: Target): Json {
+  const body: Json = { model: target.model, input: req.items.flatMap((it) => itemOut(it, target) ?? []), store: false };
+  if (req.system) body.instructions = req.system;
+  if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters }));
+  if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', name: req.toolChoice.name };
+  if (req.maxTokens !== undefined) body.max_output_tokens = req.maxTokens;
+  if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.topP !== undefined) body.top_p = req.topP;
+  if (req.effort) body.reasoning = { effort: effortOut(req.effort) };
+  if (req.stream) body.stream = true;
+  return body;
+}

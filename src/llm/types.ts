@@ -1,0 +1,86 @@
+/**
+ * The canonical model-call types. Every wire format (anthropic messages, openai
+ * chat completions, openai responses) is parsed into these and serialized out
+ * of them, so N formats need 2N translators rather than N² pairwise ones.
+ */
+
+export const EFFORTS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
+export type Effort = (typeof EFFORTS)[number];
+
+export type Provider = 'openai' | 'openai-responses' | 'anthropic';
+export const PROVIDERS: readonly Provider[] = ['openai', 'openai-responses', 'anthropic'];
+
+export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
+
+export type Part = { type: 'text'; text: string } | { type: 'image'; source: ImageSource };
+
+export type Item =
+  | { kind: 'message'; role: 'user' | 'assistant'; content: Part[] }
+  | { kind: 'tool_call'; id: string; name: string; arguments: string }
+  | { kind: 'tool_result'; callId: string; content: Part[]; isError?: boolean }
+  /** A responses `configuration_update` input item; only some models understand it. */
+  | { kind: 'config_update'; effort: Effort };
+
+export interface ToolDef {
+  name: string;
+  description?: string;
+  parameters: Record<string, unknown>;
+}
+
+export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+export interface LlmRequest {
+  system?: string;
+  items: Item[];
+  tools?: ToolDef[];
+  toolChoice?: ToolChoice;
+  maxTokens?: number;
+  temperature?: number;
+  topP?: number;
+  stop?: string[];
+  /** The effort the model runs at (after configuration updates). */
+  effort?: Effort;
+  /** Anthropic extended thinking, when the caller asked for it explicitly. */
+  thinking?: { budgetTokens: number };
+  stream: boolean;
+}
+
+export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal';
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export type OutBlock = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string };
+
+export interface LlmResponse {
+  id: string;
+  model: string;
+  blocks: OutBlock[];
+  stop: StopReason;
+  usage: Usage;
+}
+
+/**
+ * Canonical stream events. Output blocks are numbered in order; a block is
+ * opened, receives deltas and is closed before the next opens, which every
+ * format can express.
+ */
+export type StreamEvent =
+  | { type: 'start'; id: string; model: string }
+  | { type: 'block_start'; index: number; block: { type: 'text' } | { type: 'tool_call'; id: string; name: string } }
+  | { type: 'text'; index: number; text: string }
+  | { type: 'args'; index: number; json: string }
+  | { type: 'block_stop'; index: number }
+  | { type: 'finish'; stop: StopReason; usage: Usage };
+
+/** Where and how one upstream model is called. */
+export interface Target {
+  provider: Provider;
+  model: string;
+  baseUrl: string;
+  apiKey: string;
+  /** Forward `configuration_update` items (openai-responses models that understand them). */
+  configUpdates?: boolean;
+}

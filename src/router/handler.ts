@@ -1,0 +1,76 @@
+import { InvalidRequestError, UnsupportedMediaTypeError } from '../domain/errors.js';
+import type { KeyAuthenticator } from '../http/middleware/auth.js';
+import { isJsonType, readRaw } from '../http/middleware/body.js';
+import type { Ctx } from '../http/types.js';
+import { check } from '../schemas/validator.js';
+import { conversationId } from './conversation.js';
+import { checkEffortUnchanged, planEffort } from './effort.js';
+import type { Ingress } from './ingress.js';
+import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { needsOf, select } from './select.js';
+import { streamRouted, type StreamServices } from './stream.js';
+
+export interface RouterServices extends StreamServices {
+  auth: KeyAuthenticator;
+  maxBodyBytes: number;
+}
+
+async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
+  if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
+  const raw = await readRaw(ctx.req, limit);
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (e) {
+    throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
+  }
+  const valid = check<Record<string, unknown>>(ingress.schema, body);
+  for (const p of ingress.parts ?? []) if (Array.isArray(valid[p.field])) check(p.schema, valid[p.field], p.field);
+  if (valid.previous_response_id !== undefined) {
+    throw new InvalidRequestError('previous_response_id is not supported; resend the full input history.', 'previous_response_id', 'unsupported_parameter');
+  }
+  return valid;
+}
+
+/** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
+async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
+  const { orgId } = await svc.auth.authenticate(ctx.get('Authorization') || undefined, 'routing');
+  const body = await readBody(ctx, ingress, svc.maxBodyBytes);
+  const router = await svc.lookup.router(orgId, routerId);
+  const req = ingress.wire.parseRequest(body);
+  const effort = planEffort(req);
+  const convId = conversationId(req);
+  const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
+  checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
+  const label = effort.effective && ingress.effortLabel(effort.effective);
+  const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
+  return { orgId, router, ingress, req, plan: effort, convId, sticky, selection, log: ctx.state.log };
+}
+
+async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSignal): Promise<Record<string, unknown>> {
+  const failures: string[] = [];
+  for (const c of call.selection.order) {
+    try {
+      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(call.orgId, c), signal);
+      settle(call, c, res.usage, svc.stickiness, svc.usage);
+      return call.ingress.wire.serializeResponse(res, routingInfo(call, c, failures));
+    } catch (e) {
+      if (signal.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
+      failures.push(`${c.model}: ${e.message}`);
+      call.log.warn({ model: c.model, err: e.message }, 'routing fallback');
+    }
+  }
+  throw exhausted(failures);
+}
+
+/** One routing request, in any of the three formats. */
+export async function handleRouting(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<void> {
+  const call = await plan(ctx, ingress, routerId, svc);
+  ctx.set('X-Conversation-Id', call.convId);
+  if (call.req.stream) return streamRouted(ctx, call, svc);
+  // A client that hangs up should not keep an upstream generating for nobody.
+  const abort = new AbortController();
+  ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
+  ctx.status = 200;
+  ctx.body = await complete(call, svc, abort.signal);
+}

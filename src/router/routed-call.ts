@@ -1,0 +1,69 @@
+import { ErrorType, TroupeError } from '../domain/errors.js';
+import { UpstreamError } from '../llm/errors.js';
+import type { RoutingInfo } from '../llm/formats/index.js';
+import type { LlmRequest, Usage } from '../llm/types.js';
+import type { Logger } from '../log/logger.js';
+import type { CandidateDoc, RouterDoc } from '../store/routers.js';
+import type { StickyRecord, Stickiness } from './conversation.js';
+import type { EffortPlan } from './effort.js';
+import type { Ingress } from './ingress.js';
+import type { Selection } from './select.js';
+import type { UsageBuffer } from './usage-buffer.js';
+
+/** Everything decided about one routing request before any upstream is called. */
+export interface RoutedCall {
+  orgId: string;
+  router: RouterDoc;
+  ingress: Ingress;
+  req: LlmRequest;
+  plan: EffortPlan;
+  convId: string;
+  sticky: StickyRecord | null;
+  selection: Selection;
+  log: Logger;
+}
+
+/** The request as one candidate receives it. */
+export function requestFor(call: RoutedCall, c: CandidateDoc): LlmRequest {
+  // A model that understands configuration updates gets them with the request-level effort
+  // unchanged; any other gets the effective effort and never sees the updates.
+  let effort = c.configuration_update ? call.plan.requestLevel : call.plan.effective;
+  if (c.provider === 'anthropic' && !c.thinking) effort = undefined;
+  return { ...call.req, effort, thinking: c.thinking ? call.req.thinking : undefined };
+}
+
+export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: string[]): RoutingInfo {
+  let reason = call.selection.reason;
+  if (failures.length) reason += ` Fell back to ${c.model}, the next eligible model, after: ${failures.join('; ')}.`;
+  const e = call.plan.effective;
+  return { selected_model: c.model, reasoning_effort: e ? call.ingress.effortLabel(e) : null, reason, conversation_id: call.convId };
+}
+
+/** After a successful call: remember the conversation's model, count the tokens. Neither delays the answer. */
+export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickiness: Stickiness, usageBuffer: UsageBuffer): void {
+  const { sticky, plan } = call;
+  const stickyGone = sticky && !call.selection.order.some((x) => x.model === sticky.model);
+  if (!sticky || stickyGone || (plan.updates && sticky.request_effort == null)) {
+    const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
+    stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log.warn({ err }, 'could not store routing stickiness'));
+  }
+  usageBuffer.add(call.orgId, call.router.router_id, c.model, usage.inputTokens, usage.outputTokens);
+}
+
+/** An upstream failure that is not retried, or the last one, as the client sees it. */
+export function upstreamFailure(e: unknown, failures: string[]): unknown {
+  if (!(e instanceof UpstreamError)) return e;
+  if (!e.retryable && (e.status === 400 || e.status === 404 || e.status === 422)) {
+    return new TroupeError(400, ErrorType.invalidRequest, 'upstream_rejected', `The selected model rejected the request: ${e.message}`);
+  }
+  if (e.status === 413) return new TroupeError(413, ErrorType.tooLarge, 'upstream_rejected', e.message);
+  const all = [...failures, e.message].join('; ');
+  return new TroupeError(502, ErrorType.api, 'upstream_error', `No eligible model could answer: ${all}`);
+}
+
+/** Every eligible candidate failed with a retryable error. */
+export function exhausted(failures: string[]): TroupeError {
+  return new TroupeError(502, ErrorType.api, 'upstream_error', `No eligible model could answer: ${failures.join('; ')}`);
+}
+
+export const isRetryable = (e: unknown): e is UpstreamError => e instanceof UpstreamError && e.retryable;

@@ -1,0 +1,91 @@
+import type { ServerResponse } from 'node:http';
+import type { Ctx } from '../http/types.js';
+import type { LlmClient } from '../llm/client.js';
+import { UpstreamError } from '../llm/errors.js';
+import type { StreamEvent } from '../llm/types.js';
+import type { Stickiness } from './conversation.js';
+import type { RoutingLookup } from './lookup.js';
+import type { UsageBuffer } from './usage-buffer.js';
+import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+
+export interface StreamServices {
+  lookup: RoutingLookup;
+  client: LlmClient;
+  stickiness: Stickiness;
+  usage: UsageBuffer;
+}
+
+/** Text, tool-call arguments, a tool call's opening or the end: the upstream has really answered. */
+const isContent = (ev: StreamEvent) => ev.type === 'text' || ev.type === 'args' || ev.type === 'finish' || (ev.type === 'block_start' && ev.block.type === 'tool_call');
+
+function write(res: ServerResponse, text: string): Promise<void> | void {
+  if (text === '' || res.writableEnded || res.destroyed) return;
+  if (!res.write(text)) return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
+ * Streams a routed call. Each candidate is tried until one produces its first
+ * content event; only then are headers sent, so a failure before that falls
+ * back invisibly. After it, events are translated and written one by one, and
+ * a failure ends the stream with the format's error event, never silently.
+ */
+export async function streamRouted(ctx: Ctx, call: RoutedCall, svc: StreamServices): Promise<void> {
+  const abort = new AbortController();
+  ctx.res.once('close', () => abort.abort());
+  const failures: string[] = [];
+  for (const c of call.selection.order) {
+    let events: AsyncGenerator<StreamEvent> | undefined;
+    const head: StreamEvent[] = [];
+    try {
+      events = svc.client.stream(requestFor(call, c), await svc.lookup.target(call.orgId, c), abort.signal);
+      for (;;) {
+        const r = await events.next();
+        if (r.done) break;
+        head.push(r.value);
+        if (isContent(r.value)) break;
+      }
+      if (!head.some(isContent)) throw new UpstreamError('upstream stream ended without content', true);
+    } catch (e) {
+      await events?.return(undefined).catch(() => undefined);
+      if (abort.signal.aborted) return;
+      if (!isRetryable(e)) throw upstreamFailure(e, failures);
+      failures.push(`${c.model}: ${e.message}`);
+      call.log.warn({ model: c.model, err: e.message }, 'routing fallback before first byte');
+      continue;
+    }
+    return pump(ctx, call, svc, c, failures, head, events, abort.signal);
+  }
+  throw exhausted(failures);
+}
+
+async function pump(ctx: Ctx, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
+  const res = ctx.res;
+  ctx.respond = false;
+  ctx.status = 200;
+  res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
+  const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
+  const onEvent = (ev: StreamEvent): string => {
+    if (ev.type === 'finish') settle(call, c, ev.usage, svc.stickiness, svc.usage);
+    return enc.encode(ev);
+  };
+  try {
+    await write(res, head.map(onEvent).join(''));
+    for (let r = await events.next(); !r.done; r = await events.next()) await write(res, onEvent(r.value));
+  } catch (e) {
+    if (!signal.aborted) {
+      call.log.warn({ model: c.model, err: (e as Error).message }, 'routed stream failed after it started');
+      await write(res, enc.error(`The model stream failed after it started: ${(e as Error).message}`));
+    }
+  } finally {
+    await events.return(undefined).catch(() => undefined);
+    res.end();
+  }
+}

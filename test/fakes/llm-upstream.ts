@@ -1,0 +1,104 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { anthropicBody, anthropicEvents, chatBody, chatEvents, responsesBody, responsesEvents, type FakeReply } from './llm-wire.js';
+
+export type { FakeReply, FakeToolCall } from './llm-wire.js';
+
+export interface SeenRequest {
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: Record<string, unknown>;
+}
+
+type Kind = 'chat' | 'responses' | 'anthropic';
+const KIND: Record<string, Kind> = { '/v1/chat/completions': 'chat', '/v1/responses': 'responses', '/v1/messages': 'anthropic' };
+
+/**
+ * A stand-in for the OpenAI and Anthropic APIs on 127.0.0.1: chat
+ * completions and responses under `/v1` (use `openaiBase` as base_url),
+ * messages at `/v1/messages` (use `anthropicBase`). It records every request,
+ * answers with `reply` in the vendor's exact format, streaming or not, and
+ * fails on demand.
+ */
+export class FakeLlmUpstream {
+  readonly requests: SeenRequest[] = [];
+  /** What the next calls answer; a function sees the request body. */
+  reply: FakeReply | ((body: Record<string, unknown>, kind: Kind) => FakeReply) = { text: 'Hello from the fake.' };
+  /** Statuses to answer the next calls with, one per call, before answering normally. */
+  private readonly failures: number[] = [];
+  /** Streams only: cut the connection after this many events. */
+  cutStreamAfter: number | null = null;
+  /** Streams only: delay before the first event, ms. */
+  firstEventDelayMs = 0;
+  private server!: Server;
+  url = '';
+
+  static async start(): Promise<FakeLlmUpstream> {
+    const f = new FakeLlmUpstream();
+    f.server = createServer((req, res) => void f.handle(req, res));
+    await new Promise<void>((resolve) => f.server.listen(0, '127.0.0.1', resolve));
+    f.url = `http://127.0.0.1:${(f.server.address() as { port: number }).port}`;
+    return f;
+  }
+
+  get openaiBase(): string {
+    return `${this.url}/v1`;
+  }
+
+  get anthropicBase(): string {
+    return this.url;
+  }
+
+  failNext(status: number, times = 1): void {
+    for (let i = 0; i < times; i++) this.failures.push(status);
+  }
+
+  reset(): void {
+    this.requests.length = 0;
+    this.failures.length = 0;
+    this.cutStreamAfter = null;
+    this.firstEventDelayMs = 0;
+    this.reply = { text: 'Hello from the fake.' };
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
+    const path = (req.url ?? '').split('?')[0];
+    this.requests.push({ path, headers: req.headers, body });
+    const kind = KIND[path];
+    if (!kind) return void res.writeHead(404).end();
+    const status = this.failures.shift();
+    if (status !== undefined) {
+      const err = kind === 'anthropic' ? { type: 'error', error: { type: 'overloaded_error', message: `fake ${status}` } } : { error: { message: `fake ${status}`, type: 'server_error' } };
+      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(err));
+      return;
+    }
+    const reply = typeof this.reply === 'function' ? this.reply(body, kind) : this.reply;
+    const model = String(body.model);
+    if (body.stream !== true) {
+      const out = kind === 'chat' ? chatBody(model, reply) : kind === 'responses' ? responsesBody(model, reply) : anthropicBody(model, reply);
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
+      return;
+    }
+    const events = kind === 'chat' ? chatEvents(model, reply) : kind === 'responses' ? responsesEvents(model, reply) : anthropicEvents(model, reply);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (this.firstEventDelayMs) await new Promise((r) => setTimeout(r, this.firstEventDelayMs));
+    for (const [i, e] of events.entries()) {
+      if (this.cutStreamAfter !== null && i >= this.cutStreamAfter) return void res.destroy();
+      const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
+      const frame = e.event ? `event: ${e.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;
+      // When a cut is planned, each frame is flushed first so that what came before the cut really arrives.
+      if (this.cutStreamAfter !== null) await new Promise<void>((r) => res.write(frame, () => setTimeout(r, 5)));
+      else res.write(frame);
+    }
+    res.end();
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}
