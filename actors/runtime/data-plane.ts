@@ -4,6 +4,9 @@ import { QueueFactory } from '../../infra/queues/queues.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import { once, type ShutdownList } from '../../src/lifecycle/shutdown.js';
 import { PubSubHub } from '../../src/pubsub/hub.js';
+import { BATCH_QUEUE } from '../batch/messages.js';
+import { TOOL_RUNNER_QUEUE } from '../tool-runner/messages.js';
+import { WEBHOOK_QUEUE } from '../webhook/messages.js';
 import { ROUTER_PROXY_QUEUE, SessionMailbox } from './queues.js';
 
 /** Queues, mailbox and the process's one subscriber, shared by the roles of a process. */
@@ -11,6 +14,9 @@ export interface DataPlane {
   queues: QueueFactory;
   mailbox: SessionMailbox;
   routerProxy: Queue;
+  toolRunner: Queue;
+  webhooks: Queue;
+  batches: Queue;
   hub: PubSubHub;
 }
 
@@ -37,7 +43,15 @@ export function dataPlane(core: DataPlaneHost): DataPlane {
   const hub = new PubSubHub(core.redisFor('subscriber', 'hub'));
   core.shutdown.add(once('queues', () => queues.close()));
   core.shutdown.add(once('pubsub-hub', () => hub.close()));
-  plane = { queues, mailbox: new SessionMailbox(queues, core.config.sessionShards), routerProxy: queues.queue(ROUTER_PROXY_QUEUE), hub };
+  plane = {
+    queues,
+    mailbox: new SessionMailbox(queues, core.config.sessionShards),
+    routerProxy: queues.queue(ROUTER_PROXY_QUEUE),
+    toolRunner: queues.queue(TOOL_RUNNER_QUEUE),
+    webhooks: queues.queue(WEBHOOK_QUEUE),
+    batches: queues.queue(BATCH_QUEUE),
+    hub,
+  };
   planes.set(core, plane);
   return plane;
 }

@@ -53,10 +53,11 @@ export class SessionMailbox {
    * when the same command ran before (the ledger then answers with the
    * recorded outcome instead of applying it twice).
    */
-  async send(job: SessionJob, priority: keyof typeof PRIORITY = 'interactive'): Promise<void> {
+  async send(job: SessionJob, priority: keyof typeof PRIORITY = 'interactive', delayMs?: number): Promise<void> {
     const id = jobId(job.session_id, job.command.command_id);
     await this.queueFor(job.session_id).add(job.command.kind, job, {
       ...JOB_DEFAULTS,
+      ...(delayMs ? { delay: delayMs } : {}),
       jobId: job.reply_to ? `${id}.${job.reply_to.request_id}` : id,
       priority: PRIORITY[priority],
     });

@@ -119,5 +119,10 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return cancel(input, cmd.message_id);
     case 'tool.result_submitted':
       return toolResult(input, cmd);
+    case 'webhook.delivery_failed':
+      return { events: [platform('webhook.delivery_failed', cmd.message_id, { ...cmd.delivery })], effects: [], reply: { event_index: 0, message_id: cmd.message_id } };
+    case 'tool.completed':
+    case 'tool.deadline_passed':
+      return NOTHING;
   }
 }

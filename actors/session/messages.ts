@@ -1,4 +1,7 @@
 import type { ContentBlock, OutputPart } from '../../src/domain/ledger.js';
+import type { BatchChildSettled } from '../batch/messages.js';
+import type { ToolRunJob } from '../tool-runner/messages.js';
+import type { WebhookJob } from '../webhook/messages.js';
 
 /**
  * Commands the session actor accepts. Every command carries a `command_id`:
@@ -10,12 +13,28 @@ export type SessionCommand =
   | { kind: 'tool.result_submitted'; command_id: string; message_id: string; tool_call_id: string; result: unknown; is_error: boolean }
   | { kind: 'message.start'; command_id: string; message_id: string }
   | { kind: 'message.cancel'; command_id: string; message_id: string }
-  | { kind: 'model.responded'; command_id: string; message_id: string; attempt: number; call_index: number; result: ModelResult };
+  | { kind: 'model.responded'; command_id: string; message_id: string; attempt: number; call_index: number; result: ModelResult }
+  | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
+  | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
+  | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure };
+
+/** What the tool-runner actor reports for one custom tool call. */
+export type ToolRunResult = { ok: true; output: unknown } | { ok: false; error: string };
+
+/** Recorded as `webhook.delivery_failed` when a delivery exhausts its retries. */
+export interface WebhookFailure {
+  delivery_id: string;
+  webhook_id: string;
+  event_type: string;
+  url: string;
+  attempts: number;
+  last_error: string;
+}
 
 /** What the router-proxy actor reports back for one model call. */
 export type ModelResult =
   | { ok: true; parts: OutputPart[]; stop_reason: string; usage: { input_tokens: number; output_tokens: number } | null }
-  | { ok: false; error: string };
+  | { ok: false; error: string; retryable?: boolean; retry_after_ms?: number };
 
 /** A model call handed to the router-proxy actor. */
 export interface ModelCall {
@@ -28,8 +47,11 @@ export interface ModelCall {
 
 /** Side effects a decision asks the runtime to carry out after the append. */
 export type Effect =
-  | { kind: 'model.call'; job_id: string; call: ModelCall }
-  | { kind: 'session.command'; command: SessionCommand };
+  | { kind: 'model.call'; job_id: string; call: ModelCall; delay_ms?: number }
+  | { kind: 'session.command'; command: SessionCommand; delay_ms?: number }
+  | { kind: 'tool.run'; job_id: string; job: ToolRunJob }
+  | { kind: 'webhook'; job_id: string; job: WebhookJob }
+  | { kind: 'batch.child_settled'; job_id: string; job: BatchChildSettled };
 
 export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
   return `model-${call.message_id}-${call.attempt}-${call.call_index}`;

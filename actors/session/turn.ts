@@ -19,6 +19,9 @@ export interface TurnDeps {
   keys: RedisKeys;
   mailbox: SessionMailbox;
   routerProxy: Queue;
+  toolRunner: Queue;
+  webhooks: Queue;
+  batches: Queue;
 }
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
@@ -77,11 +80,24 @@ async function save(deps: TurnDeps, l: Loaded): Promise<void> {
 
 async function runEffects(deps: TurnDeps, l: Loaded, effects: Effect[]): Promise<void> {
   const priority = l.doc.priority ?? 'interactive';
+  const opts = (jobId: string, delay?: number) => ({ ...JOB_DEFAULTS, jobId, priority: PRIORITY[priority], ...(delay ? { delay } : {}) });
   for (const e of effects) {
-    if (e.kind === 'model.call') {
-      await deps.routerProxy.add('model.call', { ...e.call, org_id: l.doc.org_id }, { ...JOB_DEFAULTS, jobId: e.job_id, priority: PRIORITY[priority] });
-    } else {
-      await deps.mailbox.send({ session_id: l.state.id, command: e.command }, priority);
+    switch (e.kind) {
+      case 'model.call':
+        await deps.routerProxy.add('model.call', { ...e.call, org_id: l.doc.org_id }, opts(e.job_id, e.delay_ms));
+        break;
+      case 'session.command':
+        await deps.mailbox.send({ session_id: l.state.id, command: e.command }, priority, e.delay_ms);
+        break;
+      case 'tool.run':
+        await deps.toolRunner.add('tool.run', { ...e.job, org_id: l.doc.org_id }, opts(e.job_id));
+        break;
+      case 'webhook':
+        await deps.webhooks.add(e.job.kind, { ...e.job, org_id: l.doc.org_id }, { ...opts(e.job_id), attempts: 1 });
+        break;
+      case 'batch.child_settled':
+        await deps.batches.add('child.settled', { ...e.job, org_id: l.doc.org_id }, opts(e.job_id));
+        break;
     }
   }
 }

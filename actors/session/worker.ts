@@ -22,6 +22,9 @@ export async function startSessionActors(core: Core, lockDurationMs: number): Pr
     keys: core.keys,
     mailbox: plane.mailbox,
     routerProxy: plane.routerProxy,
+    toolRunner: plane.toolRunner,
+    webhooks: plane.webhooks,
+    batches: plane.batches,
   };
   const reply = async (job: SessionJob, msg: ReplyBody) => {
     if (job.reply_to) await core.redis.publish(job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));

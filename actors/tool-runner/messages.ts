@@ -1,0 +1,20 @@
+/**
+ * Jobs of the tool-runner actor (queue `tool-runner`): run one custom tool
+ * call in the sandbox and report back to the session actor with a
+ * `tool.completed` command.
+ */
+export const TOOL_RUNNER_QUEUE = 'tool-runner';
+
+export interface ToolRunJob {
+  org_id: string;
+  session_id: string;
+  message_id: string;
+  attempt: number;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: Record<string, unknown>;
+}
+
+export function toolRunJobId(job: Pick<ToolRunJob, 'message_id' | 'attempt' | 'tool_call_id'>): string {
+  return `tool-${job.message_id}-${job.attempt}-${job.tool_call_id}`.replace(/:/g, '_');
+}

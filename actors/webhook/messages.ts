@@ -1,0 +1,44 @@
+/**
+ * Jobs of the webhook delivery actor (queue `webhooks`). Producers (the
+ * session and batch actors) enqueue one job per event with a deterministic
+ * job id; the actor checks the agent's subscription, builds the body, signs,
+ * delivers and retries.
+ */
+export const WEBHOOK_QUEUE = 'webhooks';
+
+/** Body of a `tool.call_requested` delivery: exactly the spec's fields. */
+export interface ToolCallRequestedBody {
+  id: string;
+  type: 'tool.call_requested';
+  session_id: string;
+  message_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: Record<string, unknown>;
+  input_schema: Record<string, unknown>;
+  output_schema: Record<string, unknown>;
+  expires_at: string;
+  submit_url: string;
+}
+
+export type WebhookJob =
+  | { kind: 'tool.call_requested'; org_id: string; agent_id: string; session_id: string; body: ToolCallRequestedBody }
+  | { kind: 'session.lifecycle'; org_id: string; agent_id: string; session_id: string; message_id: string; type: 'session.completed' | 'session.failed' }
+  | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' };
+
+/** The webhook `id` (and job id base): the same on every retry of one event. */
+export function webhookEventId(job: WebhookJob): string {
+  switch (job.kind) {
+    case 'tool.call_requested':
+      return job.body.id;
+    case 'session.lifecycle':
+      return `${job.session_id}:${job.message_id}:${job.type}`;
+    case 'batch.lifecycle':
+      return `${job.batch_id}:${job.type}`;
+  }
+}
+
+/** BullMQ job ids may not contain ':'. */
+export function webhookJobId(job: WebhookJob): string {
+  return `wh-${webhookEventId(job).replace(/:/g, '_')}`;
+}
