@@ -1,17 +1,17 @@
+import type { MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
+import { callProvider, type ProviderDeps } from './providers.js';
 import { scriptedResponse } from './scripted.js';
 
-export interface ModelCallDeps {
+export interface ModelCallDeps extends ProviderDeps {
   session(id: string): Promise<SessionDoc | null>;
   version(orgId: string, id: string): Promise<AgentVersionDoc | null>;
+  message(orgId: string, sessionId: string, id: string): Promise<MessageState | null>;
 }
 
-/**
- * Makes one model call for a session's message. Provider adapters plug in
- * here by `provider`; this build ships `scripted`.
- */
+/** Makes one model call for a session's message, with the adapter its llm option names. */
 export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<ModelResult> {
   const session = await deps.session(call.session_id);
   if (!session) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
@@ -22,7 +22,14 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
   switch (option.provider) {
     case 'scripted':
       return scriptedResponse(version.scripts?.[option.id], call.call_index);
+    case 'openai':
+    case 'openai-responses':
+    case 'anthropic': {
+      const current = await deps.message(call.org_id, call.session_id, call.message_id);
+      if (!current) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
+      return callProvider(deps, session, version, option, call, current);
+    }
     default:
-      return { ok: false, error: `Provider ${option.provider} is not available in this build yet; use the scripted provider.` };
+      return { ok: false, error: `Provider ${option.provider} is not available to agent turns in this build.` };
   }
 }

@@ -5,7 +5,12 @@ import { AgentStore } from '../../src/store/agents.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { ROUTER_PROXY_QUEUE } from '../runtime/queues.js';
 import type { ModelCall } from '../session/messages.js';
-import { callModel } from './handler.js';
+import { LlmClient } from '../../src/llm/client.js';
+import { messageState } from '../../src/store/messages.js';
+import { VersionCache } from '../session/agent-context.js';
+import { callModel, type ModelCallDeps } from './handler.js';
+
+const HISTORY_LIMIT = 100;
 
 /**
  * The router-proxy actor: runs model calls off the session's turn and sends
@@ -15,7 +20,22 @@ import { callModel } from './handler.js';
 export async function startRouterProxy(core: Core, concurrency: number, lockDurationMs: number): Promise<void> {
   const plane = dataPlane(core);
   const agents = new AgentStore(core.db);
-  const deps = { session: (id: string) => core.stores.sessions.byId(id), version: (org: string, id: string) => agents.getVersion(org, id) };
+  const versions = new VersionCache((org, id) => agents.getVersion(org, id));
+  const client = new LlmClient();
+  core.shutdown.add(once('llm-client', () => client.close()));
+  const deps: ModelCallDeps = {
+    session: (id) => core.stores.sessions.byId(id),
+    version: (org, id) => versions.get(org, id),
+    message: async (org, sid, id) => {
+      const m = await core.stores.messages.get(org, sid, id);
+      return m ? messageState(m) : null;
+    },
+    history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
+    client,
+    box: core.box,
+    revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
+    publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
+  };
   const worker = plane.queues.worker<ModelCall, void>(
     ROUTER_PROXY_QUEUE,
     async (job: Job<ModelCall>) => {

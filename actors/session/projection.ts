@@ -20,6 +20,8 @@ export function applyEvent(session: SessionState, messages: Map<string, MessageS
         metadata: (d.metadata as Record<string, string> | null) ?? null,
         status: 'queued',
         attempt: 1,
+        model_calls: 0,
+        pending_tool_calls: [],
         output: { parts: [] },
         error: null,
         created_at: ev.created_at,
@@ -37,12 +39,45 @@ export function applyEvent(session: SessionState, messages: Map<string, MessageS
       break;
     case 'assistant.message_completed': {
       const m = messages.get(ev.message_id!);
-      if (m) m.output = { parts: [...m.output.parts, ...((d.output as { parts: OutputPart[] }).parts ?? [])] };
+      if (!m) break;
+      const parts = (d.parts as OutputPart[]) ?? [];
+      m.output = { parts: [...m.output.parts, ...parts] };
+      m.model_calls = ((d.call_index as number) ?? m.model_calls) + 1;
+      m.pending_tool_calls = parts.flatMap((p) => (p.type === 'tool_call' ? [{ id: p.id, name: p.name }] : []));
       break;
     }
+    case 'tool.call_requested': {
+      const call = messages.get(ev.message_id!)?.pending_tool_calls.find((c) => c.id === d.tool_call_id);
+      if (call) call.expires_at = d.expires_at as string;
+      break;
+    }
+    case 'tool.call_completed':
+    case 'tool.call_failed':
+    case 'tool.result_submitted':
+      applyToolResult(messages, ev);
+      break;
     default:
       break;
   }
+}
+
+/** A tool result joins the output right after the calls, and the call stops being pending. */
+function applyToolResult(messages: Map<string, MessageState>, ev: EventEnvelope): void {
+  const m = messages.get(ev.message_id!);
+  const id = ev.data.tool_call_id as string;
+  const pending = m?.pending_tool_calls.find((c) => c.id === id);
+  if (!m || !pending) return;
+  m.pending_tool_calls = m.pending_tool_calls.filter((c) => c.id !== id);
+  const isError = ev.type === 'tool.call_failed' || ev.data.is_error === true;
+  m.output = { parts: [...m.output.parts, { type: 'tool_result', tool_call_id: id, tool_name: pending.name, content: resultContent(ev), is_error: isError }] };
+}
+
+/** The text the model gets back for a tool result. */
+export function resultContent(ev: EventEnvelope): { type: 'text'; text: string }[] {
+  const d = ev.data;
+  if (ev.type === 'tool.call_failed') return [{ type: 'text', text: String(d.error ?? 'tool call failed') }];
+  const value = ev.type === 'tool.result_submitted' ? d.result : d.output;
+  return [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value ?? null) }];
 }
 
 function applyMessageStatus(session: SessionState, messages: Map<string, MessageState>, ev: EventEnvelope): void {

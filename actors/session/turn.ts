@@ -9,6 +9,7 @@ import { sessionState, sessionView, type SessionDoc, type SessionStore, type Ses
 import { JOB_DEFAULTS, PRIORITY, type SessionJob, type SessionMailbox } from '../runtime/queues.js';
 import { decide, type Decision } from './decide.js';
 import type { Effect } from './messages.js';
+import { agentContext, type VersionCache } from './agent-context.js';
 import { applyEvent, noteCommand } from './projection.js';
 
 export interface TurnDeps {
@@ -22,6 +23,8 @@ export interface TurnDeps {
   toolRunner: Queue;
   webhooks: Queue;
   batches: Queue;
+  versions: VersionCache;
+  publicUrl: string;
 }
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
@@ -151,7 +154,8 @@ export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnRepl
     return reply(l, envelope(first), first.message_id);
   }
   await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
-  const decision = decide({ session: l.state, messages: l.messages }, cmd);
+  const version = await deps.versions.get(doc.org_id, doc.version_id);
+  const decision = decide({ session: l.state, messages: l.messages, agent: agentContext(doc, version, deps.publicUrl) }, cmd);
   const envs = await append(deps, l, decision, cmd.command_id);
   apply(l, envs);
   if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);

@@ -5,6 +5,8 @@ import type { Core } from '../../src/roles/core.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { sessionQueueName, type SessionJob } from '../runtime/queues.js';
 import type { ReplyBody } from '../runtime/asker.js';
+import { AgentStore } from '../../src/store/agents.js';
+import { VersionCache } from './agent-context.js';
 import { runTurn, type TurnDeps } from './turn.js';
 
 /**
@@ -14,6 +16,7 @@ import { runTurn, type TurnDeps } from './turn.js';
  */
 export async function startSessionActors(core: Core, lockDurationMs: number): Promise<void> {
   const plane = dataPlane(core);
+  const agents = new AgentStore(core.db);
   const deps: TurnDeps = {
     sessions: core.stores.sessions,
     ledger: core.stores.ledger,
@@ -25,6 +28,8 @@ export async function startSessionActors(core: Core, lockDurationMs: number): Pr
     toolRunner: plane.toolRunner,
     webhooks: plane.webhooks,
     batches: plane.batches,
+    versions: new VersionCache((org, id) => agents.getVersion(org, id)),
+    publicUrl: core.config.publicUrl,
   };
   const reply = async (job: SessionJob, msg: ReplyBody) => {
     if (job.reply_to) await core.redis.publish(job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));

@@ -18,6 +18,11 @@ export class RedisKeys {
     return `${this.prefix}:events:${sessionId}`;
   }
 
+  /** Ephemeral `assistant.delta` records of one session's streaming model calls; never in the ledger. */
+  sessionDeltas(sessionId: string): string {
+    return `${this.prefix}:deltas:${sessionId}`;
+  }
+
   /** Pattern matching every session's channel (one subscriber per web process). */
   sessionEventsPattern(): string {
     return `${this.prefix}:events:*`;

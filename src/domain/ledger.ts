@@ -86,6 +86,10 @@ export interface MessageState {
   metadata: Record<string, string> | null;
   status: MessageStatus;
   attempt: number;
+  /** Model calls made in the current attempt; the next call's index. */
+  model_calls: number;
+  /** Tool calls of the last model response still waiting for a result. */
+  pending_tool_calls: { id: string; name: string; expires_at?: string }[];
   output: { parts: OutputPart[] };
   error: string | null;
   created_at: string;

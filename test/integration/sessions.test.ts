@@ -128,7 +128,7 @@ describe('sessions and the ledger', () => {
       assert.deepEqual(e.actor, { type: 'system', id: null });
       assert.equal(e.id, `${s.id}:${e.sequence_number}`);
     }
-    assert.deepEqual((evs[4].data.output as { parts: unknown[] }).parts, [{ type: 'text', text: 'Hello from the script.' }]);
+    assert.deepEqual(evs[4].data.parts, [{ type: 'text', text: 'Hello from the script.' }]);
     const msgs = await json<{ messages: { id: string; status: string; output: { parts: unknown[] }; completed_at: string }[] }>(await h.api(`/v1/sessions/${s.id}/messages`), 200);
     assert.equal(msgs.messages.length, 1);
     assert.equal(msgs.messages[0].status, 'completed');
@@ -257,7 +257,7 @@ describe('sessions and the ledger', () => {
     assert.equal(res.session.name, 'one-shot');
     assert.equal(res.event.type, 'user.message');
     const evs = await settled(res.session.id, 7);
-    assert.deepEqual((evs[4].data.output as { parts: unknown[] }).parts, [{ type: 'text', text: 'alt says hi' }]);
+    assert.deepEqual(evs[4].data.parts, [{ type: 'text', text: 'alt says hi' }]);
   });
 
   it('filters sessions by several metadata pairs (AND) and pages', async () => {

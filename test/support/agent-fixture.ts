@@ -1,5 +1,5 @@
 import { newId } from '../../src/domain/ids.js';
-import type { ScriptTurn } from '../../src/store/agents.js';
+import type { LlmOption, ScriptTurn, ToolDef } from '../../src/store/agents.js';
 import { AgentStore } from '../../src/store/agents.js';
 import type { Harness } from './harness.js';
 
@@ -28,4 +28,26 @@ export async function scriptedAgent(h: Harness, turns: ScriptTurn[], opts: { org
     { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: manifest.llm_options, tools: [], scripts: { main: { turns }, alt: { turns: [{ text: 'alt says hi' }] } }, entrypoint: manifest.entrypoint } },
   );
   return { agentId: agent._id, versionId: version._id, orgId: org._id };
+}
+
+/** An agent with the given tools and llm options, written straight into the store. */
+export async function agentWith(
+  h: Harness,
+  opts: { tools?: ToolDef[]; llm_options: LlmOption[]; scripts?: Record<string, { turns: ScriptTurn[] }>; secrets?: string[] },
+): Promise<{ agentId: string; versionId: string }> {
+  const core = h.running.core;
+  const org = (await core.stores.orgs.byName('default'))!;
+  const manifest = {
+    name: 'fixture',
+    sdk: 'troupe-js@1' as const,
+    entrypoint: 'agent.js:agent',
+    sandbox: { secrets: opts.secrets ?? [], internet_access: false },
+    custom_tools: (opts.tools ?? []).map((t) => ({ name: t.name, path: t.path, kind: t.kind, timeout_seconds: t.timeout_seconds })),
+    llm_options: opts.llm_options,
+  };
+  const { agent, version } = await new AgentStore(core.db).create(
+    { id: newId('agent'), orgId: org._id, name: 'fixture' },
+    { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: opts.llm_options, tools: opts.tools ?? [], scripts: opts.scripts ?? {}, entrypoint: manifest.entrypoint } },
+  );
+  return { agentId: agent._id, versionId: version._id };
 }

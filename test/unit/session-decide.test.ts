@@ -1,13 +1,25 @@
 import assert from 'node:assert/strict';
-import { decide } from '../../actors/session/decide.js';
+import { decide, type DecideInput } from '../../actors/session/decide.js';
 import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
 
 /** Applies a decision's events the way the runtime does, with sequence numbers. */
+const agent: DecideInput['agent'] = {
+  org_id: 'o',
+  agent_id: 'a',
+  batch_id: null,
+  tools: new Map(),
+  max_turns: 10,
+  max_attempts: 3,
+  now: new Date(0),
+  submit_url: 'http://x/v1/sessions/s/events',
+  validate_output: () => null,
+};
+
 function run(session: SessionState, messages: Map<string, MessageState>, cmd: SessionCommand) {
-  const d = decide({ session, messages }, cmd);
+  const d = decide({ session, messages, agent }, cmd);
   d.events.forEach((e, i) => {
     const seq = session.last_sequence + 1;
     applyEvent(session, messages, { ...e, id: `s:${seq}`, session_id: 's', sequence_number: seq, created_at: `t${seq}` } as EventEnvelope);
@@ -84,7 +96,7 @@ describe('session actor decisions', () => {
     assert.equal(m.get('m2')!.status, 'cancelled');
     const c1 = run(s, m, { kind: 'message.cancel', command_id: 'c1', message_id: 'm1' });
     assert.deepEqual(c1.events.map((e) => e.data.to), ['cancelled', 'idle']);
-    assert.throws(() => decide({ session: s, messages: m }, { kind: 'message.cancel', command_id: 'c3', message_id: 'm1' }), ConflictError);
-    assert.throws(() => decide({ session: s, messages: m }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
+    assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c3', message_id: 'm1' }), ConflictError);
+    assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
   });
 });

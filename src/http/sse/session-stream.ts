@@ -68,6 +68,11 @@ export class SessionStream {
     }
   }
 
+  /** An ephemeral record (live token deltas): no id, so it is never part of a resume. */
+  sendEphemeral(type: string, data: string): void {
+    if (!this.closed && !this.backfilling) this.out.write(`event: ${type}\ndata: ${data}\n\n`);
+  }
+
   private send(ev: EventEnvelope): void {
     if (this.closed || ev.sequence_number !== this.lastSent + 1) return;
     this.lastSent = ev.sequence_number;

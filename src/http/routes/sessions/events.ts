@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import { newId } from '../../../domain/ids.js';
 import { TERMINAL_MESSAGE_STATUSES, type ContentBlock, type EventEnvelope } from '../../../domain/ledger.js';
 import { envelope } from '../../../store/ledger.js';
@@ -63,9 +64,12 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
             const messageId = newId('message');
             return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
           }
+          // Each submission is its own command: a second one for the same call
+          // must reach the actor and be refused (409). Replays are the
+          // Idempotency-Key's job, answered above without reaching the actor.
           return ask(deps, session, {
             kind: 'tool.result_submitted',
-            command_id: `tr-${body.message_id}-${body.tool_call_id}`,
+            command_id: key ? `tr-${createHash('sha256').update(key).digest('hex').slice(0, 32)}` : `tr-${randomUUID()}`,
             message_id: body.message_id,
             tool_call_id: body.tool_call_id,
             result: body.result ?? null,

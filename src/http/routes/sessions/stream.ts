@@ -11,7 +11,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/sessions/{session_id}/stream',
-      summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query).',
+      summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
@@ -20,7 +20,14 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         if (after === null) throw new InvalidRequestError(`Last-Event-ID must be an event id of this session, like ${session._id}:12.`, 'Last-Event-ID');
         const stream = new SessionStream(deps.stores.ledger, session._id, after);
         // Subscribe before the backfill, so nothing appended in between is missed.
-        const unsubscribe = await runtimeOf(deps).hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => stream.onLive(JSON.parse(msg) as EventEnvelope));
+        const hub = runtimeOf(deps).hub;
+        const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => stream.onLive(JSON.parse(msg) as EventEnvelope));
+        // Token deltas are opt-in: they are ephemeral and most clients only want the ledger.
+        const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), (msg) => stream.sendEphemeral('assistant.delta', msg)) : () => undefined;
+        const unsubscribe = () => {
+          unsubscribeEvents();
+          unsubscribeDeltas();
+        };
         const stop = () => {
           unsubscribe();
           stream.close();

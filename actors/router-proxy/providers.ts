@@ -1,0 +1,71 @@
+import type { SecretBox } from '../../src/crypto/secret-box.js';
+import type { MessageState } from '../../src/domain/ledger.js';
+import { Accumulator } from '../../src/llm/accumulate.js';
+import { DEFAULT_BASE_URL, type LlmClient } from '../../src/llm/client.js';
+import { UpstreamError } from '../../src/llm/errors.js';
+import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
+import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
+import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import type { SessionDoc } from '../../src/store/sessions.js';
+import type { ModelCall, ModelResult } from '../session/messages.js';
+import { conversationItems, responseParts } from './transcript.js';
+
+export interface ProviderDeps {
+  client: LlmClient;
+  box: SecretBox;
+  revealCredential(orgId: string, name: string): Promise<string | null>;
+  history(session: SessionDoc): Promise<MessageState[]>;
+  /** Ephemeral text deltas for SSE clients that asked for them. */
+  publishDelta(sessionId: string, delta: Record<string, unknown>): void;
+}
+
+/**
+ * The provider key for a model call: the session's `llm_api_key` first,
+ * else the option's named credential, where a session secret of that name
+ * overrides the org's stored credential. Used for model calls only.
+ */
+async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption): Promise<string | null> {
+  if (session.llm_api_key) return deps.box.open(session.llm_api_key, llmKeyAad(session._id));
+  if (!option.api_key_credential) return null;
+  if (session.secrets) {
+    const secrets = JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>;
+    if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
+  }
+  return deps.revealCredential(session.org_id, option.api_key_credential);
+}
+
+function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmRequest {
+  const config = (version as { agent_config?: { instructions?: string } }).agent_config;
+  return {
+    system: config?.instructions,
+    items,
+    tools: version.tools.map((t) => ({ name: t.name, description: t.description ?? undefined, parameters: t.input_schema ?? { type: 'object', properties: {} } })),
+    maxTokens: 4096,
+    stream: true,
+  };
+}
+
+/** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
+export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState): Promise<ModelResult> {
+  const provider = option.provider as Provider;
+  const apiKey = await providerKey(deps, session, option);
+  if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
+  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey };
+  const req = request(version, conversationItems(await deps.history(session), current));
+  const acc = new Accumulator();
+  try {
+    for await (const ev of deps.client.stream(req, target)) {
+      acc.push(ev);
+      if (ev.type === 'text') deps.publishDelta(session._id, { type: 'assistant.delta', message_id: call.message_id, call_index: call.call_index, text: ev.text });
+    }
+  } catch (e) {
+    if (e instanceof UpstreamError) {
+      const retryAfter = (e as UpstreamError & { retryAfterMs?: number }).retryAfterMs;
+      return { ok: false, error: e.message, retryable: e.retryable, ...(retryAfter !== undefined ? { retry_after_ms: retryAfter } : {}) };
+    }
+    return { ok: false, error: `model call failed: ${(e as Error).message}`, retryable: true };
+  }
+  const res = acc.result();
+  const { parts, stop_reason } = responseParts(res);
+  return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
+}

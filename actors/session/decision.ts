@@ -1,0 +1,48 @@
+import { SYSTEM_ACTOR, type MessageState, type MessageStatus, type NewEvent, type SessionState } from '../../src/domain/ledger.js';
+import type { ToolDef } from '../../src/store/agents.js';
+import { modelCallJobId, type Effect } from './messages.js';
+
+/** What a command decided: events to append, effects to run after, and what to answer. */
+export interface Decision {
+  events: NewEvent[];
+  effects: Effect[];
+  /** Index in `events` of the event the caller gets back, and the message it concerns. */
+  reply: { event_index: number | null; message_id: string | null };
+}
+
+/** Facts about the session's agent version that decisions need; loaded by the runtime, no I/O here. */
+export interface AgentContext {
+  org_id: string;
+  agent_id: string;
+  batch_id: string | null;
+  tools: ReadonlyMap<string, ToolDef>;
+  max_turns: number;
+  max_attempts: number;
+  now: Date;
+  /** The session events endpoint, for `tool.call_requested`'s submit_url. */
+  submit_url: string;
+  /** Checks a submitted result against the tool's output_schema; returns why it fails, or null. */
+  validate_output(tool: ToolDef, value: unknown): string | null;
+}
+
+export interface DecideInput {
+  session: SessionState;
+  /** The messages the command and the session's queue refer to. */
+  messages: Map<string, MessageState>;
+  agent: AgentContext;
+}
+
+export const NOTHING: Decision = Object.freeze({ events: [], effects: [], reply: { event_index: null, message_id: null } }) as Decision;
+
+export function platform(type: NewEvent['type'], messageId: string | null, data: Record<string, unknown>): NewEvent {
+  return { type, message_id: messageId, source: 'platform', actor: SYSTEM_ACTOR, data };
+}
+
+export function messageStatus(m: MessageState, to: MessageStatus, extra: Record<string, unknown> = {}): NewEvent {
+  return platform('message.status_changed', m.id, { message_id: m.id, from: m.status, to, attempt: m.attempt, ...extra });
+}
+
+export function modelCall(m: MessageState, session: SessionState, opts: { attempt?: number; delay_ms?: number } = {}): Effect {
+  const call = { message_id: m.id, attempt: opts.attempt ?? m.attempt, call_index: m.model_calls };
+  return { kind: 'model.call', job_id: modelCallJobId(call), call: { ...call, org_id: '', session_id: session.id }, ...(opts.delay_ms ? { delay_ms: opts.delay_ms } : {}) };
+}

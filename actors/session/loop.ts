@@ -1,0 +1,157 @@
+import { ConflictError, NotFoundError, UnprocessableError } from '../../src/domain/errors.js';
+import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
+import { batchJobId } from '../batch/messages.js';
+import { toolRunJobId } from '../tool-runner/messages.js';
+import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
+import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput } from './decision.js';
+import type { Effect, ModelResult, SessionCommand } from './messages.js';
+
+const RETRY_BASE_MS = 1000;
+const RETRY_MAX_MS = 60_000;
+
+/** The running slot is free: start the next queued message, or return the session to idle. */
+export function advance(input: DecideInput, finished: string): { events: NewEvent[]; effects: Effect[] } {
+  const next = input.session.queued_message_ids.find((id) => id !== finished);
+  const m = next ? input.messages.get(next) : undefined;
+  if (m) return { events: [messageStatus(m, 'running')], effects: [modelCall(m, input.session)] };
+  return { events: [platform('session.status_changed', null, { from: 'running', to: 'idle' })], effects: [] };
+}
+
+/** Ends a message: its terminal status, lifecycle webhook, batch bookkeeping, then the next message. */
+export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'failed' | 'cancelled', extra: Record<string, unknown> = {}): { events: NewEvent[]; effects: Effect[] } {
+  const { agent, session } = input;
+  const effects: Effect[] = [];
+  if (to !== 'cancelled') {
+    const job: WebhookJob = { kind: 'session.lifecycle', org_id: agent.org_id, agent_id: agent.agent_id, session_id: session.id, message_id: m.id, type: to === 'completed' ? 'session.completed' : 'session.failed' };
+    effects.push({ kind: 'webhook', job_id: webhookJobId(job), job });
+  }
+  if (agent.batch_id) {
+    const job = { org_id: agent.org_id, batch_id: agent.batch_id, session_id: session.id, message_id: m.id, status: to };
+    effects.push({ kind: 'batch.child_settled', job_id: batchJobId(job), job });
+  }
+  const events = [messageStatus(m, to, extra)];
+  if (session.running_message_id === m.id) {
+    const next = advance(input, m.id);
+    events.push(...next.events);
+    effects.push(...next.effects);
+  } else if (session.status === 'running' && !session.running_message_id && session.queued_message_ids.every((id) => id === m.id)) {
+    events.push(platform('session.status_changed', null, { from: 'running', to: 'idle' }));
+  }
+  return { events, effects };
+}
+
+function retry(input: DecideInput, m: MessageState, result: Extract<ModelResult, { ok: false }>): Decision {
+  if (!result.retryable || m.attempt >= input.agent.max_attempts) {
+    const reason = result.retryable ? `${result.error} (gave up after ${m.attempt} attempts)` : result.error;
+    const done = finish(input, m, 'failed', { error: reason });
+    return { events: done.events, effects: done.effects, reply: { event_index: 0, message_id: m.id } };
+  }
+  const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (m.attempt - 1));
+  const delay = Math.max(backoff, result.retry_after_ms ?? 0);
+  return {
+    events: [messageStatus(m, 'running', { attempt: m.attempt + 1, error: result.error, retry_in_ms: delay })],
+    effects: [modelCall(m, input.session, { attempt: m.attempt + 1, delay_ms: delay })],
+    reply: { event_index: 0, message_id: m.id },
+  };
+}
+
+/** Events and effects for the tool calls of one model response. */
+function dispatchTools(input: DecideInput, m: MessageState, calls: Extract<OutputPart, { type: 'tool_call' }>[]): { events: NewEvent[]; effects: Effect[]; external: number } {
+  const { agent } = input;
+  const events: NewEvent[] = [];
+  const effects: Effect[] = [];
+  let external = 0;
+  for (const c of calls) {
+    const tool = agent.tools.get(c.name);
+    if (!tool) {
+      events.push(platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: null, reason: 'unknown_tool', error: `The agent has no tool named ${c.name}.` }));
+    } else if (tool.kind === 'external') {
+      external++;
+      const expires = new Date(agent.now.getTime() + tool.timeout_seconds * 1000);
+      const body = { id: `${input.session.id}:${m.id}:${c.id}`, type: 'tool.call_requested' as const, session_id: input.session.id, message_id: m.id, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments, input_schema: tool.input_schema ?? {}, output_schema: tool.output_schema ?? {}, expires_at: expires.toISOString(), submit_url: agent.submit_url };
+      events.push(platform('tool.call_requested', m.id, { ...body }));
+      const job: WebhookJob = { kind: 'tool.call_requested', org_id: agent.org_id, agent_id: agent.agent_id, session_id: input.session.id, body };
+      effects.push({ kind: 'webhook', job_id: webhookJobId(job), job });
+      const deadline: SessionCommand = { kind: 'tool.deadline_passed', command_id: `deadline-${m.id}-${m.attempt}-${c.id}`, message_id: m.id, attempt: m.attempt, tool_call_id: c.id };
+      effects.push({ kind: 'session.command', command: deadline, delay_ms: tool.timeout_seconds * 1000 });
+    } else {
+      const job = { org_id: agent.org_id, session_id: input.session.id, message_id: m.id, attempt: m.attempt, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments };
+      effects.push({ kind: 'tool.run', job_id: toolRunJobId(job), job });
+    }
+  }
+  return { events, effects, external };
+}
+
+export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'model.responded' }>): Decision {
+  const m = input.messages.get(cmd.message_id);
+  // A late or repeated answer for a message that moved on is ignored.
+  if (!m || m.status !== 'running' || m.attempt !== cmd.attempt || m.model_calls !== cmd.call_index) return NOTHING;
+  if (!cmd.result.ok) return retry(input, m, cmd.result);
+  const calls = cmd.result.parts.filter((p): p is Extract<OutputPart, { type: 'tool_call' }> => p.type === 'tool_call');
+  const final = calls.length === 0;
+  const completed = platform('assistant.message_completed', m.id, { message_id: m.id, call_index: cmd.call_index, parts: cmd.result.parts, stop_reason: cmd.result.stop_reason, usage: cmd.result.usage, final });
+  if (final) {
+    const done = finish(input, m, 'completed');
+    return { events: [completed, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
+  }
+  if (m.model_calls + 1 >= input.agent.max_turns) {
+    const done = finish(input, m, 'failed', { error: `The agent reached max_turns (${input.agent.max_turns}) without a final answer.` });
+    return { events: [completed, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
+  }
+  const tools = dispatchTools(input, m, calls);
+  const events = [completed, ...tools.events];
+  const effects = [...tools.effects];
+  if (tools.external > 0) events.push(messageStatus(m, 'requires_action'));
+  else if (tools.events.length === calls.length) effects.push(modelCall({ ...m, model_calls: m.model_calls + 1 }, input.session));
+  return { events, effects, reply: { event_index: 0, message_id: m.id } };
+}
+
+/** After a tool result: once nothing is pending, the loop resumes with the next model call. */
+function resume(input: DecideInput, m: MessageState, resolved: string, events: NewEvent[]): Decision {
+  const stillPending = m.pending_tool_calls.filter((c) => c.id !== resolved);
+  const effects: Effect[] = [];
+  if (stillPending.length === 0) {
+    if (m.status === 'requires_action') events.push(messageStatus(m, 'running'));
+    effects.push(modelCall(m, input.session));
+  }
+  return { events, effects, reply: { event_index: 0, message_id: m.id } };
+}
+
+function pendingCall(m: MessageState | undefined, attempt: number | null, toolCallId: string): boolean {
+  return !!m && !TERMINAL_MESSAGE_STATUSES.includes(m.status) && (attempt === null || m.attempt === attempt) && m.pending_tool_calls.some((c) => c.id === toolCallId);
+}
+
+export function toolCompleted(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'tool.completed' }>): Decision {
+  const m = input.messages.get(cmd.message_id);
+  if (!m || !pendingCall(m, cmd.attempt, cmd.tool_call_id)) return NOTHING;
+  const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
+  const base = { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'custom' };
+  const ev = cmd.result.ok ? platform('tool.call_completed', m.id, { ...base, output: cmd.result.output }) : platform('tool.call_failed', m.id, { ...base, reason: 'error', error: cmd.result.error });
+  return resume(input, m, cmd.tool_call_id, [ev]);
+}
+
+export function deadlinePassed(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'tool.deadline_passed' }>): Decision {
+  const m = input.messages.get(cmd.message_id);
+  if (!m || !pendingCall(m, cmd.attempt, cmd.tool_call_id)) return NOTHING;
+  const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
+  const seconds = input.agent.tools.get(name)?.timeout_seconds;
+  const ev = platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'external', reason: 'timeout', error: `No result was submitted within ${seconds} s.` });
+  return resume(input, m, cmd.tool_call_id, [ev]);
+}
+
+export function toolResultSubmitted(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'tool.result_submitted' }>): Decision {
+  const m = input.messages.get(cmd.message_id);
+  if (!m) throw new NotFoundError('message', cmd.message_id);
+  if (!pendingCall(m, null, cmd.tool_call_id)) {
+    throw new ConflictError(`Tool call ${cmd.tool_call_id} is not pending on message ${cmd.message_id}.`, 'tool_call_not_pending', 'tool_call_id');
+  }
+  const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
+  const tool = input.agent.tools.get(name);
+  if (!tool || tool.kind !== 'external') throw new ConflictError(`Tool call ${cmd.tool_call_id} is not an external tool call.`, 'tool_call_not_external', 'tool_call_id');
+  if (!cmd.is_error) {
+    const why = input.agent.validate_output(tool, cmd.result);
+    if (why) throw new UnprocessableError(`result does not match the output_schema of ${name}: ${why}`, 'tool_result_invalid', 'result');
+  }
+  const ev: NewEvent = { type: 'tool.result_submitted', message_id: m.id, source: 'user', actor: USER_ACTOR, data: { message_id: m.id, tool_call_id: cmd.tool_call_id, result: cmd.result, is_error: cmd.is_error } };
+  return resume(input, m, cmd.tool_call_id, [ev]);
+}
