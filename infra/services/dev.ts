@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { startRoles } from '../../src/roles/start.js';
+import { runDemo } from './demo.js';
 import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -59,6 +60,12 @@ export async function main(_args: string[]): Promise<void> {
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
+  if (process.env.TROUPE_DEMO !== '0') {
+    const base = `http://127.0.0.1:${running.ports.web}`;
+    await runDemo(base, env.TROUPE_BOOTSTRAP_API_KEY, join(ROOT, 'examples', 'weather-agent'), (l) => process.stdout.write(`[demo] ${l}\n`)).catch((err: Error) =>
+      process.stdout.write(`[demo] failed: ${err.message}\n`),
+    );
+  }
   let stopping = false;
   const stop = () => {
     if (stopping) return;
