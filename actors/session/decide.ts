@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type NewEvent } from '../../src/domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import type { Effect, SessionCommand } from './messages.js';
@@ -14,12 +14,15 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
   ];
   if (input.session.status === 'idle') events.push(platform('session.status_changed', null, { from: 'idle', to: 'running' }));
   const effects: Effect[] = [];
-  // The message is answered as `queued`; a follow-up turn starts it, so
-  // messages sent while another runs simply wait their turn (FIFO).
+  // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
+  // turn (FIFO) and the message before it starts it when it finishes.
   if (!input.session.running_message_id && input.session.queued_message_ids.length === 0) {
-    effects.push({ kind: 'session.command', command: { kind: 'message.start', command_id: `start-${cmd.message_id}`, message_id: cmd.message_id } });
+    const queued: MessageState = { id: cmd.message_id, session_id: input.session.id, sequence_number: 0, parts: cmd.content, metadata: cmd.metadata, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null };
+    events.push(messageStatus(queued, 'running'));
+    effects.push(modelCall(queued, input.session));
   }
-  return { events, effects, reply: { event_index: 0, message_id: cmd.message_id } };
+  // The caller is told what the message was when recorded: queued.
+  return { events, effects, reply: { event_index: 0, message_id: cmd.message_id, message_status: 'queued' } };
 }
 
 function startMessage(input: DecideInput, messageId: string): Decision {

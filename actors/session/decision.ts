@@ -7,7 +7,7 @@ export interface Decision {
   events: NewEvent[];
   effects: Effect[];
   /** Index in `events` of the event the caller gets back, and the message it concerns. */
-  reply: { event_index: number | null; message_id: string | null };
+  reply: { event_index: number | null; message_id: string | null; message_status?: MessageStatus };
 }
 
 /** Facts about the session's agent version that decisions need; loaded by the runtime, no I/O here. */

@@ -105,10 +105,10 @@ async function runEffects(deps: TurnDeps, l: Loaded, effects: Effect[]): Promise
   }
 }
 
-function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null): TurnReply {
+function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null, status?: string): TurnReply {
   const m = messageId ? l.messages.get(messageId) : undefined;
   const { id: _id, ...state } = l.state;
-  return { event, message: m ? { id: m.id, status: m.status } : null, session: sessionView({ ...l.doc, ...state }) };
+  return { event, message: m ? { id: m.id, status: status ?? m.status } : null, session: sessionView({ ...l.doc, ...state }) };
 }
 
 async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: string): Promise<EventEnvelope[]> {
@@ -151,7 +151,7 @@ export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnRepl
     // twice, and answer with the recorded outcome.
     await runEffects(deps, l, effectsOf(first) as Effect[]);
     await loadMessages(deps, l, [first.message_id]);
-    return reply(l, envelope(first), first.message_id);
+    return reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined);
   }
   await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
   const version = await deps.versions.get(doc.org_id, doc.version_id);
@@ -162,5 +162,5 @@ export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnRepl
   if (envs.length) await save(deps, l);
   await publish(deps, l.state.id, envs);
   await runEffects(deps, l, decision.effects);
-  return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id);
+  return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
 }

@@ -32,23 +32,23 @@ const um = (id: string): SessionCommand => ({ kind: 'user.message', command_id: 
 const ok = (id: string, text = 'done'): SessionCommand => ({ kind: 'model.responded', command_id: `r-${id}`, message_id: id, attempt: 1, call_index: 0, result: { ok: true, parts: [{ type: 'text', text }], stop_reason: 'end_turn', usage: null } });
 
 describe('session actor decisions', () => {
-  it('records a user message as queued, moves the session to running and asks to start it', () => {
+  it('records a user message as queued, moves the session to running and starts it in the same turn', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     const d = run(s, m, um('m1'));
-    assert.deepEqual(d.events.map((e) => e.type), ['user.message', 'message.status_changed', 'session.status_changed']);
+    assert.deepEqual(d.events.map((e) => [e.type, e.data.to ?? null]), [['user.message', null], ['message.status_changed', 'queued'], ['session.status_changed', 'running'], ['message.status_changed', 'running']]);
     assert.deepEqual(d.events[1].data, { message_id: 'm1', from: null, to: 'queued', attempt: 1 });
-    assert.deepEqual(d.effects, [{ kind: 'session.command', command: { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' } }]);
+    assert.deepEqual(d.effects.map((e) => e.kind), ['model.call']);
+    assert.equal(d.reply.message_status, 'queued');
     assert.equal(s.status, 'running');
-    assert.deepEqual(s.queued_message_ids, ['m1']);
+    assert.equal(s.running_message_id, 'm1');
+    assert.deepEqual(s.queued_message_ids, []);
   });
 
   it('queues later messages FIFO and starts the next when one completes', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     run(s, m, um('m1'));
-    const start = run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
-    assert.equal(start.effects[0].kind, 'model.call');
     const second = run(s, m, um('m2'));
     assert.deepEqual(second.effects, [], 'm2 waits for m1');
     const done = run(s, m, ok('m1'));
@@ -68,7 +68,6 @@ describe('session actor decisions', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     run(s, m, um('m1'));
-    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
     run(s, m, ok('m1'));
     assert.deepEqual(run(s, m, ok('m1')).events, []);
     assert.deepEqual(run(s, m, { kind: 'message.start', command_id: 'x', message_id: 'm1' }).events, []);
@@ -78,10 +77,9 @@ describe('session actor decisions', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     run(s, m, um('m1'));
-    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
-    const d = run(s, m, { kind: 'model.responded', command_id: 'r', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: false, error: 'upstream 500' } });
+    const d = run(s, m, { kind: 'model.responded', command_id: 'r', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: false, error: 'upstream 400' } });
     assert.equal(d.events[0].data.to, 'failed');
-    assert.equal(d.events[0].data.error, 'upstream 500');
+    assert.equal(d.events[0].data.error, 'upstream 400');
     assert.equal(m.get('m1')!.status, 'failed');
     assert.equal(s.status, 'idle');
   });
@@ -90,7 +88,6 @@ describe('session actor decisions', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     run(s, m, um('m1'));
-    run(s, m, { kind: 'message.start', command_id: 'start-m1', message_id: 'm1' });
     run(s, m, um('m2'));
     run(s, m, { kind: 'message.cancel', command_id: 'c2', message_id: 'm2' });
     assert.equal(m.get('m2')!.status, 'cancelled');
