@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { isAbsolute, join } from 'node:path';
 
 /**
  * Environment → validated, frozen Config. Every variable Troupe reads is
@@ -29,6 +31,18 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   /** Lifetime of a source snapshot's upload target (`expires_at`). */
   readonly uploadTtlSeconds: number;
+  /** Where the tool-runner extracts versions and makes scratch dirs (absolute). */
+  readonly sandboxDir: string;
+  /** V8 heap cap of one custom tool call, in MiB. */
+  readonly sandboxMemoryMb: number;
+  /** Custom tool calls one worker process runs at once. */
+  readonly toolRunnerConcurrency: number;
+  /** Delays in seconds before each webhook retry (before jitter); one retry per entry. */
+  readonly webhookRetrySchedule: readonly number[];
+  /** Whole-attempt deadline of one webhook delivery. */
+  readonly webhookTimeoutMs: number;
+  /** Deliveries one webhooks process sends at once. */
+  readonly webhookConcurrency: number;
 }
 
 export class ConfigError extends Error {
@@ -93,6 +107,38 @@ export function parseMasterKeys(raw: string): { keys: Map<string, Buffer>; curre
   return { keys, currentId };
 }
 
+/**
+ * Default webhook retry delays (seconds): roughly doubling, about 28 h in
+ * total before jitter (DESIGN §6 asks for at least 24 h). 12 retries after the
+ * first attempt.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = Object.freeze([30, 60, 120, 300, 600, 1200, 2400, 3600, 7200, 14400, 28800, 43200]);
+
+/** `TROUPE_WEBHOOK_RETRY_SCHEDULE`: comma-separated seconds, e.g. `1,1,1` in tests. */
+export function parseRetrySchedule(raw: string | undefined, production: boolean): readonly number[] {
+  const name = 'TROUPE_WEBHOOK_RETRY_SCHEDULE';
+  if (raw === undefined || raw.trim() === '') return DEFAULT_WEBHOOK_RETRY_SCHEDULE;
+  const parts = raw.split(',').map((p) => p.trim());
+  if (parts.length > 50) throw new ConfigError(`${name} has ${parts.length} entries; at most 50`);
+  const delays = parts.map((p) => {
+    if (!/^\d+(\.\d+)?$/.test(p)) throw new ConfigError(`${name} must be comma-separated seconds, got ${JSON.stringify(p)}`);
+    const n = Number(p);
+    if (n <= 0 || n > 7 * 24 * 3600) throw new ConfigError(`${name} entries must be above 0 and at most 604800 seconds, got ${p}`);
+    return n;
+  });
+  // Receivers rely on a day of retries to ride out an outage; only local runs may shorten it.
+  const total = delays.reduce((a, b) => a + b, 0);
+  if (production && total < 24 * 3600) throw new ConfigError(`${name} must last at least 24 h in production; it lasts ${total} s`);
+  return Object.freeze(delays);
+}
+
+/** `TROUPE_SANDBOX_DIR`: absolute, since sandbox permission flags name it; default `<tmp>/troupe-sandbox`. */
+function sandboxDir(env: Env): string {
+  const raw = env.TROUPE_SANDBOX_DIR || join(tmpdir(), 'troupe-sandbox');
+  if (!isAbsolute(raw) || raw.includes(',')) throw new ConfigError('TROUPE_SANDBOX_DIR must be an absolute path without commas');
+  return raw;
+}
+
 function apiKey(env: Env, name: string): string | null {
   const raw = env[name];
   if (!raw) return null;
@@ -135,5 +181,11 @@ export function loadConfig(env: Env = process.env): Config {
     syncWaitMs: int(env, 'TROUPE_SYNC_WAIT_MS', 60_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'TROUPE_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
     uploadTtlSeconds: int(env, 'TROUPE_UPLOAD_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
+    sandboxDir: sandboxDir(env),
+    sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
+    toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
+    webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
+    webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
   });
 }

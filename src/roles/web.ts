@@ -11,7 +11,10 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
   const asker = new Asker(plane.hub, plane.mailbox, `${core.config.redisPrefix}:reply:`);
   await asker.start();
   core.shutdown.add(once('asker', () => asker.close()));
-  const app = createApp({ ...core, sessionsRuntime: { asker, hub: plane.hub } });
+  // Probed on this node (same image as the workers) so /healthz shows the enforcement level in force.
+  const { sandboxCapabilities } = await import('../sandbox/capabilities.js');
+  const sandbox = sandboxCapabilities();
+  const app = createApp({ ...core, sessionsRuntime: { asker, hub: plane.hub }, health: () => ({ ...(core.health?.() ?? {}), sandbox }) });
   const { port: actual, closer } = await listen('web', app.callback(), port, Math.min(5000, core.config.shutdownTimeoutMs));
   core.shutdown.add(closer);
   core.log.info({ role: 'web', port: actual, base_url: core.config.publicUrl }, 'web listening');

@@ -10,11 +10,13 @@ export async function startWorker(core: Core): Promise<void> {
   const { startRouterProxy } = await import('../../actors/router-proxy/worker.js');
   await startSessionActors(core, lockMs);
   await startRouterProxy(core, 32, lockMs);
+  const { startToolRunner } = await import('../../actors/tool-runner/worker.js');
+  await startToolRunner(core, lockMs);
   // No TTL indexes (FerretDB has none): expired keys are reaped periodically.
   const reaper = setInterval(() => {
     core.stores.idempotency.reap().catch((err: Error) => core.log.warn({ err: err.message }, 'idempotency reaper failed'));
   }, REAP_EVERY_MS);
   reaper.unref();
   core.shutdown.add(once('reaper', async () => clearInterval(reaper)));
-  core.log.info({ role: 'worker', actors: ['session', 'router-proxy'] }, 'worker started');
+  core.log.info({ role: 'worker', actors: ['session', 'router-proxy', 'tool-runner'] }, 'worker started');
 }

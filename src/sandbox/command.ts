@@ -1,0 +1,67 @@
+import type { HostSandbox } from './capabilities.js';
+import { PRLIMIT, SETPRIV, UNSHARE } from './capabilities.js';
+import type { NetworkIsolation, SandboxRequest } from './types.js';
+import { SANDBOX_UID } from './types.js';
+
+/** Headroom over the V8 heap cap for the rest of the process (code, stacks, buffers) under RLIMIT_DATA. */
+export const DATA_HEADROOM_MB = 128;
+/** Largest file a tool may write to its scratch directory. */
+export const MAX_SCRATCH_FILE_BYTES = 64 * 1024 * 1024;
+
+export interface SandboxFiles {
+  node: string;
+  runner: string;
+  guard: string;
+}
+
+export interface SandboxCommand {
+  file: string;
+  args: string[];
+  /** The network level actually applied to this call (none when internet access is on). */
+  network: NetworkIsolation | 'open';
+}
+
+const MIB = 1024 * 1024;
+
+/** Node 20 and 22 spell the flag `--experimental-permission`; later versions `--permission`. */
+function permissionFlag(): string {
+  return Number(process.versions.node.split('.')[0]) >= 23 ? '--permission' : '--experimental-permission';
+}
+
+/** Node's own flags: the permission model scoped to the version's files, the scratch dir and our two scripts. */
+export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolean): string[] {
+  const reads = [req.rootDir, req.scratchDir, files.runner, ...(guard ? [files.guard] : [])];
+  return [
+    permissionFlag(),
+    // One flag per path: Node 20.20 takes a comma list as a single path.
+    ...reads.map((p) => `--allow-fs-read=${p}`),
+    `--allow-fs-write=${req.scratchDir}`,
+    `--max-old-space-size=${req.memoryMb}`,
+    '--no-warnings',
+    ...(guard ? ['--require', files.guard] : []),
+    files.runner,
+  ];
+}
+
+/** prlimit's limits: data size (heap + headroom), CPU seconds a little over the wall clock, file size, descriptors. */
+function rlimitArgs(req: SandboxRequest): string[] {
+  const cpuSeconds = Math.ceil(req.timeoutMs / 1000) + 1;
+  return [PRLIMIT, `--data=${(req.memoryMb + DATA_HEADROOM_MB) * MIB}`, `--cpu=${cpuSeconds}`, `--fsize=${MAX_SCRATCH_FILE_BYTES}`, '--nofile=256', '--'];
+}
+
+/**
+ * The argv that runs one call: each wrapper execs the next, so the process
+ * we spawn is the tool's own process and one SIGKILL ends it. Order matters:
+ * the namespace needs privileges, which setpriv then drops, and prlimit only
+ * lowers limits, which any user may do.
+ */
+export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: SandboxFiles): SandboxCommand {
+  const isolation = req.networkIsolation ?? host.network_isolation;
+  const network = req.internetAccess ? 'open' : isolation;
+  const argv: string[] = [];
+  if (network === 'namespace') argv.push(UNSHARE, '--net', ...(host.mapRootUser ? ['--map-root-user'] : []), '--');
+  if (host.user === 'dropped') argv.push(SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--');
+  if (host.rlimits === 'prlimit') argv.push(...rlimitArgs(req));
+  argv.push(files.node, ...nodeArgs(req, files, network === 'runtime-guard'));
+  return { file: argv[0], args: argv.slice(1), network };
+}

@@ -1,0 +1,137 @@
+import assert from 'node:assert/strict';
+import { mkdtemp, readdir, readlink, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import { dataPlane } from '../../actors/runtime/data-plane.js';
+import { toolRunJobId, type ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { runToolJob, type ToolRunnerDeps } from '../../actors/tool-runner/run-tool-job.js';
+import { toolRunnerDeps } from '../../actors/tool-runner/worker.js';
+import { newId } from '../../src/domain/ids.js';
+import type { SandboxRequest } from '../../src/sandbox/types.js';
+import { buildSession } from '../../src/sessions/create-session.js';
+import { AgentStore, type AgentVersionDoc, type Manifest, type ToolDef } from '../../src/store/agents.js';
+import { BlobStore } from '../../src/store/blobs.js';
+import { tarGz } from '../support/archives.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const ADD_SCHEMA = { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' } }, additionalProperties: false };
+
+function customTool(name: string, path: string, input_schema: Record<string, unknown> | null = null): ToolDef {
+  return { name, kind: 'custom', path, timeout_seconds: 5, description: null, input_schema, output_schema: null };
+}
+
+/** A version written straight into the store, with its archive uploaded to GridFS by hand (no publish). */
+async function customToolVersion(h: Harness): Promise<{ orgId: string; version: AgentVersionDoc }> {
+  const core = h.running.core;
+  const org = (await core.stores.orgs.byName('default'))!;
+  const manifest: Manifest = {
+    name: 'tools',
+    sdk: 'troupe-js@1',
+    entrypoint: 'agent.js:agent',
+    sandbox: { secrets: ['DECLARED', 'FROM_CREDENTIAL'], internet_access: false },
+    custom_tools: [
+      { name: 'add', path: 'tools/add.js', kind: 'custom', timeout_seconds: 5 },
+      { name: 'secrets', path: './tools/secrets.js', kind: 'custom', timeout_seconds: 5 },
+      { name: 'ext', path: 'tools/ext.json', kind: 'external', timeout_seconds: 5 },
+    ],
+    llm_options: [{ id: 'main', provider: 'scripted', script: 'script.json' }],
+  };
+  const archive = await tarGz([
+    { name: 'troupe.json', content: JSON.stringify(manifest) },
+    { name: 'agent.js', content: 'exports.agent = { instructions: "x" };' },
+    { name: 'tools/add.js', content: 'exports.handler = async ({ a, b }) => ({ sum: a + b });' },
+    { name: 'tools/secrets.js', content: 'exports.handler = async (_a, ctx) => ({ secrets: ctx.secrets, env: { ...process.env } });' },
+    { name: 'lib/alias.js', type: 'symlink', linkname: '../tools/add.js' },
+  ]);
+  const snapshotId = newId('snapshot');
+  await pipeline(Readable.from([archive]), new BlobStore(core.db).upload('snapshots', snapshotId, 'source.tar.gz', { org_id: org._id }));
+  const tools = [customTool('add', 'tools/add.js', ADD_SCHEMA), customTool('secrets', './tools/secrets.js'), { ...customTool('ext', 'tools/ext.json'), kind: 'external' as const }];
+  const { version } = await new AgentStore(core.db).create(
+    { id: newId('agent'), orgId: org._id, name: 'tools' },
+    { id: newId('version'), snapshotId, content: { manifest, llm_options: manifest.llm_options, tools, scripts: {}, entrypoint: manifest.entrypoint } },
+  );
+  return { orgId: org._id, version };
+}
+
+describe('tool-runner', function () {
+  let h: Harness;
+  let sandboxDir: string;
+  let orgId: string;
+  let version: AgentVersionDoc;
+  let sessionId: string;
+
+  function job(tool: string, args: Record<string, unknown>): ToolRunJob {
+    return { org_id: orgId, session_id: sessionId, message_id: newId('message'), attempt: 1, tool_call_id: `call_${newId('message').slice(-8)}`, tool_name: tool, arguments: args };
+  }
+
+  before(async () => {
+    sandboxDir = await mkdtemp(join(tmpdir(), 'troupe-tool-runner-test-'));
+    h = await startHarness({ roles: ['worker'], env: { TROUPE_SANDBOX_DIR: sandboxDir } });
+    ({ orgId, version } = await customToolVersion(h));
+    const core = h.running.core;
+    await core.stores.credentials.put(orgId, 'FROM_CREDENTIAL', 'cred-value');
+    await core.stores.credentials.put(orgId, 'DECLARED', 'overridden-by-session');
+    await core.stores.credentials.put(orgId, 'UNDECLARED', 'never-seen');
+    const session = buildSession(core.box, orgId, version, { secrets: { DECLARED: 'session-value', UNDECLARED: 'also-never-seen' } }, { priority: 'interactive' });
+    await core.stores.sessions.insert(session);
+    sessionId = session._id;
+  });
+  after(async () => {
+    await h.close();
+    await rm(sandboxDir, { recursive: true, force: true });
+  });
+
+  it('runs a custom tool from the extracted archive, extracting each version once', async () => {
+    const deps = toolRunnerDeps(h.running.core);
+    assert.deepEqual(await runToolJob(deps, job('add', { a: 2, b: 40 })), { ok: true, output: { sum: 42 } });
+    const dir = join(sandboxDir, 'versions', version._id);
+    const first = await stat(join(dir, 'tools', 'add.js'));
+    assert.deepEqual(await runToolJob(deps, job('add', { a: 1, b: 1 })), { ok: true, output: { sum: 2 } });
+    assert.equal((await stat(join(dir, 'tools', 'add.js'))).ino, first.ino);
+    assert.equal(await readlink(join(dir, 'lib', 'alias.js')), '../tools/add.js');
+    assert.deepEqual((await readdir(join(sandboxDir, 'versions'))).filter((n) => n.startsWith('.partial')), []);
+    assert.deepEqual(await readdir(join(sandboxDir, 'scratch')), [], 'scratch dirs are removed after each call');
+  });
+
+  it('refuses arguments that do not match input_schema without running the tool', async () => {
+    const runs: SandboxRequest[] = [];
+    const real = toolRunnerDeps(h.running.core);
+    const deps: ToolRunnerDeps = { ...real, sandbox: (req) => (runs.push(req), real.sandbox(req)) };
+    const r = await runToolJob(deps, job('add', { a: 'two', b: 2 }));
+    assert.equal(r.ok, false);
+    assert.match((r as { error: string }).error, /^arguments do not match input_schema: arguments\/a must be number/);
+    assert.equal(runs.length, 0);
+  });
+
+  it('passes only declared secrets: the session value over the stored credential', async () => {
+    const r = await runToolJob(toolRunnerDeps(h.running.core), job('secrets', {}));
+    const expected = { DECLARED: 'session-value', FROM_CREDENTIAL: 'cred-value' };
+    const output = (r as { output: { secrets: unknown; env: Record<string, string> } }).output;
+    assert.deepEqual(output.secrets, expected);
+    assert.deepEqual({ ...output.env, TMPDIR: undefined }, { ...expected, TMPDIR: undefined });
+  });
+
+  it('answers with an error for an unknown tool, an external tool or another org', async () => {
+    const deps = toolRunnerDeps(h.running.core);
+    assert.deepEqual(await runToolJob(deps, job('nope', {})), { ok: false, error: 'the agent has no tool named "nope"' });
+    assert.deepEqual(await runToolJob(deps, job('ext', {})), { ok: false, error: 'tool ext is not a custom tool' });
+    assert.deepEqual(await runToolJob(deps, { ...job('add', { a: 1, b: 2 }), org_id: 'org_other' }), { ok: false, error: `session ${sessionId} not found` });
+  });
+
+  it('takes a job from the tool-runner queue and sends tool.completed to the session shard', async () => {
+    const plane = dataPlane(h.running.core);
+    const j = job('add', { a: 20, b: 3 });
+    await plane.toolRunner.add('tool.run', j, { jobId: toolRunJobId(j) });
+    const commandId = `toolres-${j.message_id}-${j.attempt}-${j.tool_call_id}`;
+    const queue = plane.mailbox.queueFor(sessionId);
+    let found = null;
+    for (let i = 0; i < 100 && !found; i++) {
+      found = await queue.getJob(`${sessionId}.${commandId}`);
+      if (!found) await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.ok(found, 'the tool.completed command reached the session queue');
+    assert.deepEqual(found.data.command, { kind: 'tool.completed', command_id: commandId, message_id: j.message_id, attempt: 1, tool_call_id: j.tool_call_id, result: { ok: true, output: { sum: 23 } } });
+  });
+});
