@@ -35,11 +35,13 @@ async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmO
 }
 
 function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmRequest {
-  const config = (version as { agent_config?: { instructions?: string } }).agent_config;
+  const config = version.agent_config;
+  // The entrypoint may offer the model a subset of the manifest's tools.
+  const offered = config?.tools ? version.tools.filter((t) => config.tools!.includes(t.name)) : version.tools;
   return {
     system: config?.instructions,
     items,
-    tools: version.tools.map((t) => ({ name: t.name, description: t.description ?? undefined, parameters: t.input_schema ?? { type: 'object', properties: {} } })),
+    tools: offered.map((t) => ({ name: t.name, description: t.description ?? undefined, parameters: t.input_schema ?? { type: 'object', properties: {} } })),
     maxTokens: 4096,
     stream: true,
   };

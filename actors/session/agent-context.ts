@@ -38,7 +38,7 @@ function validateOutput(tool: ToolDef, value: unknown): string | null {
 
 /** Agent facts a decision needs, from the session and its (cached) version. */
 export function agentContext(session: SessionDoc, version: AgentVersionDoc | null, publicUrl: string, now = new Date()): AgentContext {
-  const config = (version as { agent_config?: { max_turns?: number } } | null)?.agent_config;
+  const config = version?.agent_config;
   return {
     org_id: session.org_id,
     agent_id: session.agent_id,

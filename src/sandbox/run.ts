@@ -68,7 +68,7 @@ export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_
   const abort = () => kill(child);
   req.signal?.addEventListener('abort', abort, { once: true });
   child.stdin!.on('error', () => undefined); // a tool that exits before reading its input
-  child.stdin!.end(JSON.stringify({ handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir }));
+  child.stdin!.end(JSON.stringify({ handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, exportName: req.exportName }));
   return new Promise<SandboxResult>((resolve) => {
     child.on('error', (err) => {
       clearTimeout(timer);

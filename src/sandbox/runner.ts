@@ -13,6 +13,7 @@ interface RunnerInput {
   args: unknown;
   secrets: Record<string, string>;
   scratchDir: string;
+  exportName?: string;
 }
 
 type Outcome = { ok: true; output: unknown } | { ok: false; error: string };
@@ -28,15 +29,18 @@ function readStdin(): Promise<string> {
   });
 }
 
-/** CommonJS first; an ES module handler is imported instead. */
-async function loadHandler(path: string): Promise<unknown> {
-  let mod: Record<string, unknown>;
+/** CommonJS first; an ES module is imported instead. */
+async function loadModule(path: string): Promise<Record<string, unknown>> {
   try {
-    mod = require(path) as Record<string, unknown>;
+    return require(path) as Record<string, unknown>;
   } catch (e) {
     if ((e as { code?: string }).code !== 'ERR_REQUIRE_ESM') throw e;
-    mod = (await import(url.pathToFileURL(path).href)) as Record<string, unknown>;
+    return (await import(url.pathToFileURL(path).href)) as Record<string, unknown>;
   }
+}
+
+async function loadHandler(path: string): Promise<unknown> {
+  const mod = await loadModule(path);
   const fallback = mod.default as Record<string, unknown> | undefined;
   return mod.handler ?? fallback?.handler;
 }
@@ -48,6 +52,13 @@ function errorText(e: unknown): string {
 
 async function run(): Promise<Outcome> {
   const input = JSON.parse(await readStdin()) as RunnerInput;
+  if (input.exportName !== undefined) {
+    // The entrypoint object, as data: JSON drops any functions it carries.
+    const mod = await loadModule(input.handler);
+    const value = mod[input.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[input.exportName];
+    if (value === undefined) return { ok: false, error: `The module does not export ${input.exportName}.` };
+    return { ok: true, output: JSON.parse(JSON.stringify(value)) as unknown };
+  }
   const handler = await loadHandler(input.handler);
   if (typeof handler !== 'function') return { ok: false, error: 'The tool module does not export a handler function.' };
   const context = { secrets: { ...input.secrets }, scratchDir: input.scratchDir };

@@ -12,6 +12,11 @@ export interface SandboxRequest {
   internetAccess: boolean;
   /** Writable (and readable) by the handler; the caller creates and removes it. */
   scratchDir: string;
+  /**
+   * Instead of calling `handler`, return this named export of the module
+   * (the agent's entrypoint object), with functions dropped.
+   */
+  exportName?: string;
   /** Cap on the serialized result; default OUTPUT_LIMIT_BYTES. */
   outputLimitBytes?: number;
   /** Forces a network isolation level (tests); default: the best the host allows. */

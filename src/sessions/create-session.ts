@@ -46,7 +46,7 @@ export async function versionFor(agents: AgentStore, orgId: string, agentId: str
  */
 export function buildSession(box: SecretBox, orgId: string, version: AgentVersionDoc, input: SessionInput, placement: SessionPlacement): SessionDoc {
   const id = newId('session');
-  const llmId = input.llm_id ?? version.llm_options[0]?.id;
+  const llmId = input.llm_id ?? version.agent_config?.llm ?? version.llm_options[0]?.id;
   if (!llmId || !version.llm_options.some((o) => o.id === llmId)) {
     throw new InvalidRequestError(`llm_id ${JSON.stringify(input.llm_id)} is not an llm option of version ${version._id}; options: ${version.llm_options.map((o) => o.id).join(', ')}.`, 'llm_id');
   }

@@ -59,6 +59,16 @@ export interface Script {
   turns: ScriptTurn[];
 }
 
+/** The entrypoint export, read once at publish in the sandbox (docs/agents.md). */
+export interface AgentConfig {
+  instructions?: string;
+  /** Default llm option for new sessions. */
+  llm?: string;
+  /** Tools offered to the model; all of the manifest's when absent. */
+  tools?: string[];
+  max_turns?: number;
+}
+
 export interface AgentDoc {
   _id: string;
   org_id: string;
@@ -81,13 +91,15 @@ export interface AgentVersionDoc {
   tools: ToolDef[];
   /** Keyed by LLM option id; only `scripted` options have one. */
   scripts: Record<string, Script>;
+  /** From the entrypoint; absent on versions published before it was read. */
+  agent_config?: AgentConfig;
   /** `<file>:<variable>`, as in the manifest. */
   entrypoint: string;
   created_at: Date;
 }
 
 /** What a publish computes from the manifest and the archive. */
-export type VersionContent = Pick<AgentVersionDoc, 'manifest' | 'llm_options' | 'tools' | 'scripts' | 'entrypoint'>;
+export type VersionContent = Pick<AgentVersionDoc, 'manifest' | 'llm_options' | 'tools' | 'scripts' | 'entrypoint' | 'agent_config'>;
 
 /**
  * As stored. Manifests, schemas and scripts are user JSON whose keys may start
@@ -117,6 +129,7 @@ function decodeVersion(s: StoredVersion): AgentVersionDoc {
     llm_options: c.llm_options,
     tools: c.tools,
     scripts: c.scripts,
+    agent_config: c.agent_config,
     entrypoint: s.entrypoint,
     created_at: s.created_at,
   };

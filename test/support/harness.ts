@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
+import { freePort } from '../../infra/services/process.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles, type Role, type Running } from '../../src/roles/start.js';
 
@@ -35,6 +36,8 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
   const prefix = uniqueName('tt');
   const apiKey = `tr_sk_test_${randomBytes(16).toString('hex')}`;
   const routingKey = `tr_rk_test_${randomBytes(16).toString('hex')}`;
+  // Real ports up front, so TROUPE_PUBLIC_URL (upload_url, submit_url) points at this server.
+  const [webPort, routerPort] = [await freePort(), await freePort()];
   const env: Record<string, string> = {
     MONGODB_URL: requiredEnv('MONGODB_URL'),
     REDIS_URL: requiredEnv('REDIS_URL'),
@@ -42,8 +45,10 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
     TROUPE_REDIS_PREFIX: prefix,
     TROUPE_BOOTSTRAP_API_KEY: apiKey,
     TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey,
-    PORT: '0',
-    ROUTER_PORT: '0',
+    PORT: String(webPort),
+    ROUTER_PORT: String(routerPort),
+    TROUPE_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
+    TROUPE_ROUTING_PUBLIC_URL: `http://127.0.0.1:${routerPort}`,
     LOG_LEVEL: 'debug',
     TROUPE_SHUTDOWN_TIMEOUT_MS: '2000',
     ...opts.env,

@@ -53,7 +53,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const body = ctx.state.body as PublishInput & { name: string };
-        const created = await publishFromSnapshot(stores, orgId, body, (snapshotId, content) =>
+        const created = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
           stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
         );
         return agentView(created!.agent, config.publicUrl);
@@ -107,7 +107,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
         const live = await stores.agents.get(orgId, agentId);
         if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
         const body = ctx.state.body as PublishInput & { activate: boolean };
-        const version = await publishFromSnapshot(stores, orgId, body, (snapshotId, content) =>
+        const version = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
           stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
         );
         if (!version) throw new NotFoundError('agent', agentId);

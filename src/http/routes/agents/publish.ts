@@ -1,4 +1,5 @@
 import { validateManifest } from '../../../agents/manifest.js';
+import { evaluateEntrypoint } from '../../../agents/entrypoint.js';
 import { buildVersionContent, SnapshotArchive } from '../../../agents/publish.js';
 import { ConflictError, NotFoundError } from '../../../domain/errors.js';
 import type { VersionContent } from '../../../store/agents.js';
@@ -15,7 +16,7 @@ export interface PublishInput {
  * the computed content to `write`. Any failure, or `write` returning null,
  * releases the snapshot again.
  */
-export async function publishFromSnapshot<T>(stores: Stores, orgId: string, input: PublishInput, write: (snapshotId: string, content: VersionContent) => Promise<T | null>): Promise<T | null> {
+export async function publishFromSnapshot<T>(stores: Stores, sandboxDir: string, orgId: string, input: PublishInput, write: (snapshotId: string, content: VersionContent) => Promise<T | null>): Promise<T | null> {
   const manifest = validateManifest(input.manifest);
   const snapshotId = input.source.source_snapshot_id;
   if (!(await stores.snapshots.attach(orgId, snapshotId))) {
@@ -26,7 +27,8 @@ export async function publishFromSnapshot<T>(stores: Stores, orgId: string, inpu
   }
   let written: T | null = null;
   try {
-    const content = await buildVersionContent(manifest, new SnapshotArchive(() => stores.blobs.download('snapshots', snapshotId)));
+    const built = await buildVersionContent(manifest, new SnapshotArchive(() => stores.blobs.download('snapshots', snapshotId)));
+    const content = { ...built, agent_config: await evaluateEntrypoint({ blobs: stores.blobs, sandboxDir }, manifest, snapshotId) };
     written = await write(snapshotId, content);
     return written;
   } finally {

@@ -1,0 +1,51 @@
+import { InvalidRequestError } from '../domain/errors.js';
+import { hostSandbox } from '../sandbox/capabilities.js';
+import { runInSandbox } from '../sandbox/run.js';
+import { VersionFiles } from '../sandbox/version-files.js';
+import { check, type JsonSchema } from '../schemas/validator.js';
+import type { AgentConfig, Manifest } from '../store/agents.js';
+import type { BlobStore } from '../store/blobs.js';
+
+const ENTRYPOINT_TIMEOUT_MS = 5000;
+const ENTRYPOINT_MEMORY_MB = 128;
+
+const agentConfigSchema: JsonSchema = {
+  type: 'object',
+  properties: {
+    instructions: { type: 'string', maxLength: 200_000 },
+    llm: { type: 'string', maxLength: 64 },
+    tools: { type: 'array', maxItems: 200, items: { type: 'string', maxLength: 128 } },
+    max_turns: { type: 'integer', minimum: 1, maximum: 100 },
+  },
+};
+
+export interface EntrypointDeps {
+  blobs: BlobStore;
+  sandboxDir: string;
+}
+
+/**
+ * Reads the entrypoint's export (`{instructions, llm?, tools?, max_turns?}`)
+ * once, at publish, by loading the module inside the sandbox: agent code never
+ * runs in a Troupe process. The result is stored with the immutable version.
+ */
+export async function evaluateEntrypoint(deps: EntrypointDeps, manifest: Manifest, snapshotId: string): Promise<AgentConfig> {
+  const [file, variable] = [manifest.entrypoint.slice(0, manifest.entrypoint.lastIndexOf(':')), manifest.entrypoint.slice(manifest.entrypoint.lastIndexOf(':') + 1)];
+  const files = new VersionFiles(deps.sandboxDir, (id) => deps.blobs.download('snapshots', id), hostSandbox().user === 'dropped');
+  const dir = await files.dirFor({ _id: snapshotId, snapshot_id: snapshotId });
+  const scratch = await files.scratch();
+  try {
+    const result = await runInSandbox({ rootDir: dir, handlerPath: VersionFiles.fileIn(dir, file), args: null, env: {}, timeoutMs: ENTRYPOINT_TIMEOUT_MS, memoryMb: ENTRYPOINT_MEMORY_MB, internetAccess: false, scratchDir: scratch.path, exportName: variable });
+    if (!result.ok) throw new InvalidRequestError(`The entrypoint ${manifest.entrypoint} could not be loaded: ${result.error}`, 'manifest.entrypoint', 'invalid_entrypoint');
+    const config = check<AgentConfig>(agentConfigSchema, result.output ?? {}, 'entrypoint');
+    const toolNames = new Set(manifest.custom_tools.map((t) => t.name));
+    const unknown = (config.tools ?? []).find((t) => !toolNames.has(t));
+    if (unknown) throw new InvalidRequestError(`The entrypoint lists tool ${unknown}, which the manifest does not declare.`, 'entrypoint.tools', 'invalid_entrypoint');
+    if (config.llm && !manifest.llm_options.some((o) => o.id === config.llm)) {
+      throw new InvalidRequestError(`The entrypoint names llm ${config.llm}, which is not an llm option.`, 'entrypoint.llm', 'invalid_entrypoint');
+    }
+    return { instructions: config.instructions, llm: config.llm, tools: config.tools, max_turns: config.max_turns };
+  } finally {
+    await scratch.remove();
+  }
+}
