@@ -42,3 +42,21 @@ export function webhookEventId(job: WebhookJob): string {
 export function webhookJobId(job: WebhookJob): string {
   return `wh-${webhookEventId(job).replace(/:/g, '_')}`;
 }
+
+/** A client's POST .../redeliver: one more attempt now, with the delivery's stored id and body. */
+export interface RedeliverJob {
+  kind: 'redeliver';
+  org_id: string;
+  agent_id: string;
+  delivery_id: string;
+}
+
+/**
+ * What a job on the `webhooks` queue carries. The actor adds `delivery_id`
+ * once the delivery is logged and `retries` as it retries, so a retry reads
+ * its delivery by id.
+ */
+export type WebhookQueueJob = ((WebhookJob & { delivery_id?: string; retries?: number }) | RedeliverJob) & {
+  /** Re-runs after a store or queue error (not a receiver failure). */
+  infra_retries?: number;
+};

@@ -1,6 +1,8 @@
 import type { Core } from './core.js';
 
-/** Webhook delivery actor. Not registered yet: the role connects, says so, and idles. */
+/** The webhook delivery actor (Procfile role `webhooks`). */
 export async function startWebhooks(core: Core): Promise<void> {
-  core.log.info({ role: 'webhooks', actors: [] }, 'webhooks started; webhook delivery is not in this build, idling');
+  const { startWebhookActor } = await import('../../actors/webhook/worker.js');
+  await startWebhookActor(core);
+  core.log.info({ role: 'webhooks', actors: ['webhook'], retries: core.config.webhookRetrySchedule.length }, 'webhooks started');
 }

@@ -26,6 +26,8 @@ export interface WebhookConfigDoc {
   secret: Sealed;
   previous_secret: Sealed | null;
   previous_secret_expires_at: Date | null;
+  /** Set when the receiver answered 410 Gone; deliveries stop until the next PUT. Absent on older records. */
+  disabled_at?: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -34,6 +36,8 @@ export interface WebhookConfigView {
   webhook_url: string | null;
   signing_enabled: boolean;
   event_types: WebhookEventType[];
+  /** Present only while deliveries are stopped by a 410 Gone; a PUT re-enables. */
+  disabled_at?: string;
 }
 
 /** What the delivery actor needs: where, which events, and the secrets to sign with (current first). */
@@ -50,7 +54,9 @@ export interface AgentPresence {
 
 export function webhookConfigView(doc: WebhookConfigDoc | null): WebhookConfigView {
   if (!doc) return { webhook_url: null, signing_enabled: false, event_types: [] };
-  return { webhook_url: doc.url, signing_enabled: true, event_types: doc.event_types };
+  const view: WebhookConfigView = { webhook_url: doc.url, signing_enabled: true, event_types: doc.event_types };
+  if (doc.disabled_at) view.disabled_at = doc.disabled_at.toISOString();
+  return view;
 }
 
 /** `whsec_` + 32 random bytes, base64url: prefixed so a leaked secret is recognisable in scans. */
@@ -102,7 +108,8 @@ export class WebhookConfigStore {
     const doc = await this.col.findOneAndUpdate(
       { org_id: orgId, agent_id: agentId },
       {
-        $set: { url, event_types: eventTypes, updated_at: now },
+        // A PUT is how a client re-enables a webhook its receiver disabled with 410.
+        $set: { url, event_types: eventTypes, updated_at: now, disabled_at: null },
         $setOnInsert: {
           _id: `${orgId}:${agentId}`,
           org_id: orgId,
@@ -153,7 +160,30 @@ export class WebhookConfigStore {
   /** For the delivery actor only: plaintext secrets must never reach a response or a log. */
   async getForDelivery(orgId: string, agentId: string, now = new Date()): Promise<DeliveryTarget | null> {
     const doc = await this.get(orgId, agentId);
-    if (!doc) return null;
+    return doc ? this.targetOf(doc, now) : null;
+  }
+
+  /**
+   * getForDelivery for the hot path: one read by `_id` (the only fast filter
+   * on FerretDB v1), plus whether a 410 disabled the webhook.
+   */
+  async deliveryTarget(orgId: string, agentId: string, now = new Date()): Promise<(DeliveryTarget & { disabled: boolean }) | null> {
+    const doc = await this.col.findOne({ _id: `${orgId}:${agentId}` });
+    if (!doc || doc.org_id !== orgId || doc.agent_id !== agentId) return null;
+    return { ...this.targetOf(doc, now), disabled: !!doc.disabled_at };
+  }
+
+  /**
+   * Stops deliveries after a 410 Gone. Conditional on the URL that answered,
+   * so a PUT of a new URL made meanwhile is not disabled by the old one.
+   */
+  async disable(orgId: string, agentId: string, url: string, now = new Date()): Promise<boolean> {
+    const r = await this.col.updateOne({ _id: `${orgId}:${agentId}`, org_id: orgId, url }, { $set: { disabled_at: now, updated_at: now } });
+    return r.modifiedCount === 1;
+  }
+
+  private targetOf(doc: WebhookConfigDoc, now: Date): DeliveryTarget {
+    const { org_id: orgId, agent_id: agentId } = doc;
     const aad = this.aad(orgId, agentId);
     const secrets = [this.box.open(doc.secret, aad)];
     if (doc.previous_secret && doc.previous_secret_expires_at && doc.previous_secret_expires_at > now) {

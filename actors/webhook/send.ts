@@ -1,0 +1,124 @@
+import { Agent, request } from 'undici';
+import { ensureError } from '../../src/domain/errors.js';
+import { guardedLookup } from '../../src/net/guarded-lookup.js';
+import type { Resolver } from '../../src/net/resolver.js';
+import { validateWebhookUrl } from '../../src/net/url-guard.js';
+import { WEBHOOK_HEADERS, signatureHeader } from '../../src/webhooks/signature.js';
+import { parseRetryAfter } from './schedule.js';
+
+export const USER_AGENT = 'Service-Webhook/1.0';
+
+export interface SenderOptions {
+  /** TROUPE_WEBHOOKS_ALLOW_PRIVATE: lifts the HTTPS and public-address rules (local runs only). */
+  allowPrivate: boolean;
+  timeoutMs: number;
+  /** Name resolution at check and at connect; tests inject one they control. */
+  resolver?: Resolver;
+}
+
+export interface SendRequest {
+  url: string;
+  /** The webhook id: the body's `id`, the same on every attempt. */
+  eventId: string;
+  /** The body exactly as first serialised; never re-serialised, so every attempt sends the same bytes. */
+  body: string;
+  /** Current secret first; the previous one too during the hour after a rotation. */
+  secrets: readonly string[];
+}
+
+/** One attempt's result, as recorded in the delivery log. */
+export interface AttemptOutcome {
+  ok: boolean;
+  status_code: number | null;
+  error: string | null;
+  /** Milliseconds the receiver asked us to wait (Retry-After). */
+  retry_after_ms: number | null;
+  /** 410 Gone: the receiver asks us to stop; the webhook is disabled. */
+  gone: boolean;
+  /** The SSRF guard refused the target; no connection was made to it. */
+  refused: boolean;
+  duration_ms: number;
+}
+
+function failure(error: string, started: number, refused = false): AttemptOutcome {
+  return { ok: false, status_code: null, error, retry_after_ms: null, gone: false, refused, duration_ms: Date.now() - started };
+}
+
+function statusOutcome(status: number, retryAfter: string | string[] | undefined, started: number): AttemptOutcome {
+  const ok = status >= 200 && status < 300;
+  // Redirects are not followed: a 3xx could point anywhere, including inside our network.
+  const error = ok ? null : status >= 300 && status < 400 ? `redirect (${status}) not followed` : `HTTP ${status}`;
+  return { ok, status_code: status, error, retry_after_ms: ok ? null : parseRetryAfter(retryAfter), gone: status === 410, refused: false, duration_ms: Date.now() - started };
+}
+
+/**
+ * Sends signed webhook requests through one keep-alive pool whose every new
+ * connection goes through the SSRF guard. The URL rules are checked before
+ * each attempt too, because sockets skip `lookup` for IP-literal hosts.
+ */
+export class WebhookSender {
+  private readonly agent: Agent;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly opts: SenderOptions) {
+    this.agent = new Agent({
+      connect: { lookup: guardedLookup({ allowPrivate: opts.allowPrivate, resolver: opts.resolver }), timeout: opts.timeoutMs },
+      headersTimeout: opts.timeoutMs,
+      bodyTimeout: opts.timeoutMs,
+      keepAliveTimeout: 10_000,
+    });
+  }
+
+  async send(req: SendRequest, now = Date.now()): Promise<AttemptOutcome> {
+    const started = Date.now();
+    try {
+      await validateWebhookUrl(req.url, { allowPrivate: this.opts.allowPrivate, resolver: this.opts.resolver });
+    } catch (err) {
+      return failure(`refused: ${ensureError(err).message}`, started, true);
+    }
+    const timestamp = String(Math.floor(now / 1000));
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(new Error(`timed out after ${this.opts.timeoutMs} ms`)), this.opts.timeoutMs);
+    try {
+      const res = await request(req.url, {
+        method: 'POST',
+        dispatcher: this.agent,
+        signal: abort.signal,
+        headers: {
+          'user-agent': USER_AGENT,
+          'content-type': 'application/json',
+          [WEBHOOK_HEADERS.id]: req.eventId,
+          [WEBHOOK_HEADERS.timestamp]: timestamp,
+          [WEBHOOK_HEADERS.signature]: signatureHeader(req.secrets, timestamp, req.body),
+        },
+        body: req.body,
+      });
+      // The answer's body is not used; read a little so the connection can be reused, then drop it.
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      return statusOutcome(res.statusCode, res.headers['retry-after'], started);
+    } catch (err) {
+      return failure(describe(err, abort.signal), started, (err as NodeJS.ErrnoException).code === 'ERR_ADDRESS_REFUSED' || causeCode(err) === 'ERR_ADDRESS_REFUSED');
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  close(): Promise<void> {
+    if (!this.closing) this.closing = this.agent.close().catch(() => this.agent.destroy());
+    return this.closing;
+  }
+}
+
+function causeCode(err: unknown): string | undefined {
+  return ((err as { cause?: { code?: string } }).cause ?? {}).code;
+}
+
+/** A short reason for the delivery log; never includes headers (the signature) or the body. */
+function describe(err: unknown, signal: AbortSignal): string {
+  if (signal.aborted) return ensureError(signal.reason).message;
+  const e = ensureError(err) as NodeJS.ErrnoException & { cause?: Error & { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  const msg = e.cause && e.message === 'fetch failed' ? e.cause.message : e.message;
+  const text = code && !msg.includes(code) ? `${code}: ${msg}` : msg;
+  return text.length > 300 ? text.slice(0, 300) : text;
+}

@@ -1,0 +1,184 @@
+import type { Collection, Db, Filter } from 'mongodb';
+import { newId } from '../domain/ids.js';
+
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'disabled';
+
+/** One attempt in the delivery log. Objects in an array: FerretDB v1 rejects nested arrays. */
+export interface DeliveryAttempt {
+  number: number;
+  attempted_at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  /** Sent because a client asked (POST .../redeliver), not by the retry schedule. */
+  redelivery: boolean;
+}
+
+/**
+ * One event's delivery to an agent's webhook: the body exactly as first
+ * serialised (so every attempt sends the same bytes) and every attempt made.
+ */
+export interface WebhookDeliveryDoc {
+  _id: string;
+  org_id: string;
+  agent_id: string;
+  event_id: string;
+  event_type: string;
+  session_id: string | null;
+  message_id: string | null;
+  batch_id: string | null;
+  body: string;
+  status: DeliveryStatus;
+  attempts: DeliveryAttempt[];
+  attempt_count: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  completed_at: Date | null;
+}
+
+export type NewDelivery = Pick<WebhookDeliveryDoc, 'org_id' | 'agent_id' | 'event_id' | 'event_type' | 'session_id' | 'message_id' | 'batch_id' | 'body'>;
+
+export interface DeliveryView {
+  id: string;
+  event_id: string;
+  event_type: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  session_id: string | null;
+  batch_id: string | null;
+  created_at: string;
+  updated_at: string;
+  last_attempt_at: string | null;
+  next_attempt_at: string | null;
+  completed_at: string | null;
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+export function deliveryView(d: WebhookDeliveryDoc): DeliveryView {
+  return {
+    id: d._id,
+    event_id: d.event_id,
+    event_type: d.event_type,
+    status: d.status,
+    attempts: d.attempt_count,
+    last_status_code: d.last_status_code,
+    last_error: d.last_error,
+    session_id: d.session_id,
+    batch_id: d.batch_id,
+    created_at: d.created_at.toISOString(),
+    updated_at: d.updated_at.toISOString(),
+    last_attempt_at: iso(d.last_attempt_at),
+    next_attempt_at: iso(d.next_attempt_at),
+    completed_at: iso(d.completed_at),
+  };
+}
+
+/** A view with each attempt, for the single-delivery read. */
+export function deliveryDetailView(d: WebhookDeliveryDoc): DeliveryView & { attempt_log: object[] } {
+  return {
+    ...deliveryView(d),
+    attempt_log: d.attempts.map((a) => ({ ...a, attempted_at: a.attempted_at.toISOString() })),
+  };
+}
+
+/** What an attempt changes besides appending itself. */
+export interface AttemptUpdate {
+  status: DeliveryStatus;
+  next_attempt_at: Date | null;
+}
+
+/**
+ * The delivery log (`webhook_deliveries`). Hot-path reads and writes go by
+ * `_id`; a unique (org, event id) index makes a second delivery of the same
+ * event impossible, whoever enqueued it.
+ */
+export class WebhookDeliveryStore {
+  readonly col: Collection<WebhookDeliveryDoc>;
+
+  constructor(db: Db) {
+    this.col = db.collection<WebhookDeliveryDoc>('webhook_deliveries');
+  }
+
+  /**
+   * Logs a delivery together with its first attempt, in one write: the
+   * attempt is sent before the delivery is logged, so the hot path costs one
+   * insert. If the event was logged already (a job re-run after a crash, or
+   * the event enqueued twice), the attempt is added to that delivery instead.
+   */
+  async insertWithAttempt(d: NewDelivery, attempt: Omit<DeliveryAttempt, 'number'>, update: AttemptUpdate): Promise<WebhookDeliveryDoc> {
+    const doc: WebhookDeliveryDoc = {
+      _id: newId('delivery'),
+      ...d,
+      status: update.status,
+      attempts: [{ ...attempt, number: 1 }],
+      attempt_count: 1,
+      last_status_code: attempt.status_code,
+      last_error: attempt.error,
+      last_attempt_at: attempt.attempted_at,
+      next_attempt_at: update.next_attempt_at,
+      created_at: attempt.attempted_at,
+      updated_at: attempt.attempted_at,
+      completed_at: update.status === 'pending' ? null : attempt.attempted_at,
+    };
+    try {
+      await this.col.insertOne(doc);
+      return doc;
+    } catch (err) {
+      if ((err as { code?: number }).code !== 11000) throw err;
+      // Rare, so the slow non-_id read (FerretDB v1 scans) is fine here.
+      const existing = await this.col.findOne({ org_id: d.org_id, event_id: d.event_id });
+      if (!existing) throw err;
+      await this.recordAttempt(existing._id, existing.attempt_count + 1, attempt, update);
+      return { ...existing, attempt_count: existing.attempt_count + 1 };
+    }
+  }
+
+  /** Unscoped read by id for the actor, which acts on ids it created. */
+  byId(id: string): Promise<WebhookDeliveryDoc | null> {
+    return this.col.findOne({ _id: id });
+  }
+
+  async get(orgId: string, agentId: string, id: string): Promise<WebhookDeliveryDoc | null> {
+    const d = await this.byId(id);
+    return d && d.org_id === orgId && d.agent_id === agentId ? d : null;
+  }
+
+  /** Newest first; `after` is the id of the last delivery of the previous page. */
+  list(orgId: string, agentId: string, limit: number, after: string | null): Promise<WebhookDeliveryDoc[]> {
+    const filter: Filter<WebhookDeliveryDoc> = { org_id: orgId, agent_id: agentId };
+    if (after) filter._id = { $lt: after };
+    return this.col.find(filter, { projection: { body: 0, attempts: 0 } }).sort({ _id: -1 }).limit(limit + 1).toArray();
+  }
+
+  /** Appends attempt `number` and moves the status; one write, by `_id`. */
+  async recordAttempt(id: string, number: number, attempt: Omit<DeliveryAttempt, 'number'>, update: AttemptUpdate): Promise<void> {
+    await this.col.updateOne(
+      { _id: id },
+      {
+        $push: { attempts: { ...attempt, number } },
+        $set: {
+          attempt_count: number,
+          status: update.status,
+          last_status_code: attempt.status_code,
+          last_error: attempt.error,
+          last_attempt_at: attempt.attempted_at,
+          next_attempt_at: update.next_attempt_at,
+          updated_at: attempt.attempted_at,
+          completed_at: update.status === 'pending' ? null : attempt.attempted_at,
+        },
+      },
+    );
+  }
+
+  /** Ends a pending delivery without an attempt (its webhook was removed or unsubscribed meanwhile). */
+  async finish(id: string, status: DeliveryStatus, reason: string, now = new Date()): Promise<void> {
+    await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { status, last_error: reason, next_attempt_at: null, updated_at: now, completed_at: now } });
+  }
+}

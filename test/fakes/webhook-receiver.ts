@@ -1,0 +1,87 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+
+/** One request as the receiver saw it: the raw body bytes as text, before any parsing. */
+export interface ReceivedWebhook {
+  path: string;
+  headers: IncomingMessage['headers'];
+  rawBody: string;
+  at: number;
+}
+
+/** How the receiver answers one request. */
+export interface ScriptedAnswer {
+  status: number;
+  headers?: Record<string, string>;
+  /** Wait this long before answering (timeouts). */
+  delayMs?: number;
+}
+
+/**
+ * A client's webhook endpoint on 127.0.0.1: a real node:http server that
+ * records every request and answers with scripted statuses, one per request,
+ * then `fallback` (200).
+ */
+export class WebhookReceiver {
+  readonly received: ReceivedWebhook[] = [];
+  /** TCP connections accepted, whether or not they carried a request (an SSRF test wants 0). */
+  connections = 0;
+  private readonly script: ScriptedAnswer[] = [];
+  fallback: ScriptedAnswer = { status: 200 };
+  private server!: Server;
+  private readonly waiters: Array<() => void> = [];
+  url = '';
+
+  static async start(): Promise<WebhookReceiver> {
+    const r = new WebhookReceiver();
+    r.server = createServer((req, res) => void r.handle(req, res));
+    r.server.on('connection', () => r.connections++);
+    await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve));
+    r.url = `http://127.0.0.1:${(r.server.address() as { port: number }).port}`;
+    return r;
+  }
+
+  /** Answers the next requests with these, in order. */
+  answer(...answers: ScriptedAnswer[]): void {
+    this.script.push(...answers);
+  }
+
+  reset(): void {
+    this.received.length = 0;
+    this.connections = 0;
+    this.script.length = 0;
+    this.fallback = { status: 200 };
+  }
+
+  /** Resolves once `count` requests (to `path`, if given) have arrived. */
+  async waitFor(count: number, path?: string, ms = 15_000): Promise<ReceivedWebhook[]> {
+    const deadline = Date.now() + ms;
+    const seen = () => this.received.filter((r) => path === undefined || r.path === path);
+    while (seen().length < count) {
+      if (Date.now() > deadline) throw new Error(`receiver got ${seen().length} of ${count} requests in ${ms} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+    return seen();
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    this.received.push({ path: req.url ?? '/', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
+    const a = this.script.shift() ?? this.fallback;
+    if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
+    res.writeHead(a.status, a.headers ?? {});
+    res.end(a.status >= 300 ? 'no' : 'ok');
+    this.waiters.splice(0).forEach((w) => w());
+  }
+
+  async close(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
