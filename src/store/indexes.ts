@@ -33,10 +33,17 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { scope: 1, key: 1 }, name: 'scope_key_unique', unique: true },
     { key: { created_at: 1 }, name: 'created_at' },
   ],
-  batches: [{ key: { org_id: 1, idempotency_key: 1 }, name: 'org_idempotency' }],
+  // key_slot is the idempotency_key, or the batch id when there is none (never null, so unique holds).
+  batches: [{ key: { org_id: 1, key_slot: 1 }, name: 'org_key_slot_unique', unique: true }],
+  batch_items: [],
+  batch_settlements: [],
   files: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
   credentials: [{ key: { org_id: 1, name: 1 }, name: 'org_name_unique', unique: true }],
   webhook_configs: [{ key: { org_id: 1, agent_id: 1 }, name: 'org_agent_unique', unique: true }],
+  webhook_deliveries: [
+    { key: { org_id: 1, event_id: 1 }, name: 'org_event_unique', unique: true },
+    { key: { org_id: 1, agent_id: 1, _id: -1 }, name: 'org_agent_recent' },
+  ],
   routers: [{ key: { org_id: 1, router_id: 1 }, name: 'org_router_unique', unique: true }],
   usage: [{ key: { org_id: 1, router_id: 1, hour: 1 }, name: 'org_router_hour' }],
 };

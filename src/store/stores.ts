@@ -2,6 +2,7 @@ import type { Db } from 'mongodb';
 import type { SecretBox } from '../crypto/secret-box.js';
 import { AgentStore } from './agents.js';
 import { ApiKeyStore } from './api-keys.js';
+import { BatchStore } from './batches.js';
 import { BlobStore } from './blobs.js';
 import { CredentialStore } from './credentials.js';
 import { FileStore } from './files.js';
@@ -14,6 +15,7 @@ import { OrgStore } from './orgs.js';
 import { RouterStore } from './routers.js';
 import { UsageStore } from './usage.js';
 import { WebhookConfigStore } from './webhook-configs.js';
+import { WebhookDeliveryStore } from './webhook-deliveries.js';
 
 /** The repositories, each over one collection family; every query they make is scoped by org. */
 export interface Stores {
@@ -25,12 +27,14 @@ export interface Stores {
   agents: AgentStore;
   files: FileStore;
   webhookConfigs: WebhookConfigStore;
+  webhookDeliveries: WebhookDeliveryStore;
   sessions: SessionStore;
   ledger: LedgerStore;
   messages: MessageStore;
   idempotency: IdempotencyStore;
   routers: RouterStore;
   usage: UsageStore;
+  batches: BatchStore;
 }
 
 export function createStores(db: Db, box: SecretBox): Stores {
@@ -43,11 +47,13 @@ export function createStores(db: Db, box: SecretBox): Stores {
     agents: new AgentStore(db),
     files: new FileStore(db),
     webhookConfigs: new WebhookConfigStore(db, box),
+    webhookDeliveries: new WebhookDeliveryStore(db),
     sessions: new SessionStore(db),
     ledger: new LedgerStore(db),
     messages: new MessageStore(db),
     idempotency: new IdempotencyStore(db),
     routers: new RouterStore(db),
     usage: new UsageStore(db),
+    batches: new BatchStore(db),
   };
 }

@@ -8,9 +8,12 @@ import { fileRoutes } from './files/files.js';
 import { eventRoutes } from './sessions/events.js';
 import { messageRoutes } from './sessions/messages.js';
 import { sessionRoutes } from './sessions/sessions.js';
+import { sessionBatchRoutes } from './session-batches/session-batches.js';
 import { streamRoutes } from './sessions/stream.js';
+import { toolCallRoutes } from './sessions/tool-calls.js';
 import { systemRoutes } from './system/system.js';
 import { webhookConfigRoutes } from './webhook-config/webhook-config.js';
+import { webhookDeliveryRoutes } from './webhook-deliveries/webhook-deliveries.js';
 
 /**
  * Every base-API route module, in one list. A new resource adds one line
@@ -23,7 +26,8 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   routes.push(...sourceSnapshotRoutes(deps), ...agentRoutes(deps));
   routes.push(...routerRoutes(deps));
   routes.push(...fileRoutes(deps));
-  routes.push(...webhookConfigRoutes(deps));
-  routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps));
+  routes.push(...webhookConfigRoutes(deps), ...webhookDeliveryRoutes(deps));
+  routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps), ...toolCallRoutes(deps));
+  routes.push(...sessionBatchRoutes(deps));
   return routes;
 }

@@ -1,0 +1,136 @@
+import type { SecretBox } from '../crypto/secret-box.js';
+import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError } from '../domain/errors.js';
+import { newId } from '../domain/ids.js';
+import type { AgentStore } from '../store/agents.js';
+import { isDuplicateKey, type BatchDoc, type BatchItem, type BatchStore } from '../store/batches.js';
+import { bodyHash } from '../store/idempotency.js';
+import type { Stores } from '../store/stores.js';
+import { createdItem, planItems, rejectedItem, type BatchItemInput } from './plan.js';
+import type { BatchProducers } from './producers.js';
+import { batchStatus } from './status.js';
+import { finishIfSettled } from './terminal.js';
+import { writeFirstTurns } from './write.js';
+
+export interface CreateBatchBody {
+  idempotency_key?: string;
+  items: BatchItemInput[];
+}
+
+export interface BatchItemView extends Omit<BatchItem, 'message_id'> {}
+
+export interface CreatedBatch {
+  batch_id: string;
+  status: string;
+  sessions: BatchItemView[];
+}
+
+export interface BatchDeps {
+  stores: Pick<Stores, 'ledger' | 'messages' | 'sessions'>;
+  batches: BatchStore;
+  agents: AgentStore;
+  box: SecretBox;
+  producers: BatchProducers;
+}
+
+export function itemView(item: BatchItem): BatchItemView {
+  const { message_id: _m, ...view } = item;
+  return view;
+}
+
+/** All items must name one agent; the 400 names the first item that differs. */
+export function checkOneAgent(items: BatchItemInput[]): string {
+  const agentId = items[0].agent_id;
+  const other = items.findIndex((i) => i.agent_id !== agentId);
+  if (other >= 0) throw new InvalidRequestError(`items[${other}].agent_id must equal items[0].agent_id (${agentId}): a batch has one agent.`, `items[${other}].agent_id`, 'mixed_agent_ids');
+  return agentId;
+}
+
+/** Wakes the stored sessions' actors with one bulk add per shard queue, behind interactive work. */
+async function wake(deps: BatchDeps, batchId: string, items: BatchItem[]): Promise<void> {
+  const jobs = items.flatMap((i) => (i.session_id && i.message_id ? [{ session_id: i.session_id, command: { kind: 'message.start' as const, command_id: `start-${i.message_id}`, message_id: i.message_id } }] : []));
+  if (jobs.length) await deps.producers.mailbox.sendBulk(jobs, 'batch');
+  await deps.batches.markWoken(batchId);
+}
+
+/**
+ * The answer to a repeated idempotency_key: the original response, rebuilt
+ * from the stored items. A creator that stored the items but died before
+ * waking the sessions is finished here (the wake's job ids are deterministic).
+ */
+async function replay(deps: BatchDeps, existing: BatchDoc, hash: string): Promise<CreatedBatch> {
+  if (existing.body_hash !== hash) throw new UnprocessableError('idempotency_key was already used with a different body.', 'idempotency_key_reused', 'idempotency_key');
+  if (existing.state !== 'ready') throw new ConflictError('A batch with this idempotency_key is still being created; retry shortly.', 'idempotency_key_in_flight', 'idempotency_key');
+  const items = await deps.batches.items(existing);
+  if (!existing.woken) await wake(deps, existing._id, items);
+  return { batch_id: existing._id, status: existing.initial_status ?? 'queued', sessions: items.map(itemView) };
+}
+
+function header(orgId: string, agentId: string, key: string | null, hash: string, itemCount: number): BatchDoc {
+  const id = newId('batch');
+  return {
+    _id: id, org_id: orgId, agent_id: agentId, idempotency_key: key, key_slot: key ?? id, body_hash: hash, state: 'creating', woken: false,
+    created_at: new Date(), item_count: itemCount, chunk_count: 0, created_count: 0, rejected_count: 0, initial_status: null,
+    settled: 0, terminal_fired: false, terminal_type: null, terminal_enqueued: false,
+  };
+}
+
+/** Takes the idempotency key (or, without one, just the batch id); a replay when someone else holds it. */
+async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | null> {
+  const key = doc.idempotency_key;
+  const seen = key === null ? null : await deps.batches.byKey(doc.org_id, key);
+  if (seen) return replay(deps, seen, doc.body_hash);
+  try {
+    await deps.batches.claim(doc);
+    return null;
+  } catch (err) {
+    // Two first requests raced for the key: the unique index let one in.
+    if (key === null || !isDuplicateKey(err)) throw err;
+    const winner = await deps.batches.byKey(doc.org_id, key);
+    if (!winner) throw err;
+    return replay(deps, winner, doc.body_hash);
+  }
+}
+
+/** Plans, writes and wakes; returns the item results in input order. */
+async function build(deps: BatchDeps, doc: BatchDoc, inputs: BatchItemInput[]): Promise<BatchItem[]> {
+  const planned = await planItems(deps.agents, deps.box, doc.org_id, doc._id, inputs);
+  const turns = planned.flatMap((p) => ('turn' in p ? [p.turn] : []));
+  const { lost } = await writeFirstTurns(deps.stores, turns);
+  const lostIds = new Set(lost.map((t) => t.session._id));
+  return planned.map((p) => {
+    if ('rejected' in p) return p.rejected;
+    if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.');
+    return createdItem(p.index, p.turn);
+  });
+}
+
+/**
+ * `POST /v1/session-batches`: one session per item, each with its first user
+ * message, written in bulk and woken with one bulk add. Items fail on their
+ * own; an unknown agent fails the whole batch (404), as no item could work.
+ */
+export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBatchBody): Promise<CreatedBatch> {
+  const agentId = checkOneAgent(body.items);
+  const agent = await deps.agents.get(orgId, agentId);
+  if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
+  const doc = header(orgId, agentId, body.idempotency_key ?? null, bodyHash(body), body.items.length);
+  const replayed = await claim(deps, doc);
+  if (replayed) return replayed;
+  let items: BatchItem[];
+  try {
+    items = await build(deps, doc, body.items);
+    const created = items.filter((i) => i.session_id).length;
+    const status = batchStatus(items.map((i) => (i.session_id ? 'queued' : 'rejected')));
+    const chunks = await deps.batches.saveItems(doc._id, items);
+    await deps.batches.markReady(doc._id, { chunk_count: chunks, created_count: created, rejected_count: items.length - created, initial_status: status });
+    Object.assign(doc, { state: 'ready', chunk_count: chunks, created_count: created, rejected_count: items.length - created, initial_status: status });
+  } catch (err) {
+    // Free the key so the client can retry; sessions already written stay unreachable from any batch.
+    await deps.batches.col.deleteOne({ _id: doc._id }).catch(() => undefined);
+    throw err;
+  }
+  await wake(deps, doc._id, items);
+  // A batch whose every item failed is terminal now; no child will ever report.
+  if (doc.created_count === 0) await finishIfSettled(deps.batches, deps.producers.webhooks, doc);
+  return { batch_id: doc._id, status: doc.initial_status!, sessions: items.map(itemView) };
+}

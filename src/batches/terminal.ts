@@ -1,0 +1,59 @@
+import type { JobsOptions } from 'bullmq';
+import { JOB_DEFAULTS } from '../../actors/runtime/queues.js';
+import { webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
+import type { BatchDoc, BatchStore } from '../store/batches.js';
+import { batchStatus, childState, terminalWebhookType, type ChildState } from './status.js';
+
+/** Where the terminal webhook job goes: the `webhooks` queue (only `add` is used). */
+export interface WebhookSink {
+  add(name: string, data: WebhookJob, opts: JobsOptions): Promise<unknown>;
+}
+
+type Header = Pick<BatchDoc, '_id' | 'org_id' | 'agent_id' | 'state' | 'chunk_count' | 'terminal_fired' | 'terminal_type' | 'terminal_enqueued'>;
+
+/**
+ * Enqueues the batch's terminal webhook. The right to decide is taken by a
+ * unique insert (atomic on FerretDB v1 and MongoDB alike), so one caller
+ * decides the type. A caller that finds it taken but not yet enqueued (the
+ * claimer may have died) enqueues too: the deterministic job id keeps that
+ * from making a second job.
+ */
+export async function fireTerminal(store: BatchStore, sink: WebhookSink, header: Header, type: string): Promise<boolean> {
+  const claimed = await store.claimTerminal(header._id, type);
+  let decided = type;
+  if (!claimed) {
+    const doc = await store.header(header._id);
+    if (!doc || doc.terminal_enqueued) return false;
+    decided = doc.terminal_type ?? type;
+  }
+  const job: WebhookJob = { kind: 'batch.lifecycle', org_id: header.org_id, agent_id: header.agent_id, batch_id: header._id, type: decided as Extract<WebhookJob, { kind: 'batch.lifecycle' }>['type'] };
+  // Delivery retries are the webhook actor's own; the job itself runs once.
+  await sink.add(job.kind, job, { ...JOB_DEFAULTS, jobId: webhookJobId(job), attempts: 1 });
+  await store.markEnqueued(header._id);
+  return claimed;
+}
+
+/**
+ * Fires the terminal webhook when every child has settled. The counters only
+ * trigger this check; the check itself reads every child's settlement by
+ * `_id`, so a counter that ran ahead after a crash cannot fire early, and the
+ * type comes from what each child actually did.
+ */
+export async function finishIfSettled(store: BatchStore, sink: WebhookSink, header: Header): Promise<boolean> {
+  if (header.terminal_enqueued) return false;
+  if (header.terminal_fired && header.terminal_type) return fireTerminal(store, sink, header, header.terminal_type);
+  // Until the items are stored there is nothing to check against.
+  if (header.state !== 'ready') return false;
+  const items = await store.items(header);
+  if (!items.length) return false;
+  const sessionIds = items.flatMap((i) => (i.session_id ? [i.session_id] : []));
+  const settlements = new Map((await store.settlementsOf(sessionIds)).flatMap((s) => (s ? [[s._id, s.status] as const] : [])));
+  const states: ChildState[] = [];
+  for (const item of items) {
+    if (!item.session_id) states.push('rejected');
+    else if (settlements.has(item.session_id)) states.push(childState(settlements.get(item.session_id)!));
+    else return false;
+  }
+  const type = terminalWebhookType(batchStatus(states));
+  return type ? fireTerminal(store, sink, header, type) : false;
+}

@@ -1,0 +1,32 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+import { contentSchema, metadataSchema, sessionFields } from '../sessions/schema.js';
+
+/** Items per batch (spec: not shown). 10,000 is the benchmark's size and keeps a request's work bounded. */
+export const MAX_BATCH_ITEMS = 10_000;
+
+/** A batch body is larger than any other request: 10,000 items of a few hundred bytes each, with room to spare. */
+export const BATCH_MAX_BODY_BYTES = 32 * 1024 * 1024;
+
+const batchItem: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['agent_id', 'message'],
+  properties: {
+    agent_id: { type: 'string', minLength: 1, maxLength: 64, description: 'Identical across all items.' },
+    version_id: { type: 'string', minLength: 1, maxLength: 64, description: 'Defaults to the agent’s active version.' },
+    llm_id: sessionFields.llm_id,
+    metadata: metadataSchema,
+    secrets: sessionFields.secrets,
+    message: { type: 'object', additionalProperties: false, required: ['content'], properties: { content: contentSchema } },
+  },
+};
+
+export const createBatchBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['items'],
+  properties: {
+    idempotency_key: { type: 'string', minLength: 1, maxLength: 255, description: 'Per organization; a reuse returns the original batch.' },
+    items: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: batchItem },
+  },
+};

@@ -1,0 +1,37 @@
+import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
+import { batchProducers } from '../../../batches/producers.js';
+import { readBatch } from '../../../batches/read-batch.js';
+import { AgentStore } from '../../../store/agents.js';
+import { parseJsonBody } from '../../middleware/body.js';
+import type { AppDeps } from '../../deps.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, createBatchBody } from './schema.js';
+
+/** Session batches (spec: Session batches). */
+export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
+  const batches = deps.stores.batches;
+  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: new AgentStore(deps.db), box: deps.box, producers: batchProducers(deps) });
+  return [
+    {
+      method: 'POST',
+      path: '/v1/session-batches',
+      summary: 'Create one session per item, each with its first user message; results in input order.',
+      tag: 'session-batches',
+      // Parsed by the handler: a batch may exceed the global body limit.
+      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches.` },
+      status: 201,
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
+        return createBatch(batchDeps(), orgId, ctx.state.body as CreateBatchBody);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/session-batches/{batch_id}',
+      summary: 'Read a batch: status and counts derived from its child sessions, and the items in input order.',
+      tag: 'session-batches',
+      handler: async (ctx) => readBatch(batches, deps.stores.sessions, requireAuth(ctx).orgId, ctx.params.batch_id),
+    },
+  ];
+}

@@ -1,0 +1,209 @@
+import assert from 'node:assert/strict';
+import { onChildSettled } from '../../actors/batch/handlers.js';
+import { batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
+import { dataPlane } from '../../actors/runtime/data-plane.js';
+import type { WebhookJob } from '../../actors/webhook/messages.js';
+import type { SessionMailbox } from '../../actors/runtime/queues.js';
+import { createBatch } from '../../src/batches/create-batch.js';
+import { newId } from '../../src/domain/ids.js';
+import { AgentStore } from '../../src/store/agents.js';
+import { scriptedAgent } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+interface Item {
+  index: number;
+  session_id: string | null;
+  status: string;
+  last_message_status: string | null;
+  agent_id: string;
+  version_id: string | null;
+  llm_id: string | null;
+  metadata: Record<string, string>;
+  transcript_url: string | null;
+  error: string | null;
+}
+interface Batch {
+  batch_id: string;
+  status: string;
+  counts?: { queued: number; running: number; completed: number; failed: number };
+  sessions: Item[];
+}
+
+async function json<T = Record<string, unknown>>(res: Response, status: number): Promise<T> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  return JSON.parse(text) as T;
+}
+
+async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const text = (t: string) => [{ type: 'text' as const, text: t }];
+const ITEM_FIELDS = ['index', 'session_id', 'status', 'last_message_status', 'agent_id', 'version_id', 'llm_id', 'metadata', 'transcript_url', 'error'];
+
+describe('session batches', () => {
+  let h: Harness;
+  let agentId: string;
+  let versionId: string;
+  let orgId: string;
+
+  before(async () => {
+    // No webhooks role: batch webhook jobs stay on the queue, where the test counts them.
+    h = await startHarness({ roles: ['web', 'router', 'worker'], env: { TROUPE_SESSION_SHARDS: '4' } });
+    ({ agentId, versionId, orgId } = await scriptedAgent(h, [{ text: 'Batch reply.' }]));
+  });
+  after(async () => {
+    if (process.env.TROUPE_TEST_DUMP_ERRORS) for (const l of h.logs().split('\n')) if (/"level":"(error|warn)"/.test(l)) console.error(l.slice(0, 1500));
+    await h?.close();
+  });
+
+  const post = (body: unknown, key?: string) => h.api('/v1/session-batches', { method: 'POST', json: body, headers: key ? { Authorization: `Bearer ${key}` } : {} });
+  const read = async (id: string) => json<Batch>(await h.api(`/v1/session-batches/${id}`), 200);
+  const item = (t: string, extra: Record<string, unknown> = {}) => ({ agent_id: agentId, message: { content: text(t) }, ...extra });
+
+  async function webhookJobs(batchId: string): Promise<WebhookJob[]> {
+    const jobs = await dataPlane(h.running.core).webhooks.getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
+    return jobs.map((j) => j.data as WebhookJob).filter((d) => d.kind === 'batch.lifecycle' && d.batch_id === batchId);
+  }
+
+  it('creates sessions in input order, failing bad items on their own', async () => {
+    const body = { items: [item('one', { metadata: { row: '0' } }), item('two', { version_id: newId('version') }), item('three', { llm_id: 'nope' }), item('four', { llm_id: 'alt', version_id: versionId })] };
+    const b = await json<Batch>(await post(body), 201);
+    assert.match(b.batch_id, /^bat_/);
+    assert.equal(b.status, 'queued');
+    assert.deepEqual(b.sessions.map((s) => s.index), [0, 1, 2, 3]);
+    for (const s of b.sessions) assert.deepEqual(Object.keys(s).sort(), [...ITEM_FIELDS].sort());
+    const [ok, badVersion, badLlm, alt] = b.sessions;
+    assert.match(ok.session_id!, /^ses_/);
+    assert.equal(ok.status, 'running');
+    assert.equal(ok.last_message_status, 'queued');
+    assert.equal(ok.transcript_url, `/v1/sessions/${ok.session_id}/transcript`);
+    assert.deepEqual(ok.metadata, { row: '0' });
+    assert.equal(ok.version_id, versionId);
+    assert.equal(ok.llm_id, 'main');
+    assert.equal(ok.error, null);
+    assert.equal(alt.llm_id, 'alt');
+    for (const bad of [badVersion, badLlm]) {
+      assert.equal(bad.status, 'failed');
+      assert.equal(bad.session_id, null);
+      assert.equal(typeof bad.error, 'string');
+    }
+    assert.match(badVersion.error!, /version/);
+    assert.match(badLlm.error!, /llm_id/);
+
+    // Children run through their actors; the batch reads them back.
+    const done = await until(async () => {
+      const r = await read(b.batch_id);
+      return r.status === 'partial_failed' && r;
+    });
+    assert.deepEqual(done.counts, { queued: 0, running: 0, completed: 2, failed: 2 });
+    assert.equal(done.sessions[0].last_message_status, 'completed');
+    assert.equal(done.sessions[0].status, 'idle');
+    const evs = await json<{ events: { sequence_number: number; type: string }[] }>(await h.api(`/v1/sessions/${ok.session_id}/events?limit=100`), 200);
+    assert.deepEqual(evs.events.slice(0, 3).map((e) => [e.sequence_number, e.type]), [[1, 'user.message'], [2, 'message.status_changed'], [3, 'session.status_changed']]);
+    assert.ok(evs.events.some((e) => e.type === 'assistant.message_completed'), 'the first turn ran');
+    const transcript = await json<{ messages: { output: { parts: { text?: string }[] } }[] }>(await h.api(ok.transcript_url!), 200);
+    assert.equal(transcript.messages[0].output.parts[0].text, 'Batch reply.');
+  });
+
+  it('returns the original batch for a reused idempotency_key, without new sessions', async () => {
+    const key = `k-${Date.now()}`;
+    const body = { idempotency_key: key, items: [item('a'), item('b'), item('c', { llm_id: 'nope' })] };
+    const [r1, r2] = await Promise.all([post(body), post(body)]);
+    const texts = [await r1.text(), await r2.text()];
+    const statuses = [r1.status, r2.status].sort();
+    // The race: one creates, the other replays or is told the first is in flight.
+    assert.ok(statuses[0] === 201 && (statuses[1] === 201 || statuses[1] === 409), `statuses ${statuses}`);
+    const first = JSON.parse(texts[r1.status === 201 ? 0 : 1]) as Batch;
+    const again = await post(body);
+    const againText = await again.text();
+    assert.equal(again.status, 201);
+    const replayed = JSON.parse(againText) as Batch;
+    assert.equal(replayed.batch_id, first.batch_id);
+    assert.deepEqual(replayed.sessions.map((s) => s.session_id), first.sessions.map((s) => s.session_id));
+    assert.equal(againText, JSON.stringify(first), 'the replay is the original response');
+    if (r1.status === 201 && r2.status === 201) assert.equal(texts[0], texts[1]);
+    const stored = await h.running.core.db.collection('sessions').countDocuments({ batch_id: first.batch_id });
+    assert.equal(stored, 2);
+    assert.equal(await h.running.core.db.collection('batches').countDocuments({ org_id: orgId, idempotency_key: key }), 1);
+
+    const changed = await post({ ...body, items: [item('other')] });
+    assert.equal(changed.status, 422);
+  });
+
+  it('refuses mixed agent ids and invalid items with a 400 naming the field, creating nothing', async () => {
+    const before = await h.running.core.db.collection('sessions').countDocuments({});
+    const mixed = await json<{ error: { param: string } }>(await post({ items: [item('a'), { ...item('b'), agent_id: newId('agent') }] }), 400);
+    assert.equal(mixed.error.param, 'items[1].agent_id');
+    const noContent = await json<{ error: { param: string } }>(await post({ items: [item('a'), { agent_id: agentId, message: {} }] }), 400);
+    assert.equal(noContent.error.param, 'items[1].message.content');
+    await json(await post({ items: [] }), 400);
+    assert.equal(await h.running.core.db.collection('sessions').countDocuments({}), before);
+  });
+
+  it('hides batches and agents of another organization (404)', async () => {
+    const b = await json<Batch>(await post({ items: [item('mine')] }), 201);
+    const other = await h.running.core.stores.orgs.create(`batch-other-${Date.now()}`);
+    const { key } = await h.running.core.stores.apiKeys.create(other._id, 'api');
+    await json(await h.api(`/v1/session-batches/${b.batch_id}`, { headers: { Authorization: `Bearer ${key}` } }), 404);
+    await json(await post({ items: [item('theirs')] }, key), 404);
+    await json(await h.api(`/v1/session-batches/${newId('batch')}`), 404);
+  });
+
+  it('fires a batch whose every item failed as batch.failed at once', async () => {
+    const b = await json<Batch>(await post({ items: [item('x', { llm_id: 'nope' }), item('y', { llm_id: 'nope' })] }), 201);
+    assert.equal(b.status, 'failed');
+    const r = await read(b.batch_id);
+    assert.equal(r.status, 'failed');
+    assert.deepEqual(r.counts, { queued: 0, running: 0, completed: 0, failed: 2 });
+    const jobs = await until(async () => (await webhookJobs(b.batch_id)).length > 0 && webhookJobs(b.batch_id));
+    assert.deepEqual(jobs.map((j) => j.kind === 'batch.lifecycle' && j.type), ['batch.failed']);
+  });
+
+  it('fires the terminal webhook exactly once, however often children are reported', async () => {
+    // Created without waking the sessions, so only the reports below settle its children.
+    const asleep = { mailbox: { sendBulk: async () => undefined } as unknown as SessionMailbox, webhooks: dataPlane(h.running.core).webhooks };
+    const core = h.running.core;
+    const body = { items: [item('p'), item('q'), item('r', { llm_id: 'nope' })] };
+    const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, producers: asleep }, orgId, body)) as Batch;
+    const settled = (s: Item): BatchChildSettled => ({ org_id: orgId, batch_id: b.batch_id, session_id: s.session_id!, message_id: 'msg_x', status: 'completed' });
+    const [p, q] = b.sessions;
+    const deps = { batches: h.running.core.stores.batches, webhooks: dataPlane(h.running.core).webhooks };
+    // One child only: not terminal yet, however often it is reported.
+    const early = await Promise.all(Array.from({ length: 5 }, () => onChildSettled(deps, settled(p))));
+    assert.ok(!early.includes('fired'));
+    assert.equal((await webhookJobs(b.batch_id)).length, 0);
+    // Through the queue, with duplicates under distinct job ids, and directly, concurrently.
+    const queue = dataPlane(h.running.core).batches;
+    for (let i = 0; i < 3; i++) await queue.add('child.settled', settled(q), { jobId: `${batchJobId(settled(q))}-${i}` });
+    const direct = await Promise.all(Array.from({ length: 10 }, () => onChildSettled(deps, settled(q))));
+    await until(async () => {
+      const c = await queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+      return Object.values(c).every((n) => n === 0);
+    });
+    const jobs = await until(async () => (await webhookJobs(b.batch_id)).length > 0 && webhookJobs(b.batch_id));
+    assert.equal(jobs.length, 1);
+    assert.deepEqual(jobs[0], { kind: 'batch.lifecycle', org_id: orgId, agent_id: agentId, batch_id: b.batch_id, type: 'batch.partial_failed' });
+    assert.ok(direct.filter((o) => o === 'fired').length <= 1);
+    const rows = await h.running.core.db.collection('batch_settlements').find({ batch_id: b.batch_id }).toArray();
+    assert.deepEqual(rows.filter((r) => String(r._id).startsWith('ses_')).map((r) => r._id).sort(), [p.session_id, q.session_id].sort());
+    assert.equal(rows.filter((r) => String(r._id).endsWith('#terminal')).length, 1);
+    // Reported again after firing: still one job.
+    assert.notEqual(await onChildSettled(deps, settled(p)), 'fired');
+    assert.equal((await webhookJobs(b.batch_id)).length, 1);
+  });
+
+  it('fires batch.completed when its children finish through the session actor (end to end)', async () => {
+    const b = await json<Batch>(await post({ items: [item('e1'), item('e2')] }), 201);
+    await until(async () => (await read(b.batch_id)).status === 'completed');
+    const jobs = await until(async () => (await webhookJobs(b.batch_id)).length > 0 && webhookJobs(b.batch_id), 10_000);
+    assert.deepEqual(jobs.map((j) => j.kind === 'batch.lifecycle' && j.type), ['batch.completed']);
+  });
+});
