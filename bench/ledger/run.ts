@@ -5,52 +5,24 @@
  *  - user.message POST latency p50/p99
  *  - SSE delivery latency from append to client p50/p99
  *  - RSS of the web process holding M idle SSE streams
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64]
+ * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1]
  * Figures, not pass/fail.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
-import { MongoClient } from 'mongodb';
-import { startLocalServices } from '../../infra/services/local-services.js';
-import { freePort } from '../../infra/services/process.js';
-import { AgentStore } from '../../src/store/agents.js';
-import { newId } from '../../src/domain/ids.js';
 import { fmt, summary } from '../support/percentiles.js';
+import { pool, scriptedAgent, startStack } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' } } });
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
 
-function role(name: string, env: NodeJS.ProcessEnv): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
-  return new Promise((resolve) => setTimeout(() => resolve(child), 1500));
-}
-
-async function waitReady(url: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await fetch(`${url}/readyz`).catch(() => null))?.ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('web did not become ready');
-}
-
 async function rssOf(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
   return Number(/^troupe_process_resident_memory_bytes\S* (\d+)/m.exec(text)?.[1] ?? NaN);
-}
-
-async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let i = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    while (i < items.length) await fn(items[i++]);
-  }));
 }
 
 /** Reads an SSE stream, calling onEvent(sequence, created_at) per record. */
@@ -83,22 +55,11 @@ async function stream(url: string, key: string, onEvent: (seq: number, createdAt
 }
 
 async function main(): Promise<void> {
-  const services = await startLocalServices({ log: () => undefined });
-  const port = await freePort();
-  const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', TROUPE_SESSION_SHARDS: '64' };
-  const children = [await role('web', env), await role('worker', env)];
-  const base = `http://127.0.0.1:${port}`;
+  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' } });
+  const { base, apiKey } = stack;
   const abort = new AbortController();
   try {
-    await waitReady(base);
-    const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
-    await mongo.connect();
-    const db = mongo.db('bench');
-    const org = (await db.collection('orgs').findOne({ name: 'default' }))!;
-    const manifest = { name: 'bench', sdk: 'troupe-js@1' as const, entrypoint: 'a.js:a', sandbox: { secrets: [], internet_access: false }, custom_tools: [], llm_options: [{ id: 'main', provider: 'scripted' as const, script: 's.json' }] };
-    const { agent } = await new AgentStore(db).create({ id: newId('agent'), orgId: org._id as unknown as string, name: 'bench' }, { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: manifest.llm_options, tools: [], scripts: { main: { turns: [{ text: 'ok' }] } }, entrypoint: manifest.entrypoint } });
-    await mongo.close();
+    const agent = { _id: await scriptedAgent(stack.db, [{ text: 'ok' }]) };
     const auth = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
     const sessions: string[] = [];
     await pool(Array.from({ length: SESSIONS }, (_, i) => i), CONCURRENCY, async () => {
@@ -140,10 +101,7 @@ async function main(): Promise<void> {
     idle.abort();
   } finally {
     abort.abort();
-    for (const c of children) c.kill('SIGTERM');
-    await new Promise((r) => setTimeout(r, 1000));
-    for (const c of children) c.kill('SIGKILL');
-    await services.stop();
+    await stack.close();
   }
 }
 

@@ -1,0 +1,67 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { MongoClient, type Db } from 'mongodb';
+import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
+import { freePort } from '../../infra/services/process.js';
+import { newId } from '../../src/domain/ids.js';
+import { AgentStore, type ScriptTurn } from '../../src/store/agents.js';
+
+/**
+ * What the data-plane benchmarks share: local Redis + MongoDB-wire server,
+ * a `web` process and `worker` processes as separate OS processes (as they
+ * would be deployed), and a scripted agent written straight into the store.
+ */
+export interface Stack {
+  base: string;
+  apiKey: string;
+  services: LocalServices;
+  db: Db;
+  close(): Promise<void>;
+}
+
+function role(name: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, [join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
+  return child;
+}
+
+export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
+  const services = await startLocalServices({ log: () => undefined });
+  const port = await freePort();
+  const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
+  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...opts.env };
+  const children = [role('web', env), ...Array.from({ length: opts.workers ?? 1 }, () => role('worker', env))];
+  const base = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
+  const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
+  await mongo.connect();
+  return {
+    base,
+    apiKey,
+    services,
+    db: mongo.db('bench'),
+    async close() {
+      for (const c of children) c.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 1500));
+      for (const c of children) c.kill('SIGKILL');
+      await mongo.close();
+      await services.stop();
+    },
+  };
+}
+
+export async function scriptedAgent(db: Db, turns: ScriptTurn[]): Promise<string> {
+  const org = (await db.collection<{ _id: string; name: string }>('orgs').findOne({ name: 'default' }))!;
+  const manifest = { name: 'bench', sdk: 'troupe-js@1' as const, entrypoint: 'a.js:a', sandbox: { secrets: [], internet_access: false }, custom_tools: [], llm_options: [{ id: 'main', provider: 'scripted' as const, script: 's.json' }] };
+  const { agent } = await new AgentStore(db).create({ id: newId('agent'), orgId: org._id, name: 'bench' }, { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: manifest.llm_options, tools: [], scripts: { main: { turns } }, entrypoint: manifest.entrypoint } });
+  return agent._id;
+}
+
+/** Runs `fn` over `items` with at most `n` in flight. */
+export async function pool<T>(items: T[], n: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let i = 0;
+  await Promise.all(Array.from({ length: n }, async () => {
+    while (i < items.length) await fn(items[i++]);
+  }));
+}
