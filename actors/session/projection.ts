@@ -5,14 +5,25 @@ import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope, type MessageState, type 
  * same function serves the live turn and the catch-up after a crash, so the
  * projections can always be rebuilt from the ledger.
  */
-export function applyEvent(session: SessionState, messages: Map<string, MessageState>, ev: EventEnvelope): void {
+export function applyEvent(session: SessionState, all: Map<string, MessageState>, ev: EventEnvelope): void {
   if (ev.sequence_number <= session.last_sequence) return;
   session.last_sequence = ev.sequence_number;
+  const own = ev.message_id ? all.get(ev.message_id) : undefined;
+  const already = own !== undefined && (own.last_sequence ?? 0) >= ev.sequence_number;
+  // The session still applies it; the message, which already has it, must not twice.
+  const messages = already ? new Map([...all].filter(([id]) => id !== ev.message_id)) : all;
+  if (own && !already) own.last_sequence = ev.sequence_number;
   const d = ev.data;
   switch (ev.type) {
     case 'user.message': {
       const id = ev.message_id!;
+      if (already) {
+        session.last_message_id = id;
+        session.last_message_status = own.status;
+        break;
+      }
       messages.set(id, {
+        last_sequence: ev.sequence_number,
         id,
         session_id: ev.session_id,
         sequence_number: ev.sequence_number,

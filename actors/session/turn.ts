@@ -61,11 +61,14 @@ function apply(l: Loaded, envelopes: EventEnvelope[]): void {
 /**
  * Catches the read models up with the ledger: a turn that crashed between
  * append and projection is healed here, by the next turn of the session.
+ * Returns whether there was anything to catch up.
  */
-async function catchUp(deps: TurnDeps, l: Loaded): Promise<void> {
+async function catchUp(deps: TurnDeps, l: Loaded): Promise<boolean> {
+  let found = false;
   for (;;) {
     const docs = await deps.ledger.after(l.state.id, l.state.last_sequence, 500);
-    if (!docs.length) return;
+    if (!docs.length) return found;
+    found = true;
     await loadMessages(deps, l, docs.map((d) => d.message_id));
     apply(l, docs.map(envelope));
     for (const d of docs) if (d.command_id) noteCommand(l.state, d.command_id, d.sequence_number);
@@ -133,34 +136,59 @@ async function publish(deps: TurnDeps, sessionId: string, envelopes: EventEnvelo
   await pipe.exec();
 }
 
+/** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */
+async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise<TurnReply | null> {
+  const first = await deps.ledger.get(l.state.id, firstSequence);
+  if (!first) return null;
+  // Its effects' job ids are deterministic, so re-issuing them runs none twice.
+  await runEffects(deps, l, effectsOf(first) as Effect[]);
+  await loadMessages(deps, l, [first.message_id]);
+  return reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined);
+}
+
+const MAX_CONFLICTS = 3;
+
 /**
- * One turn of a session actor: load, catch up, decide, append, project,
- * publish, hand off effects. Never waits on a model, a tool or a webhook.
+ * One turn of a session actor: load, decide, append, project, publish, hand
+ * off effects. Never waits on a model, a tool or a webhook.
+ *
+ * The ledger is only probed for events the read model missed (a turn that
+ * died between append and projection) when it matters: when the append hits
+ * the unique (session_id, sequence_number) fence, or before concluding that a
+ * command changes nothing. On FerretDB a probe for a missing row scans the
+ * whole ledger, so the common path must not pay for it.
  */
 export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
   const doc = await deps.sessions.byId(job.session_id);
   if (!doc) throw new NotFoundError('session', job.session_id);
   const l: Loaded = { doc, state: sessionState(doc), messages: new Map(), touched: new Set() };
-  await catchUp(deps, l);
   const cmd = job.command;
-  const seen = l.state.recent_commands.find((c) => c.id === cmd.command_id);
-  const first = seen ? await deps.ledger.get(l.state.id, seen.seq) : null;
-  if (first) {
-    // Applied before (a redelivery after a crash, or a repeated request):
-    // re-issue its effects, whose job ids are deterministic so none runs
-    // twice, and answer with the recorded outcome.
-    await runEffects(deps, l, effectsOf(first) as Effect[]);
-    await loadMessages(deps, l, [first.message_id]);
-    return reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined);
-  }
-  await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
   const version = await deps.versions.get(doc.org_id, doc.version_id);
-  const decision = decide({ session: l.state, messages: l.messages, agent: agentContext(doc, version, deps.publicUrl) }, cmd);
-  const envs = await append(deps, l, decision, cmd.command_id);
-  apply(l, envs);
-  if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
-  if (envs.length) await save(deps, l);
-  await publish(deps, l.state.id, envs);
-  await runEffects(deps, l, decision.effects);
-  return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
+  let caughtUp = false;
+  for (let attempt = 0; ; attempt++) {
+    const seen = l.state.recent_commands.find((c) => c.id === cmd.command_id);
+    const replayed = seen ? await replay(deps, l, seen.seq) : null;
+    if (replayed) return replayed;
+    await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
+    const decision = decide({ session: l.state, messages: l.messages, agent: agentContext(doc, version, deps.publicUrl) }, cmd);
+    if (decision.events.length === 0 && !caughtUp) {
+      caughtUp = true;
+      if (await catchUp(deps, l)) continue;
+    }
+    let envs: EventEnvelope[];
+    try {
+      envs = await append(deps, l, decision, cmd.command_id);
+    } catch (err) {
+      if (!(err instanceof SequenceConflict) || attempt >= MAX_CONFLICTS) throw err;
+      caughtUp = true;
+      await catchUp(deps, l);
+      continue;
+    }
+    apply(l, envs);
+    if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
+    if (envs.length) await save(deps, l);
+    await publish(deps, l.state.id, envs);
+    await runEffects(deps, l, decision.effects);
+    return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
+  }
 }

@@ -88,6 +88,11 @@ export interface MessageState {
   attempt: number;
   /** Model calls made in the current attempt; the next call's index. */
   model_calls: number;
+  /**
+   * Highest ledger sequence applied to this message; a catch-up after a turn
+   * that saved its messages but not its session skips what is already here.
+   */
+  last_sequence?: number;
   /** Tool calls of the last model response still waiting for a result. */
   pending_tool_calls: { id: string; name: string; expires_at?: string }[];
   output: { parts: OutputPart[] };

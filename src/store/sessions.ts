@@ -97,12 +97,13 @@ export class SessionStore {
   }
 
   /**
-   * Writes the projected state, only forward: a write carrying an older
-   * `last_sequence` than the stored one is dropped, so a stale turn can never
-   * move the read model backwards.
+   * Writes the projected state. Only the session's own actor writes it, one
+   * turn at a time, after winning the ledger's sequence fence, so no stale
+   * write can follow a newer one. The filter is `_id` alone: it is the only
+   * one FerretDB v1 narrows in SQLite instead of decoding every document.
    */
   async saveState(state: SessionState): Promise<void> {
     const { id, ...rest } = state;
-    await this.col.updateOne({ _id: id, last_sequence: { $lt: state.last_sequence } }, { $set: rest });
+    await this.col.updateOne({ _id: id }, { $set: rest });
   }
 }

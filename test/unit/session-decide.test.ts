@@ -97,3 +97,30 @@ describe('session actor decisions', () => {
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
   });
 });
+
+describe('projection catch-up', () => {
+  it('re-applies to the session, but not to a message that already has the events', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    const events: EventEnvelope[] = [];
+    const record = (cmd: SessionCommand) => {
+      const d = decide({ session: s, messages: m, agent }, cmd);
+      for (const e of d.events) {
+        const ev = { ...e, id: `s:${s.last_sequence + 1}`, session_id: 's', sequence_number: s.last_sequence + 1, created_at: 't' } as EventEnvelope;
+        events.push(ev);
+        applyEvent(s, m, ev);
+      }
+    };
+    record(um('m1'));
+    const before = structuredClone({ session: s, message: m.get('m1')! });
+    record(ok('m1', 'answer'));
+    // The turn saved its message but died before saving the session: replay the ledger onto that mix.
+    const session = before.session;
+    const messages = new Map([['m1', structuredClone(m.get('m1')!)]]);
+    for (const ev of events) applyEvent(session, messages, ev);
+    assert.deepEqual(messages.get('m1')!.output.parts, [{ type: 'text', text: 'answer' }], 'no duplicated output');
+    assert.equal(session.status, 'idle');
+    assert.equal(session.last_sequence, s.last_sequence);
+    assert.equal(session.last_message_status, 'completed');
+  });
+});
