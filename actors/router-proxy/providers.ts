@@ -62,8 +62,7 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
     }
   } catch (e) {
     if (e instanceof UpstreamError) {
-      const retryAfter = (e as UpstreamError & { retryAfterMs?: number }).retryAfterMs;
-      return { ok: false, error: e.message, retryable: e.retryable, ...(retryAfter !== undefined ? { retry_after_ms: retryAfter } : {}) };
+      return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
     }
     return { ok: false, error: `model call failed: ${(e as Error).message}`, retryable: true };
   }

@@ -1,5 +1,5 @@
 import { Agent, request, type Dispatcher } from 'undici';
-import { UpstreamError, isRetryableStatus } from './errors.js';
+import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { parseSse } from './sse.js';
 import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target } from './types.js';
@@ -52,7 +52,7 @@ export class LlmClient {
       } catch {
         /* not JSON */
       }
-      throw new UpstreamError(`${target.provider} upstream answered ${res.statusCode}: ${text.slice(0, 300)}`, isRetryableStatus(res.statusCode), res.statusCode, parsed);
+      throw new UpstreamError(`${target.provider} upstream answered ${res.statusCode}: ${text.slice(0, 300)}`, isRetryableStatus(res.statusCode), res.statusCode, parsed, parseRetryAfter(res.headers['retry-after']));
     }
     return res;
   }

@@ -11,9 +11,20 @@ export class UpstreamError extends Error {
     readonly status?: number,
     /** The upstream's own error body, when it sent JSON. */
     readonly body?: unknown,
+    /** The upstream's Retry-After, in milliseconds, when it sent one. */
+    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
+}
+
+/** `Retry-After` as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
+  const raw = Array.isArray(value) ? value[0] : value;
+  if (!raw) return undefined;
+  if (/^\d+(\.\d+)?$/.test(raw.trim())) return Math.round(Number(raw) * 1000);
+  const at = Date.parse(raw);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
 }
 
 export function isRetryableStatus(status: number): boolean {

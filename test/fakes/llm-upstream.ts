@@ -24,7 +24,7 @@ export class FakeLlmUpstream {
   /** What the next calls answer; a function sees the request body. */
   reply: FakeReply | ((body: Record<string, unknown>, kind: Kind) => FakeReply) = { text: 'Hello from the fake.' };
   /** Statuses to answer the next calls with, one per call, before answering normally. */
-  private readonly failures: number[] = [];
+  private readonly failures: { status: number; retryAfter?: string }[] = [];
   /** Streams only: cut the connection after this many events. */
   cutStreamAfter: number | null = null;
   /** Streams only: delay before the first event, ms. */
@@ -48,8 +48,8 @@ export class FakeLlmUpstream {
     return this.url;
   }
 
-  failNext(status: number, times = 1): void {
-    for (let i = 0; i < times; i++) this.failures.push(status);
+  failNext(status: number, times = 1, retryAfter?: string): void {
+    for (let i = 0; i < times; i++) this.failures.push({ status, retryAfter });
   }
 
   reset(): void {
@@ -68,10 +68,11 @@ export class FakeLlmUpstream {
     this.requests.push({ path, headers: req.headers, body });
     const kind = KIND[path];
     if (!kind) return void res.writeHead(404).end();
-    const status = this.failures.shift();
-    if (status !== undefined) {
+    const failure = this.failures.shift();
+    if (failure !== undefined) {
+      const status = failure.status;
       const err = kind === 'anthropic' ? { type: 'error', error: { type: 'overloaded_error', message: `fake ${status}` } } : { error: { message: `fake ${status}`, type: 'server_error' } };
-      res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(err));
+      res.writeHead(status, { 'content-type': 'application/json', ...(failure.retryAfter ? { 'retry-after': failure.retryAfter } : {}) }).end(JSON.stringify(err));
       return;
     }
     const reply = typeof this.reply === 'function' ? this.reply(body, kind) : this.reply;

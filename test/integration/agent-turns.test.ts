@@ -160,11 +160,13 @@ describe('agent turns: providers and the tool loop', function () {
   it('retries a 429 with attempt counting, and fails after the limit', async () => {
     const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase }] });
     const sid = await session(agentId, { llm_api_key: 'k' });
-    fake.failNext(429, 1);
+    fake.failNext(429, 1, '2');
     const ok = await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: text('once') } });
     const okBody = (await ok.json()) as { status: string; attempt: number };
     assert.equal(okBody.status, 'completed');
     assert.equal(okBody.attempt, 2);
+    const retried = (await events(sid)).find((e) => e.type === 'message.status_changed' && e.data.from === 'running' && e.data.to === 'running')!;
+    assert.equal(retried.data.retry_in_ms, 2000, 'Retry-After outweighs the 1 s backoff');
     fake.failNext(503, 5);
     const failed = await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: text('never') } });
     const failedText = await failed.text();
@@ -179,6 +181,34 @@ describe('agent turns: providers and the tool loop', function () {
     const last = statuses.at(-1)!;
     assert.equal(last.data.to, 'failed');
     assert.match(String(last.data.error), /gave up after 3 attempts/);
+  });
+
+  it('streams live token deltas to SSE clients that ask for them, and keeps them out of the ledger', async () => {
+    const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai-responses', model: 'gpt-test', base_url: fake.openaiBase }] });
+    fake.reply = { text: 'Streaming words arrive in pieces.' };
+    fake.firstEventDelayMs = 300;
+    const sid = await session(agentId, { llm_api_key: 'k' });
+    const res = await h.api(`/v1/sessions/${sid}/stream?deltas=true`);
+    const reader = res.body!.getReader();
+    let raw = '';
+    const reading = (async () => {
+      const dec = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        raw += dec.decode(value, { stream: true });
+        if (raw.includes('event: session.status_changed') && raw.includes('"to":"idle"')) return;
+      }
+    })();
+    await send(sid, 'stream please');
+    await Promise.race([reading, new Promise((_, reject) => setTimeout(() => reject(new Error(`no idle seen: ${raw}`)), 15_000))]);
+    await reader.cancel();
+    const deltas = raw.split('\n\n').filter((b) => b.startsWith('event: assistant.delta'));
+    assert.ok(deltas.length > 1, `deltas arrive in pieces: ${raw}`);
+    assert.ok(deltas.every((b) => !/^id: /m.test(b)), 'deltas carry no id');
+    const joined = deltas.map((b) => JSON.parse(b.split('data: ')[1]).text).join('');
+    assert.equal(joined, 'Streaming words arrive in pieces.');
+    assert.ok(!(await events(sid)).some((e) => e.type === ('assistant.delta' as string)), 'never in the ledger');
   });
 
   it('runs the model loop with tool calls from a real provider format', async () => {
