@@ -2,7 +2,7 @@ import type { MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
-import { callProvider, type ProviderDeps } from './providers.js';
+import { callProvider, callRouter, type ProviderDeps } from './providers.js';
 import { scriptedResponse } from './scripted.js';
 
 export interface ModelCallDeps extends ProviderDeps {
@@ -29,7 +29,12 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
       if (!current) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
       return callProvider(deps, session, version, option, call, current);
     }
+    case 'routing': {
+      const current = await deps.message(call.org_id, call.session_id, call.message_id);
+      if (!current) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
+      return callRouter(deps, session, version, option, current);
+    }
     default:
-      return { ok: false, error: `Provider ${option.provider} is not available to agent turns in this build.` };
+      return { ok: false, error: `Provider ${String(option.provider)} is not supported.` };
   }
 }

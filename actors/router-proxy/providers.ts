@@ -7,11 +7,18 @@ import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
+import { TroupeError } from '../../src/domain/errors.js';
+import type { Logger } from '../../src/log/logger.js';
+import { routeInProcess } from '../../src/router/route-in-process.js';
+import type { StreamServices } from '../../src/router/stream.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
 import { conversationItems, responseParts } from './transcript.js';
 
 export interface ProviderDeps {
   client: LlmClient;
+  /** The org's router in-process, for provider `routing`. */
+  routing: StreamServices;
+  log: Logger;
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
   history(session: SessionDoc): Promise<MessageState[]>;
@@ -69,4 +76,19 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const res = acc.result();
   const { parts, stop_reason } = responseParts(res);
   return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
+}
+
+/** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState): Promise<ModelResult> {
+  const req = { ...request(version, conversationItems(await deps.history(session), current)), stream: false };
+  try {
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log);
+    const { parts, stop_reason } = responseParts(res);
+    return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
+  } catch (e) {
+    if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
+    // Every candidate failed (502) is worth another attempt; a router that cannot serve the request is not.
+    if (e instanceof TroupeError) return { ok: false, error: `routing: ${e.message}`, retryable: e.status >= 500 };
+    return { ok: false, error: `routing failed: ${(e as Error).message}`, retryable: true };
+  }
 }

@@ -6,6 +6,9 @@ import { dataPlane } from '../runtime/data-plane.js';
 import { ROUTER_PROXY_QUEUE } from '../runtime/queues.js';
 import type { ModelCall } from '../session/messages.js';
 import { LlmClient } from '../../src/llm/client.js';
+import { Stickiness } from '../../src/router/conversation.js';
+import { RoutingLookup } from '../../src/router/lookup.js';
+import { UsageBuffer } from '../../src/router/usage-buffer.js';
 import { messageState } from '../../src/store/messages.js';
 import { VersionCache } from '../session/agent-context.js';
 import { callModel, type ModelCallDeps } from './handler.js';
@@ -23,6 +26,9 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
   const versions = new VersionCache((org, id) => agents.getVersion(org, id));
   const client = new LlmClient();
   core.shutdown.add(once('llm-client', () => client.close()));
+  const usage = new UsageBuffer(core.stores.usage, core.log);
+  core.shutdown.add(once('routing-usage', () => usage.close()));
+  const routing = { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client };
   const deps: ModelCallDeps = {
     session: (id) => core.stores.sessions.byId(id),
     version: (org, id) => versions.get(org, id),
@@ -32,6 +38,8 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
+    routing,
+    log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),

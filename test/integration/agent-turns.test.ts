@@ -232,6 +232,25 @@ describe('agent turns: providers and the tool loop', function () {
     assert.match(toolResult, /sunny/);
   });
 
+  it('routes a turn through the org router in-process (provider routing)', async () => {
+    await h.api('/v1/credentials/ROUTED_KEY', { method: 'PUT', json: { value: 'routed-upstream-key' } });
+    const put = await h.api('/v1/routers/agents', {
+      method: 'PUT',
+      json: { default: false, policy: 'priority', candidates: [{ model: 'fake/gpt', provider: 'openai', upstream_model: 'gpt-routed', base_url: fake.openaiBase, api_key_credential: 'ROUTED_KEY', tools: true, context_window: 128000 }] },
+    });
+    assert.ok(put.status === 200 || put.status === 201, await put.text());
+    const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'routing', router_id: 'agents' }] });
+    fake.reply = { text: 'Routed answer.' };
+    const sid = await session(agentId);
+    const res = await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: text('route me') } });
+    const m = (await res.json()) as { status: string; output: { parts: { text: string }[] } };
+    assert.equal(m.status, 'completed', JSON.stringify(m));
+    assert.equal(m.output.parts[0].text, 'Routed answer.');
+    assert.equal(fake.requests.length, 1);
+    assert.equal(fake.requests[0].body.model, 'gpt-routed');
+    assert.equal(fake.requests[0].headers.authorization, 'Bearer routed-upstream-key');
+  });
+
   it('stops the loop at max_turns', async () => {
     const { agentId } = await agentWith(h, {
       tools: [{ ...lookupTool, name: 'noop', kind: 'external' }],

@@ -1,0 +1,37 @@
+import type { LlmResponse, LlmRequest } from '../llm/types.js';
+import type { Logger } from '../log/logger.js';
+import { conversationId } from './conversation.js';
+import { checkEffortUnchanged, planEffort } from './effort.js';
+import { INGRESS } from './ingress.js';
+import { exhausted, isRetryable, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { needsOf, select } from './select.js';
+import type { StreamServices } from './stream.js';
+
+/**
+ * The org's router for callers inside Troupe (agent turns with provider
+ * `routing`): the same selection, stickiness, fallback and usage as the
+ * routing interface, without an HTTP hop.
+ */
+export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger): Promise<LlmResponse & { selected_model: string }> {
+  const router = await svc.lookup.router(orgId, routerId);
+  const ingress = INGRESS.chat;
+  const effort = planEffort(req);
+  const convId = conversationId(req);
+  const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
+  checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
+  const label = effort.effective && ingress.effortLabel(effort.effective);
+  const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
+  const call: RoutedCall = { orgId, router, ingress, req: { ...req, stream: false }, plan: effort, convId, sticky, selection, log };
+  const failures: string[] = [];
+  for (const c of selection.order) {
+    try {
+      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c));
+      settle(call, c, res.usage, svc.stickiness, svc.usage);
+      return { ...res, selected_model: c.model };
+    } catch (e) {
+      if (!isRetryable(e)) throw upstreamFailure(e, failures);
+      failures.push(`${c.model}: ${e.message}`);
+    }
+  }
+  throw exhausted(failures);
+}
