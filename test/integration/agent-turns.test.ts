@@ -3,6 +3,7 @@ import type { ToolDef } from '../../src/store/agents.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 interface Ev {
   sequence_number: number;
@@ -21,15 +22,6 @@ const lookupTool: ToolDef = {
   output_schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false },
 };
 
-async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('agent turns: providers and the tool loop', function () {
   this.timeout(60_000);

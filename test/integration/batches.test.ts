@@ -9,6 +9,7 @@ import { newId } from '../../src/domain/ids.js';
 import { AgentStore } from '../../src/store/agents.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { json, until } from '../support/wait.js';
 
 interface Item {
   index: number;
@@ -29,21 +30,7 @@ interface Batch {
   sessions: Item[];
 }
 
-async function json<T = Record<string, unknown>>(res: Response, status: number): Promise<T> {
-  const text = await res.text();
-  assert.equal(res.status, status, text);
-  return JSON.parse(text) as T;
-}
 
-async function until<T>(fn: () => Promise<T | undefined | false>, ms = 20_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 const text = (t: string) => [{ type: 'text' as const, text: t }];
 const ITEM_FIELDS = ['index', 'session_id', 'status', 'last_message_status', 'agent_id', 'version_id', 'llm_id', 'metadata', 'transcript_url', 'error'];

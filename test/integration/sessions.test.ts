@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
+import { json, until } from '../support/wait.js';
 
 interface Envelope {
   id: string;
@@ -15,21 +16,7 @@ interface Envelope {
   created_at: string;
 }
 
-async function json<T = Record<string, unknown>>(res: Response, status: number): Promise<T> {
-  const text = await res.text();
-  assert.equal(res.status, status, text);
-  return JSON.parse(text) as T;
-}
 
-async function until<T>(fn: () => Promise<T | undefined | false>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('sessions and the ledger', () => {
   let h: Harness;

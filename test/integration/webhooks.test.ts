@@ -5,6 +5,7 @@ import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { WebhookReceiver, type ReceivedWebhook } from '../fakes/webhook-receiver.js';
+import { json, until } from '../support/wait.js';
 
 interface Delivery {
   id: string;
@@ -18,21 +19,7 @@ interface Delivery {
   attempt_log?: Array<{ number: number; status_code: number | null; error: string | null; redelivery: boolean }>;
 }
 
-async function json<T = Record<string, unknown>>(res: Response, status: number): Promise<T> {
-  const text = await res.text();
-  assert.equal(res.status, status, text);
-  return JSON.parse(text) as T;
-}
 
-async function until<T>(fn: () => Promise<T | undefined | false | null>, ms = 15_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('webhook deliveries', () => {
   let h: Harness;
