@@ -1,7 +1,6 @@
 import type { Job } from 'bullmq';
 import { once } from '../../src/lifecycle/shutdown.js';
 import type { Core } from '../../src/roles/core.js';
-import { AgentStore } from '../../src/store/agents.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { ROUTER_PROXY_QUEUE } from '../runtime/queues.js';
 import type { ModelCall } from '../session/messages.js';
@@ -22,7 +21,7 @@ const HISTORY_LIMIT = 100;
  */
 export async function startRouterProxy(core: Core, concurrency: number, lockDurationMs: number): Promise<void> {
   const plane = dataPlane(core);
-  const agents = new AgentStore(core.db);
+  const agents = core.stores.agents;
   const versions = new VersionCache((org, id) => agents.getVersion(org, id));
   const client = new LlmClient();
   core.shutdown.add(once('llm-client', () => client.close()));

@@ -5,7 +5,6 @@ import type { Core } from '../../src/roles/core.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { sessionQueueName, type SessionJob } from '../runtime/queues.js';
 import type { ReplyBody } from '../runtime/asker.js';
-import { AgentStore } from '../../src/store/agents.js';
 import { VersionCache } from './agent-context.js';
 import { runTurn, type TurnDeps } from './turn.js';
 
@@ -16,7 +15,7 @@ import { runTurn, type TurnDeps } from './turn.js';
  */
 export async function startSessionActors(core: Core, lockDurationMs: number): Promise<void> {
   const plane = dataPlane(core);
-  const agents = new AgentStore(core.db);
+  const agents = core.stores.agents;
   const deps: TurnDeps = {
     sessions: core.stores.sessions,
     ledger: core.stores.ledger,

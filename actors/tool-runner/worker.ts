@@ -5,7 +5,6 @@ import { hostSandbox } from '../../src/sandbox/capabilities.js';
 import { runInSandbox } from '../../src/sandbox/run.js';
 import { sandboxSecrets } from '../../src/sandbox/secrets.js';
 import { VersionFiles } from '../../src/sandbox/version-files.js';
-import { AgentStore } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { dataPlane, type DataPlane } from '../runtime/data-plane.js';
 import type { ToolRunResult } from '../session/messages.js';
@@ -14,7 +13,7 @@ import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 
 /** The real dependencies of runToolJob, over the core's stores. */
 export function toolRunnerDeps(core: Core, signal?: AbortSignal): ToolRunnerDeps {
-  const agents = new AgentStore(core.db);
+  const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
   const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), hostSandbox().user === 'dropped');
   return {

@@ -3,7 +3,6 @@ import { InvalidRequestError } from '../../../domain/errors.js';
 import { newId } from '../../../domain/ids.js';
 import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
-import { AgentStore } from '../../../store/agents.js';
 import { sessionView } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
@@ -30,7 +29,7 @@ export function userMessageCommandId(messageId: string, idempotencyKey: string |
 
 /** Session creation and reads (spec: Sessions), and the one-shot agent message. */
 export function sessionRoutes(deps: AppDeps): RouteSpec[] {
-  const agents = new AgentStore(deps.db);
+  const agents = deps.stores.agents;
   const create = async (orgId: string, agentId: string, input: SessionInput) => {
     const version = await versionFor(agents, orgId, agentId);
     const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' });

@@ -1,5 +1,4 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
-import { AgentStore } from '../../../store/agents.js';
 import { messageState } from '../../../store/messages.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -7,7 +6,7 @@ import { sessionOr404 } from './runtime.js';
 
 /** Open tool calls, for clients that do not use webhooks (spec: "Without a webhook, clients can…"). */
 export function toolCallRoutes(deps: AppDeps): RouteSpec[] {
-  const agents = new AgentStore(deps.db);
+  const agents = deps.stores.agents;
   return [
     {
       method: 'GET',
