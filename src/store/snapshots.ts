@@ -108,4 +108,9 @@ export class SnapshotStore {
     if (r.deletedCount === 1) return 'deleted';
     return (await this.get(orgId, id)) ? 'attached' : 'missing';
   }
+
+  /** Reservations whose upload target expired before anything was finalized: ids and orgs, for the reaper. */
+  async expiredReservations(before: Date, limit: number): Promise<{ _id: string; org_id: string }[]> {
+    return this.col.find({ status: 'pending_upload', expires_at: { $lt: before } }, { projection: { _id: 1, org_id: 1 } }).limit(limit).toArray();
+  }
 }

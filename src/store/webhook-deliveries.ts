@@ -181,4 +181,10 @@ export class WebhookDeliveryStore {
   async finish(id: string, status: DeliveryStatus, reason: string, now = new Date()): Promise<void> {
     await this.col.updateOne({ _id: id, status: 'pending' }, { $set: { status, last_error: reason, next_attempt_at: null, updated_at: now, completed_at: now } });
   }
+
+  /** Removes finished deliveries older than `before` from the log. */
+  async reapFinished(before: Date): Promise<number> {
+    const r = await this.col.deleteMany({ status: { $ne: 'pending' }, completed_at: { $lt: before } });
+    return r.deletedCount;
+  }
 }
