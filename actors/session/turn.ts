@@ -10,6 +10,7 @@ import { JOB_DEFAULTS, PRIORITY, type SessionJob, type SessionMailbox } from '..
 import { decide, type Decision } from './decide.js';
 import type { Effect } from './messages.js';
 import { agentContext, type VersionCache } from './agent-context.js';
+import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
 
 export interface TurnDeps {
@@ -25,6 +26,7 @@ export interface TurnDeps {
   batches: Queue;
   versions: VersionCache;
   publicUrl: string;
+  cache: SessionCache;
 }
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
@@ -82,6 +84,19 @@ async function save(deps: TurnDeps, l: Loaded): Promise<void> {
   await deps.messages.save(l.doc.org_id, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
   l.touched.clear();
   await deps.sessions.saveState(l.state);
+  // The saved sequence in Redis is what lets this worker's next turn trust its copy.
+  await deps.publisher.set(deps.keys.sessionSaved(l.state.id), String(l.state.last_sequence), 'EX', 24 * 3600);
+  deps.cache.remember(l.doc, l.state, l.messages);
+}
+
+/** The session as saved: this worker's copy when Redis confirms it is current, else the read model. */
+async function load(deps: TurnDeps, sessionId: string): Promise<Loaded> {
+  const saved = await deps.publisher.get(deps.keys.sessionSaved(sessionId));
+  const hit = deps.cache.take(sessionId, saved === null ? null : Number(saved));
+  if (hit) return { doc: hit.doc, state: sessionState(hit.doc), messages: hit.messages, touched: new Set() };
+  const doc = await deps.sessions.byId(sessionId);
+  if (!doc) throw new NotFoundError('session', sessionId);
+  return { doc, state: sessionState(doc), messages: new Map(), touched: new Set() };
 }
 
 async function runEffects(deps: TurnDeps, l: Loaded, effects: Effect[]): Promise<void> {
@@ -159,9 +174,18 @@ const MAX_CONFLICTS = 3;
  * whole ledger, so the common path must not pay for it.
  */
 export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
-  const doc = await deps.sessions.byId(job.session_id);
-  if (!doc) throw new NotFoundError('session', job.session_id);
-  const l: Loaded = { doc, state: sessionState(doc), messages: new Map(), touched: new Set() };
+  try {
+    return await turn(deps, job);
+  } catch (err) {
+    // Whatever this turn held in memory may be half-applied; the next one reloads.
+    deps.cache.forget(job.session_id);
+    throw err;
+  }
+}
+
+async function turn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
+  const l = await load(deps, job.session_id);
+  const doc = l.doc;
   const cmd = job.command;
   const version = await deps.versions.get(doc.org_id, doc.version_id);
   let caughtUp = false;

@@ -6,6 +6,7 @@ import { dataPlane } from '../runtime/data-plane.js';
 import { sessionQueueName, type SessionJob } from '../runtime/queues.js';
 import type { ReplyBody } from '../runtime/asker.js';
 import { VersionCache } from './agent-context.js';
+import { SessionCache } from './session-cache.js';
 import { runTurn, type TurnDeps } from './turn.js';
 
 /**
@@ -29,6 +30,7 @@ export async function startSessionActors(core: Core, lockDurationMs: number): Pr
     batches: plane.batches,
     versions: new VersionCache((org, id) => agents.getVersion(org, id)),
     publicUrl: core.config.publicUrl,
+    cache: new SessionCache(),
   };
   const reply = async (job: SessionJob, msg: ReplyBody) => {
     if (job.reply_to) await core.redis.publish(job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));

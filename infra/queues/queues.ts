@@ -31,6 +31,9 @@ export class QueueFactory {
 
   worker<T, R>(name: string, processor: Processor<T, R>, opts: Omit<WorkerOptions, 'connection' | 'prefix'> = {}): Worker<T, R> {
     return new Worker<T, R>(name, processor, {
+      // A dead worker's jobs are taken over once their lock lapses; check for
+      // that at half the lock, not BullMQ's fixed 30 s.
+      ...(opts.lockDuration ? { stalledInterval: Math.max(1000, opts.lockDuration / 2) } : {}),
       ...opts,
       connection: this.blockingConnection(`worker:${name}`),
       prefix: this.keys.queuePrefix(name),

@@ -23,9 +23,9 @@ export class RedisKeys {
     return `${this.prefix}:deltas:${sessionId}`;
   }
 
-  /** Pattern matching every session's channel (one subscriber per web process). */
-  sessionEventsPattern(): string {
-    return `${this.prefix}:events:*`;
+  /** The ledger sequence a session's read model was last saved at; validates workers' cached state. */
+  sessionSaved(sessionId: string): string {
+    return `${this.prefix}:saved:${sessionId}`;
   }
 
   /** The routing interface's stickiness record of one conversation (model and request-level effort). */
@@ -33,7 +33,4 @@ export class RedisKeys {
     return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
   }
 
-  rateLimit(scope: string): string {
-    return `{${this.prefix}:rl}:${scope}`;
-  }
 }
