@@ -26,9 +26,10 @@ export class SessionStream {
   private closed = false;
 
   constructor(
-    private readonly ledger: LedgerStore,
+    private readonly ledger: Pick<LedgerStore, 'after'>,
     private readonly sessionId: string,
     after: number,
+    private readonly heartbeatMs = HEARTBEAT_MS,
   ) {
     this.lastSent = after;
   }
@@ -45,7 +46,7 @@ export class SessionStream {
   /** Sends the ledger after the cursor, then whatever arrived live meanwhile. */
   async start(): Promise<void> {
     this.out.write(': connected\n\n');
-    this.heartbeat = setInterval(() => this.out.write(': heartbeat\n\n'), HEARTBEAT_MS);
+    this.heartbeat = setInterval(() => this.out.write(': heartbeat\n\n'), this.heartbeatMs);
     await this.repairUpTo(Number.MAX_SAFE_INTEGER);
     this.backfilling = false;
     const buffered = this.pending;
