@@ -1,3 +1,4 @@
+import type { WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { webhookEventId, type WebhookJob } from './messages.js';
 
@@ -13,14 +14,7 @@ export interface BodySources {
 }
 
 /** The first time a delivery is logged: what it is about and its body, serialised once for every attempt. */
-export interface BuiltBody {
-  event_id: string;
-  event_type: string;
-  session_id: string | null;
-  message_id: string | null;
-  batch_id: string | null;
-  body: string;
-}
+export type BuiltBody = Pick<WebhookDeliveryDoc, 'event_id' | 'event_type' | 'session_id' | 'message_id' | 'batch_id' | 'body'>;
 
 /**
  * The wire body of an event (spec: Webhook deliveries). Lifecycle bodies

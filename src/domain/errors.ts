@@ -104,12 +104,6 @@ export class UnprocessableError extends TroupeError {
   }
 }
 
-export class RateLimitError extends TroupeError {
-  constructor(message: string, retryAfterSeconds: number) {
-    super(429, ErrorType.rateLimit, 'rate_limited', message, undefined, { 'Retry-After': String(retryAfterSeconds) });
-  }
-}
-
 export class UnavailableError extends TroupeError {
   constructor(message: string, code = 'unavailable') {
     super(503, ErrorType.unavailable, code, message);

@@ -23,9 +23,3 @@ export type IdKind = keyof typeof IdPrefix;
 export function newId(kind: IdKind): string {
   return `${IdPrefix[kind]}_${next().toLowerCase()}`;
 }
-
-const ID_SHAPE = /^[a-z]{2,5}_[0-9a-z]{26}$/;
-
-export function looksLikeId(kind: IdKind, value: string): boolean {
-  return ID_SHAPE.test(value) && value.startsWith(IdPrefix[kind] + '_');
-}

@@ -34,6 +34,13 @@ export function parsePage(query: Record<string, string | string[] | undefined>):
   return { limit, after: (after as string | undefined) ?? null };
 }
 
+/** `after` on ledger-ordered lists (events, messages) is a sequence number; 0 when absent. */
+export function sequenceCursor(after: string | null): number {
+  if (after === null) return 0;
+  if (!/^\d{1,15}$/.test(after)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
+  return Number(after);
+}
+
 /**
  * Stores fetch `limit + 1` rows; this trims the extra one and derives
  * `has_more` / `next_cursor` from it.

@@ -7,22 +7,12 @@ import type { SessionMailbox } from '../../actors/runtime/queues.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore } from '../../src/store/agents.js';
+import type { BatchItem } from '../../src/store/batches.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 
-interface Item {
-  index: number;
-  session_id: string | null;
-  status: string;
-  last_message_status: string | null;
-  agent_id: string;
-  version_id: string | null;
-  llm_id: string | null;
-  metadata: Record<string, string>;
-  transcript_url: string | null;
-  error: string | null;
-}
+type Item = Omit<BatchItem, 'message_id'>;
 interface Batch {
   batch_id: string;
   status: string;

@@ -4,8 +4,8 @@ import { TERMINAL_MESSAGE_STATUSES, type ContentBlock, type EventEnvelope } from
 import { envelope } from '../../../store/ledger.js';
 import { messageView } from '../../../store/messages.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
-import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
+import { NotFoundError } from '../../../domain/errors.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
@@ -14,12 +14,6 @@ import { userMessageCommandId } from './sessions.js';
 type PostedEvent =
   | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
   | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean };
-
-function sequenceCursor(raw: string | null): number {
-  if (raw === null) return 0;
-  if (!/^\d{1,15}$/.test(raw)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
-  return Number(raw);
-}
 
 /** Resolves when the message reaches a terminal status, or at the deadline; true if terminal. */
 async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, messageId: string, ms: number): Promise<boolean> {

@@ -1,8 +1,8 @@
-import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { NotFoundError } from '../../../domain/errors.js';
 import { messageState, messageView, type MessageDoc } from '../../../store/messages.js';
 import { sessionView } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';
 
@@ -35,8 +35,7 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
         const page = parsePage(ctx.query);
-        if (page.after !== null && !/^\d{1,15}$/.test(page.after)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
-        const rows = await deps.stores.messages.list(orgId, session._id, page.limit, Number(page.after ?? 0));
+        const rows = await deps.stores.messages.list(orgId, session._id, page.limit, sequenceCursor(page.after));
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (m) => String(m.sequence_number));
         return { messages: items.map(messageView), has_more, next_cursor };
       },
