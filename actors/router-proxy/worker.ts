@@ -1,5 +1,6 @@
 import type { Job } from 'bullmq';
 import { once } from '../../src/lifecycle/shutdown.js';
+import { publish } from '../../src/pubsub/publish.js';
 import type { Core } from '../../src/roles/core.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { ROUTER_PROXY_QUEUE } from '../runtime/queues.js';
@@ -41,7 +42,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
-    publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
+    publishDelta: (sid, delta) => void publish(core.redis, core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
   const worker = plane.queues.worker<ModelCall, void>(
     ROUTER_PROXY_QUEUE,

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import { QueueFactory } from '../../infra/queues/queues.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import { once, type ShutdownList } from '../../src/lifecycle/shutdown.js';
@@ -22,11 +22,11 @@ export interface DataPlane {
 
 export interface DataPlaneHost {
   log: { warn(obj: object, msg: string): void };
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   shutdown: ShutdownList;
   config: { sessionShards: number };
-  redisFor(kind: 'worker' | 'subscriber', name: string): Redis;
+  redisFor(kind: 'worker' | 'subscriber', name: string): RedisClient;
 }
 
 const planes = new WeakMap<DataPlaneHost, DataPlane>();

@@ -1,8 +1,9 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import type { Queue } from 'bullmq';
 import { NotFoundError } from '../../src/domain/errors.js';
 import { type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
+import { publishAll } from '../../src/pubsub/publish.js';
 import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from '../../src/store/ledger.js';
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
@@ -17,7 +18,7 @@ export interface TurnDeps {
   sessions: SessionStore;
   ledger: LedgerStore;
   messages: MessageStore;
-  publisher: Redis;
+  publisher: RedisClient;
   keys: RedisKeys;
   mailbox: SessionMailbox;
   routerProxy: Queue;
@@ -145,10 +146,7 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
 
 async function publish(deps: TurnDeps, sessionId: string, envelopes: EventEnvelope[]): Promise<void> {
   if (!envelopes.length) return;
-  const channel = deps.keys.sessionEvents(sessionId);
-  const pipe = deps.publisher.pipeline();
-  for (const ev of envelopes) pipe.publish(channel, JSON.stringify(ev));
-  await pipe.exec();
+  await publishAll(deps.publisher, deps.keys.sessionEvents(sessionId), envelopes.map((ev) => JSON.stringify(ev)));
 }
 
 /** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */

@@ -1,6 +1,7 @@
 import type { Job, Worker } from 'bullmq';
 import { TroupeError } from '../../src/domain/errors.js';
 import { once } from '../../src/lifecycle/shutdown.js';
+import { publish } from '../../src/pubsub/publish.js';
 import type { Core } from '../../src/roles/core.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { sessionQueueName, type SessionJob } from '../runtime/queues.js';
@@ -33,7 +34,7 @@ export async function startSessionActors(core: Core, lockDurationMs: number): Pr
     cache: new SessionCache(),
   };
   const reply = async (job: SessionJob, msg: ReplyBody) => {
-    if (job.reply_to) await core.redis.publish(job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));
+    if (job.reply_to) await publish(core.redis, job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));
   };
   const processor = async (job: Job<SessionJob>) => {
     try {

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import { batchProducers } from '../../src/batches/producers.js';
 import { newId } from '../../src/domain/ids.js';
@@ -9,7 +9,7 @@ import type { RedeliverJob } from './messages.js';
  * nodes have no data plane, so this uses the `webhooks` producer kept per
  * command connection. Each request is its own job.
  */
-export async function requestRedelivery(deps: { redis: Redis; keys: RedisKeys; config: { sessionShards: number } }, job: Omit<RedeliverJob, 'kind'>): Promise<void> {
+export async function requestRedelivery(deps: { redis: RedisClient; keys: RedisKeys; config: { sessionShards: number } }, job: Omit<RedeliverJob, 'kind'>): Promise<void> {
   const data: RedeliverJob = { kind: 'redeliver', ...job };
   await batchProducers(deps).webhooks.add('redeliver', data, {
     jobId: `whr-${job.delivery_id}-${newId('request')}`,

@@ -1,5 +1,5 @@
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 
 /**
@@ -13,8 +13,8 @@ export class QueueFactory {
 
   constructor(
     private readonly keys: RedisKeys,
-    private readonly producerConnection: Redis,
-    private readonly blockingConnection: (name: string) => Redis,
+    private readonly producerConnection: RedisClient,
+    private readonly blockingConnection: (name: string) => RedisClient,
     private readonly onError: (err: Error, queue: string) => void = () => undefined,
   ) {}
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMongoWire } from './mongo-wire.js';
 import type { ManagedProcess } from './process.js';
-import { startRedis } from './redis-server.js';
+import { startRedis, startRedisCluster } from './redis-server.js';
 
 export interface LocalServices {
   redisUrl: string;
@@ -18,8 +18,16 @@ export interface LocalServicesOptions {
   /** Keep data here across runs; default is a throwaway temporary directory. */
   dataDir?: string;
   redisUrl?: string;
+  /** What to start when no redisUrl is given: one server, or a 3-master Redis Cluster. Default: TROUPE_LOCAL_REDIS, else single. */
+  redis?: 'single' | 'cluster';
   mongodbUrl?: string;
   log?: (msg: string) => void;
+}
+
+export function localRedisKind(given?: 'single' | 'cluster'): 'single' | 'cluster' {
+  const kind = given ?? (process.env.TROUPE_LOCAL_REDIS || 'single');
+  if (kind !== 'single' && kind !== 'cluster') throw new Error(`TROUPE_LOCAL_REDIS must be single or cluster, got ${JSON.stringify(kind)}`);
+  return kind;
 }
 
 /**
@@ -47,9 +55,15 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
   try {
     let redisUrl = opts.redisUrl;
     if (!redisUrl) {
-      const r = await startRedis(join(dataDir, 'redis'), log);
-      processes.push(r.proc);
-      redisUrl = r.url;
+      if (localRedisKind(opts.redis) === 'cluster') {
+        const c = await startRedisCluster(join(dataDir, 'redis-cluster'), log);
+        processes.push(...c.procs);
+        redisUrl = c.url;
+      } else {
+        const r = await startRedis(join(dataDir, 'redis'), log);
+        processes.push(r.proc);
+        redisUrl = r.url;
+      }
     }
     let mongodbUrl = opts.mongodbUrl;
     let mongoKind = 'external';

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import { QueueFactory } from '../../infra/queues/queues.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import { SessionMailbox } from '../../actors/runtime/queues.js';
@@ -11,7 +11,7 @@ export interface BatchProducers {
   webhooks: Queue;
 }
 
-const cache = new WeakMap<Redis, BatchProducers>();
+const cache = new WeakMap<RedisClient, BatchProducers>();
 
 /**
  * Producers over the process's command connection. Web nodes are not handed
@@ -19,7 +19,7 @@ const cache = new WeakMap<Redis, BatchProducers>();
  * connection of its own, so the route builds these once per connection;
  * BullMQ does not close a shared connection, and these queues hold no other.
  */
-export function batchProducers(deps: { redis: Redis; keys: RedisKeys; config: { sessionShards: number } }): BatchProducers {
+export function batchProducers(deps: { redis: RedisClient; keys: RedisKeys; config: { sessionShards: number } }): BatchProducers {
   let p = cache.get(deps.redis);
   if (!p) {
     const queues = new QueueFactory(deps.keys, deps.redis, () => {

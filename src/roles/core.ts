@@ -1,5 +1,4 @@
-import type { Redis } from 'ioredis';
-import { createRedis } from '../../infra/redis/connection.js';
+import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
 import type { Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
@@ -17,7 +16,7 @@ import { createStores } from '../store/stores.js';
  * does not answer within a second, drop the socket. Never waits on a Redis
  * that is down.
  */
-async function closeRedis(conn: Redis): Promise<void> {
+async function closeRedis(conn: RedisClient): Promise<void> {
   if (conn.status !== 'ready') {
     conn.disconnect();
     return;
@@ -35,7 +34,7 @@ async function closeRedis(conn: Redis): Promise<void> {
 export interface Core extends AppDeps {
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
-  redisFor(role: 'worker' | 'subscriber', name: string): Redis;
+  redisFor(role: 'worker' | 'subscriber', name: string): RedisClient;
 }
 
 /** Connections and stores shared by every role in this process, opened once. */
@@ -44,7 +43,7 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
   const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`);
   shutdown.add(mongo);
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
-  const redis = createRedis(config.redisUrl, 'command', role, onRedisError);
+  const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
@@ -62,7 +61,7 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
     stores,
     shutdown,
     redisFor(kind, name) {
-      const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
+      const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, onError: onRedisError });
       shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
       return conn;
     },

@@ -76,6 +76,8 @@ export class LedgerStore {
    * (`<session_id>:<n>`) in growing parallel probes and stops at the first
    * hole: FerretDB v1 pushes only `_id` equality down to SQLite, so this stays
    * fast however large the ledger grows (on MongoDB it is equally cheap).
+   * The filters name session_id too: it is the shard key (src/store/shard-keys.ts),
+   * so on sharded MongoDB each read goes to one shard instead of all.
    */
   async after(sessionId: string, afterSequence: number, limit: number): Promise<EventDoc[]> {
     const out: EventDoc[] = [];
@@ -83,7 +85,7 @@ export class LedgerStore {
     while (out.length < limit) {
       const n = Math.min(probe, limit - out.length);
       const base = afterSequence + out.length;
-      const docs = await Promise.all(Array.from({ length: n }, (_, i) => this.col.findOne({ _id: `${sessionId}:${base + i + 1}` }, { projection: ENVELOPE_PROJECTION })));
+      const docs = await Promise.all(Array.from({ length: n }, (_, i) => this.col.findOne({ _id: `${sessionId}:${base + i + 1}`, session_id: sessionId }, { projection: ENVELOPE_PROJECTION })));
       for (const d of docs) {
         if (!d) return out;
         out.push(d);
@@ -95,7 +97,7 @@ export class LedgerStore {
 
   /** One event with its bookkeeping (command id, effects). */
   get(sessionId: string, sequence: number): Promise<EventDoc | null> {
-    return this.col.findOne({ _id: `${sessionId}:${sequence}` });
+    return this.col.findOne({ _id: `${sessionId}:${sequence}`, session_id: sessionId });
   }
 
 }

@@ -44,7 +44,12 @@ export function messageState(doc: MessageDoc): MessageState {
   return { id: _id, ...rest, output: JSON.parse(output_json) as MessageState['output'] };
 }
 
-/** The `messages` read model: one document per user turn, with the assistant output embedded. */
+/**
+ * The `messages` read model: one document per user turn, with the assistant
+ * output embedded. Every filter names session_id, the shard key
+ * (src/store/shard-keys.ts): sharded MongoDB then routes each read to one
+ * shard, and accepts the upserts (it refuses an upsert without the shard key).
+ */
 export class MessageStore {
   readonly col: Collection<MessageDoc>;
 
@@ -53,14 +58,14 @@ export class MessageStore {
   }
 
   async get(orgId: string, sessionId: string, id: string): Promise<MessageDoc | null> {
-    const m = await this.col.findOne({ _id: id });
-    return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
+    const m = await this.col.findOne({ _id: id, session_id: sessionId });
+    return m && m.org_id === orgId ? m : null;
   }
 
   /** By `_id` one at a time, in parallel: FerretDB v1 scans for `$in`, but not for `_id` equality. */
   async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
-    const docs = await Promise.all(ids.map((id) => this.col.findOne({ _id: id })));
-    return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
+    const docs = await Promise.all(ids.map((id) => this.col.findOne({ _id: id, session_id: sessionId })));
+    return docs.filter((d): d is MessageDoc => d !== null);
   }
 
   list(orgId: string, sessionId: string, limit: number, afterSequence: number): Promise<MessageDoc[]> {
@@ -74,7 +79,7 @@ export class MessageStore {
   async save(orgId: string, messages: MessageState[]): Promise<void> {
     if (!messages.length) return;
     const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({
-      replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
+      replaceOne: { filter: { _id: id, session_id: rest.session_id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
     }));
     await this.col.bulkWrite(ops, { ordered: false });
   }
