@@ -102,6 +102,24 @@ describe('MongoDB semantics Troupe relies on', () => {
     assert.equal(await code(col.insertOne({ _id: 'x2', org_id: 'o_missing' })), 11000);
   });
 
+  it('ensureIndexes from several processes at once, on a fresh database, all succeed', async function () {
+    this.timeout(60_000);
+    // web and worker processes start together and each creates the collections and indexes.
+    const clients = Array.from({ length: 6 }, () => new MongoClient(requiredEnv('MONGODB_URL'), { directConnection: true }));
+    const fresh = Array.from({ length: 3 }, () => uniqueName('troupe_sem_race'));
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      for (const name of fresh) {
+        await Promise.all(clients.map((c) => ensureIndexes(c.db(name))));
+        const indexes = (await clients[0].db(name).collection('credentials').listIndexes().toArray()).map((i) => i.name as string);
+        assert.ok(indexes.includes('org_name_unique'));
+      }
+    } finally {
+      for (const name of fresh) await clients[0].db(name).dropDatabase().catch(() => undefined);
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
   it('GridFS keeps a multi-chunk blob byte for byte, and deletes it', async () => {
     const blobs = new BlobStore(db);
     const bytes = Buffer.alloc(700 * 1024);

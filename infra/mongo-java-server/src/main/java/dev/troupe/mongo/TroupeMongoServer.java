@@ -59,7 +59,7 @@ public final class TroupeMongoServer {
 
         MongoBackend backend = memory ? new MemoryBackend() : new H2Backend(openStore(file));
         backend.version(MONGO_4_4);
-        MongoServer server = new MongoServer(backend);
+        MongoServer server = new MongoServer(SerializedDdl.wrap(backend));
         server.bind(host, port);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             // Stop accepting and close connections first, so no write lands after the final
