@@ -152,12 +152,19 @@ describe('security: file references and hostile archive names', function () {
       [`/v1/sessions/${sid}/events`, { type: 'user.message', content: withFile(theirs) }, 'content[1].file_id'],
       [`/v1/sessions/${sid}/messages/sync`, { parts: withFile(theirs) }, 'parts[1].file_id'],
       [`/v1/agents/${agentId}/messages`, { type: 'user.message', content: withFile('file_does_not_exist') }, 'content[1].file_id'],
-      ['/v1/session-batches', { items: [{ agent_id: agentId, message: { content: text('a') } }, { agent_id: agentId, message: { content: withFile(theirs) } }] }, 'items[1].message.content[1].file_id'],
     ];
     for (const [path, body, param] of attempts) {
       const err = await json<{ error: { code: string; param: string } }>(await h.api(path, { method: 'POST', json: body }), 404);
       assert.deepEqual([err.error.code, err.error.param], ['file_not_found', param], path);
     }
+    // In a batch, such an item fails on its own and the others are created.
+    const batch = await json<{ sessions: { status: string; session_id: string | null; error: string | null }[] }>(
+      await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: agentId, message: { content: text('a') } }, { agent_id: agentId, message: { content: withFile(theirs) } }] } }),
+      201,
+    );
+    assert.ok(batch.sessions[0].session_id);
+    assert.deepEqual([batch.sessions[1].status, batch.sessions[1].session_id], ['failed', null]);
+    assert.equal(batch.sessions[1].error, `No such file: ${theirs} (items[1].message.content[1].file_id)`);
     assert.equal((await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: withFile(mine) } })).status, 201);
   });
 
