@@ -57,6 +57,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
     files: fileSource(core.stores),
+    usage,
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
   const worker = plane.queues.worker<ModelCall, void>(
