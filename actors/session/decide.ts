@@ -62,6 +62,9 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return deadlinePassed(input, cmd);
     case 'session.resume':
       return { events: [], effects: outstanding(input), reply: { event_index: null, message_id: null } };
+    case 'session.delete':
+      // The runtime handles it before any decision (delete.ts); nothing to record.
+      return NOTHING;
     case 'webhook.delivery_failed':
       return { events: [platform('webhook.delivery_failed', cmd.message_id, { ...cmd.delivery })], effects: [], reply: { event_index: 0, message_id: cmd.message_id } };
   }

@@ -18,7 +18,9 @@ export type SessionCommand =
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
   /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
-  | { kind: 'session.resume'; command_id: string };
+  | { kind: 'session.resume'; command_id: string }
+  /** Deletes the session and its records; handled by the runtime (delete.ts), never decided. */
+  | { kind: 'session.delete'; command_id: string };
 
 /** What the tool-runner actor reports for one custom tool call. */
 export type ToolRunResult = { ok: true; output: unknown } | { ok: false; error: string };

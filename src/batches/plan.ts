@@ -100,7 +100,9 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
       planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
-      planned.push({ index, rejected: rejectedItem(index, raw, err.message, batch.agentId) });
+      // The error names the field when its message does not already.
+      const error = err.param && !err.message.includes(err.param) ? `${err.message} (${err.param})` : err.message;
+      planned.push({ index, rejected: rejectedItem(index, raw, error, batch.agentId) });
     }
   }
   return planned;

@@ -12,7 +12,7 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  // An item naming a file the org does not have fails on its own, like any other invalid item.
+  // An item that breaks the schema or names a file the org does not have fails on its own.
   const checkItem = (orgId: string) => async (item: unknown, index: number) => {
     const input = check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
     await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
