@@ -10,6 +10,10 @@ import { isAbsolute, join } from 'node:path';
 export interface Config {
   readonly port: number;
   readonly routerPort: number;
+  /** Interface the base API listens on; null = all interfaces. */
+  readonly host: string | null;
+  /** Interface the routing interface listens on; null = all interfaces. */
+  readonly routerHost: string | null;
   readonly mongodbUrl: string;
   readonly mongodbDb: string;
   readonly redisUrl: string;
@@ -141,6 +145,21 @@ function sandboxDir(env: Env): string {
   return raw;
 }
 
+/**
+ * `HOST` / `ROUTER_HOST`: an IP literal or host name to bind. Production
+ * defaults to all interfaces (a container's port mapping needs that); any
+ * other environment defaults to loopback, so a laptop run is not reachable
+ * from the network by accident. `*` or `0.0.0.0`/`::` ask for all interfaces.
+ */
+function host(env: Env, name: string, dflt: string | null): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === '*') return null;
+  const bare = raw.replace(/^\[(.*)\]$/, '$1');
+  if (!/^[A-Za-z0-9.:%_-]{1,253}$/.test(bare)) throw new ConfigError(`${name} must be an IP address or host name, got ${JSON.stringify(raw)}`);
+  return bare;
+}
+
 function apiKey(env: Env, name: string): string | null {
   const raw = env[name];
   if (!raw) return null;
@@ -162,9 +181,12 @@ export function loadConfig(env: Env = process.env): Config {
   const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']);
   const prefix = env.TROUPE_REDIS_PREFIX || 'troupe';
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new ConfigError('TROUPE_REDIS_PREFIX must be 1-64 of [A-Za-z0-9_.:-]');
+  const bindHost = host(env, 'HOST', production ? null : '127.0.0.1');
   return Object.freeze({
     port,
     routerPort,
+    host: bindHost,
+    routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,
     mongodbDb: env.TROUPE_MONGODB_DB || new URL(mongodbUrl.replace(/^mongodb\+srv:/, 'http:').replace(/^mongodb:/, 'http:')).pathname.slice(1) || 'troupe',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
