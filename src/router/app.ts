@@ -8,8 +8,10 @@ import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
 import { Stickiness } from './conversation.js';
 import { handleRouting, type RouterServices } from './handler.js';
+import { routingEnvelope } from './envelope.js';
 import { matchRoutingPath } from './ingress.js';
 import { RoutingLookup } from './lookup.js';
+import { handleModels, matchModelsPath } from './models.js';
 import { UsageBuffer } from './usage-buffer.js';
 
 /** Bodies carry whole conversations with images, so the limit is well above the base API's. */
@@ -35,13 +37,18 @@ export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usage
   };
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
-  app.use(errorMapper());
+  app.use(errorMapper(routingEnvelope));
   app.use(async (koaCtx) => {
     const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
       return;
+    }
+    const models = ctx.method === 'GET' ? matchModelsPath(ctx.path) : null;
+    if (models) {
+      ctx.state.route = models.route;
+      return handleModels(ctx, models.routerId, svc.auth, svc.lookup);
     }
     const match = ctx.method === 'POST' ? matchRoutingPath(ctx.path) : null;
     if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);

@@ -4,6 +4,7 @@ import { isJsonType, readRaw } from '../http/middleware/body.js';
 import type { Ctx } from '../http/types.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
+import { authenticateRouting } from './credentials.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';
 import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
@@ -34,7 +35,7 @@ async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Reco
 
 /** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
 async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
-  const { orgId } = await svc.auth.authenticate(ctx.get('Authorization') || undefined, 'routing');
+  const { orgId } = await authenticateRouting(ctx, svc.auth, ingress.format === 'anthropic');
   const body = await readBody(ctx, ingress, svc.maxBodyBytes);
   const router = await svc.lookup.router(orgId, routerId);
   const req = ingress.wire.parseRequest(body);
