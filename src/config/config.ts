@@ -49,7 +49,35 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Deliveries one webhooks process sends at once. */
   readonly webhookConcurrency: number;
+  /** Default limits of every org; an org's own `limits` override them field by field. 0 = no limit. */
+  readonly limits: OrgLimits;
 }
+
+/** Request rates (per minute) and the running-session cap; 0 means unlimited. */
+export interface OrgLimits {
+  readonly api_per_min: number;
+  readonly api_key_per_min: number;
+  readonly routing_per_min: number;
+  readonly routing_key_per_min: number;
+  readonly running_sessions: number;
+}
+
+/** Environment variable of each limit's default, in one place for config, docs and the admin command. */
+export const LIMIT_ENV: Readonly<Record<keyof OrgLimits, string>> = Object.freeze({
+  api_per_min: 'TROUPE_RATE_LIMIT_API_PER_MIN',
+  api_key_per_min: 'TROUPE_RATE_LIMIT_API_KEY_PER_MIN',
+  routing_per_min: 'TROUPE_RATE_LIMIT_ROUTING_PER_MIN',
+  routing_key_per_min: 'TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN',
+  running_sessions: 'TROUPE_MAX_RUNNING_SESSIONS',
+});
+
+/**
+ * Defaults: generous enough that a normal integration, the test suite and
+ * the benchmarks never meet them (100 base-API requests/s, 1000 routing
+ * requests/s, 1000 sessions running at once), tight enough to stop one
+ * runaway client from starving the others.
+ */
+const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 1000 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -212,5 +240,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
+    limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
   });
 }

@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { Stores } from '../store/stores.js';
 import type { Asker } from '../../actors/runtime/asker.js';
 import type { PubSubHub } from '../pubsub/hub.js';
+import type { Limits } from '../limits/limits.js';
 
 /** Everything the web app needs, built by the composition root (src/main.ts) or a test. */
 export interface AppDeps {
@@ -22,6 +23,8 @@ export interface AppDeps {
   stores: Stores;
   /** Session actors' front door; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub };
+  /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
+  limits?: Limits;
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

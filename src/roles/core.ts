@@ -6,6 +6,7 @@ import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
+import { createLimits } from '../limits/limits.js';
 import { Metrics } from '../metrics/metrics.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
@@ -50,16 +51,19 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
   const stores = createStores(mongo.db, box);
   await bootstrapKeys(config, stores, log);
+  const keys = new RedisKeys(config.redisPrefix);
+  const metrics = new Metrics(role);
   return {
     config,
     log,
     mongo: mongo.client,
     db: mongo.db,
     redis,
-    keys: new RedisKeys(config.redisPrefix),
+    keys,
     box,
-    metrics: new Metrics(role),
+    metrics,
     stores,
+    limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits }),
     shutdown,
     redisFor(kind, name) {
       const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);

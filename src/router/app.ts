@@ -34,6 +34,7 @@ export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usage
     usage,
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
+    limiter: deps.limits?.requests,
   };
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
@@ -48,7 +49,7 @@ export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usage
     const models = ctx.method === 'GET' ? matchModelsPath(ctx.path) : null;
     if (models) {
       ctx.state.route = models.route;
-      return handleModels(ctx, models.routerId, svc.auth, svc.lookup);
+      return handleModels(ctx, models.routerId, svc);
     }
     const match = ctx.method === 'POST' ? matchRoutingPath(ctx.path) : null;
     if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);

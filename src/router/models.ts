@@ -1,8 +1,7 @@
 import type { Ctx } from '../http/types.js';
 import type { RouterDoc } from '../store/routers.js';
-import type { KeyAuthenticator } from '../http/middleware/auth.js';
 import { authenticateRouting } from './credentials.js';
-import type { RoutingLookup } from './lookup.js';
+import { admitRouting, type RouterServices } from './handler.js';
 
 /** The one model id callers send; the router picks among the candidates behind it. */
 export const ROUTING_MODEL = 'service/routing';
@@ -34,8 +33,10 @@ export function modelList(router: RouterDoc): Record<string, unknown> {
   return { object: 'list', data, has_more: false, first_id: data[0].id, last_id: data[data.length - 1].id };
 }
 
-export async function handleModels(ctx: Ctx, routerId: string | null, auth: KeyAuthenticator, lookup: RoutingLookup): Promise<void> {
-  const { orgId } = await authenticateRouting(ctx, auth, true);
+export async function handleModels(ctx: Ctx, routerId: string | null, svc: RouterServices): Promise<void> {
+  const { orgId, key } = await authenticateRouting(ctx, svc.auth, true);
+  await admitRouting(ctx, svc, orgId, key._id);
+  const lookup = svc.lookup;
   ctx.status = 200;
   ctx.body = modelList(await lookup.router(orgId, routerId));
 }

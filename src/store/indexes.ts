@@ -23,6 +23,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   sessions: [
     { key: { org_id: 1, _id: 1 }, name: 'org_id' },
     { key: { batch_id: 1 }, name: 'batch' },
+    { key: { org_id: 1, status: 1 }, name: 'org_status' },
   ],
   events: [
     { key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence_unique', unique: true },
