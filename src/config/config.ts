@@ -76,10 +76,10 @@ export const LIMIT_ENV: Readonly<Record<keyof OrgLimits, string>> = Object.freez
 /**
  * Defaults: generous enough that a normal integration, the test suite and
  * the benchmarks never meet them (100 base-API requests/s, 1000 routing
- * requests/s, 1000 sessions running at once), tight enough to stop one
+ * requests/s, 10,000 sessions running at once, a full batch), tight enough to stop one
  * runaway client from starving the others.
  */
-const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 1000 };
+const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 10_000 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';

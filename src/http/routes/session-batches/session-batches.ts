@@ -1,10 +1,10 @@
-import type { ContentBlock } from '../../../domain/ledger.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
+import type { BatchItemInput, ItemCheck } from '../../../batches/plan.js';
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
 import { batchProducers } from '../../../batches/producers.js';
 import { readBatch } from '../../../batches/read-batch.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
-import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
@@ -12,7 +12,23 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem: (item, index) => check(batchItemSchema, item, `items[${index}]`) });
+  const checkItem: ItemCheck = (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
+  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem });
+  /**
+   * A valid item naming a file its org does not have refuses the batch (404,
+   * as on every other path that takes content, so ids cannot be probed);
+   * an item that is invalid anyway fails on its own when planned.
+   */
+  const checkFiles = async (orgId: string, raws: unknown[]) => {
+    const contents = raws.flatMap((raw, i) => {
+      try {
+        return [{ content: checkItem(raw, i).message.content, param: `items[${i}].message.content` }];
+      } catch {
+        return [];
+      }
+    });
+    await checkFileRefs(deps.stores.files, orgId, contents);
+  };
   return [
     {
       method: 'POST',
@@ -26,13 +42,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
         const body = ctx.state.body as CreateBatchBody;
-        // Items are raw until planned; only well-formed content is checked for file references here.
-        const contents = body.items.flatMap((it, i) => {
-          const content = (it as { message?: { content?: unknown } } | null)?.message?.content;
-          const wellFormed = Array.isArray(content) && content.every((b) => typeof b === 'object' && b !== null);
-          return wellFormed ? [{ content: content as ContentBlock[], param: `items[${i}].message.content` }] : [];
-        });
-        await checkFileRefs(deps.stores.files, orgId, contents);
+        await checkFiles(orgId, body.items);
         return createBatch(batchDeps(), orgId, body);
       },
     },
