@@ -15,8 +15,6 @@ export interface ToolRunnerDeps {
   scratch(): Promise<Scratch>;
   sandbox(req: SandboxRequest): Promise<SandboxResult>;
   memoryMb: number;
-  /** Aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
-  signal?: AbortSignal;
 }
 
 type Found = { session: SessionDoc; version: AgentVersionDoc; tool: ToolDef };
@@ -40,11 +38,12 @@ async function load(deps: ToolRunnerDeps, job: ToolRunJob): Promise<Found | stri
  * got wrong is an error result for the model; only infrastructure failures
  * (database, blob store, disk) throw, so the queue retries them.
  */
-export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise<ToolRunResult> {
+/** `signal` is aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
+export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal): Promise<ToolRunResult> {
   const found = await load(deps, job);
   if (typeof found === 'string') return { ok: false, error: found };
   const { session, version, tool } = found;
-  const invalid = checkArguments(`${version._id}/${tool.name}`, tool.input_schema, job.arguments);
+  const invalid = checkArguments(tool.input_schema, job.arguments);
   if (invalid) return { ok: false, error: invalid };
   const dir = await deps.versionDir(version);
   const env = await deps.secrets(session, version.manifest.sandbox?.secrets ?? []);
@@ -59,9 +58,9 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise
       memoryMb: deps.memoryMb,
       internetAccess: session.internet_access,
       scratchDir: scratch.path,
-      signal: deps.signal,
+      signal,
     });
-    if (deps.signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
+    if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
     return result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error };
   } finally {
     await scratch.remove();

@@ -1,6 +1,5 @@
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
-import { batchProducers } from '../../../batches/producers.js';
-import { readBatch } from '../../../batches/read-batch.js';
+import { readBatch } from '../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -9,7 +8,7 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, createBatchBody } from './schema
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps) });
+  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl });
   return [
     {
       method: 'POST',
