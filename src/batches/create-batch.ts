@@ -10,12 +10,13 @@ import type { AgentStore } from '../store/agents.js';
 import { isDuplicateKey, itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from '../store/batches.js';
 import { bodyHash } from '../store/idempotency.js';
 import type { Stores } from '../store/stores.js';
-import { createdItem, planItems, rejectedItem, type BatchItemInput } from './plan.js';
+import { createdItem, planItems, rejectedItem, type ItemCheck } from './plan.js';
 import { writeFirstTurns } from './write.js';
 
+/** The envelope as validated; items are raw until each is checked on its own. */
 export interface CreateBatchBody {
   idempotency_key?: string;
-  items: BatchItemInput[];
+  items: unknown[];
 }
 
 export interface CreatedBatch {
@@ -32,13 +33,25 @@ export interface BatchDeps {
   /** Hands the first turns' effects to the session actors, and a terminal webhook to the webhook actor. */
   outbox: { send(sends: Send[]): Promise<void> };
   publicUrl: string;
+  checkItem: ItemCheck;
 }
 
-/** All items must name one agent; the 400 names the first item that differs. */
-export function checkOneAgent(items: BatchItemInput[]): string {
-  const agentId = items[0].agent_id;
-  const other = items.findIndex((i) => i.agent_id !== agentId);
-  if (other >= 0) throw new InvalidRequestError(`items[${other}].agent_id must equal items[0].agent_id (${agentId}): a batch has one agent.`, `items[${other}].agent_id`, 'mixed_agent_ids');
+function agentIdOf(item: unknown): string | null {
+  const id = item && typeof item === 'object' ? (item as { agent_id?: unknown }).agent_id : undefined;
+  return typeof id === 'string' && id.length > 0 ? id : null;
+}
+
+/**
+ * All items must name one agent; the 400 names the first item that differs.
+ * This is part of the envelope: an item without an agent_id fails on its own,
+ * but two different agent_ids, or none at all, refuse the batch.
+ */
+export function checkOneAgent(items: unknown[]): string {
+  const first = items.findIndex((i) => agentIdOf(i) !== null);
+  if (first < 0) throw new InvalidRequestError('items[0].agent_id is required: a batch names its agent in every item.', 'items[0].agent_id', 'missing_agent_id');
+  const agentId = agentIdOf(items[first])!;
+  const other = items.findIndex((i) => agentIdOf(i) !== null && agentIdOf(i) !== agentId);
+  if (other >= 0) throw new InvalidRequestError(`items[${other}].agent_id must equal items[${first}].agent_id (${agentId}): a batch has one agent.`, `items[${other}].agent_id`, 'mixed_agent_ids');
   return agentId;
 }
 
@@ -93,14 +106,14 @@ async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | nul
 }
 
 /** Plans and writes; returns the item results in input order, and the stored turns' effects. */
-async function build(deps: BatchDeps, doc: BatchDoc, inputs: BatchItemInput[]): Promise<{ items: BatchItem[]; sends: Send[] }> {
-  const planned = await planItems(deps.agents, deps.box, deps.publicUrl, doc.org_id, doc._id, inputs);
+async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise<{ items: BatchItem[]; sends: Send[] }> {
+  const planned = await planItems(deps.agents, deps.box, deps.publicUrl, doc.org_id, { id: doc._id, agentId: doc.agent_id }, inputs, deps.checkItem);
   const turns = planned.flatMap((p) => ('turn' in p ? [p.turn] : []));
   const { stored, lost } = await writeFirstTurns(deps.stores, turns);
   const lostIds = new Set(lost.map((t) => t.session._id));
   const items = planned.map((p) => {
     if ('rejected' in p) return p.rejected;
-    if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.');
+    if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.', doc.agent_id);
     return createdItem(p.index, p.turn);
   });
   return { items, sends: stored.flatMap((t) => effectSends(t.session, t.effects)) };

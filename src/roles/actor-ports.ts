@@ -15,7 +15,9 @@ import { UsageBuffer } from '../router/usage-buffer.js';
 import { hostSandbox } from '../sandbox/capabilities.js';
 import { runInSandbox } from '../sandbox/run.js';
 import { sandboxSecrets } from '../sandbox/secrets.js';
+import { SANDBOX_UID } from '../sandbox/types.js';
 import { VersionFiles } from '../sandbox/version-files.js';
+import { StorageArea } from '../storage/area.js';
 import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { messageState } from '../store/messages.js';
@@ -51,7 +53,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
 }
 
 export function routerProxyPorts(core: Core, versions: VersionCache): RouterProxyPorts {
-  const client = new LlmClient();
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
   core.shutdown.add(once('routing-usage', () => usage.close()));
@@ -75,7 +77,9 @@ export function routerProxyPorts(core: Core, versions: VersionCache): RouterProx
 export function toolRunnerPorts(core: Core, versions?: VersionCache): ToolRunnerPorts {
   const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
-  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), hostSandbox().user === 'dropped');
+  const dropUser = hostSandbox().user === 'dropped';
+  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser);
+  const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   return {
     session: (id) => core.stores.sessions.byId(id),
     version: (org, id) => (versions ? versions.get(org, id) : agents.getVersion(org, id)),
@@ -83,6 +87,16 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache): ToolRunner
     versionDir: (v) => files.dirFor(v),
     scratch: () => files.scratch(),
     sandbox: runInSandbox,
+    storage: async (session) => {
+      const dir = await files.scratch();
+      try {
+        const before = await area.checkout(session.org_id, session.storage_binding_id!, dir.path);
+        return { dir: dir.path, commit: () => area.commit(session.org_id, session.storage_binding_id!, dir.path, before), remove: dir.remove };
+      } catch (err) {
+        await dir.remove();
+        throw err;
+      }
+    },
     memoryMb: core.config.sandboxMemoryMb,
   };
 }

@@ -2,13 +2,16 @@ import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batc
 import { readBatch } from '../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
+import type { ContentBlock } from '../../../domain/ledger.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, createBatchBody } from './schema.js';
+import { check } from '../../../schemas/validator.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl });
+  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: (item, index) => check(batchItemSchema, item, `items[${index}]`) });
   return [
     {
       method: 'POST',
@@ -16,12 +19,19 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Create one session per item, each with its first user message; results in input order.',
       tag: 'session-batches',
       // Parsed by the handler: a batch may exceed the global body limit.
-      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches.` },
+      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches. Only envelope problems are 400; an invalid item is returned with status "failed" and an error.`, schema: createBatchDocBody },
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        return createBatch(batchDeps(), orgId, ctx.state.body as CreateBatchBody);
+        const body = ctx.state.body as CreateBatchBody;
+        // Items are raw until each is checked on its own; file references are checked wherever content is a list.
+        const contents = body.items.flatMap((it, i) => {
+          const content = (it as { message?: { content?: unknown } } | null)?.message?.content;
+          return Array.isArray(content) ? [{ content: content.filter((b): b is ContentBlock => !!b && typeof b === 'object'), param: `items[${i}].message.content` }] : [];
+        });
+        await checkFileRefs(deps.stores.files, orgId, contents);
+        return createBatch(batchDeps(), orgId, body);
       },
     },
     {
