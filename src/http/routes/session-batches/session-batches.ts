@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import type { ContentBlock } from '../../../domain/ledger.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { check } from '../../../schemas/validator.js';
+import { check, compile } from '../../../schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
 
 /** Session batches (spec: Session batches). */
@@ -25,11 +25,9 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
         const body = ctx.state.body as CreateBatchBody;
-        // Items are raw until each is checked on its own; file references are checked wherever content is a list.
-        const contents = body.items.flatMap((it, i) => {
-          const content = (it as { message?: { content?: unknown } } | null)?.message?.content;
-          return Array.isArray(content) ? [{ content: content.filter((b): b is ContentBlock => !!b && typeof b === 'object'), param: `items[${i}].message.content` }] : [];
-        });
+        // Items are raw until each is checked on its own: an invalid item fails by itself, the valid ones' file references are checked here.
+        const valid = compile<{ message: { content: ContentBlock[] } }>(batchItemSchema);
+        const contents = body.items.flatMap((it, i) => (valid(it) ? [{ content: it.message.content, param: `items[${i}].message.content` }] : []));
         await checkFileRefs(deps.stores.files, orgId, contents);
         return createBatch(batchDeps(), orgId, body);
       },
