@@ -11,6 +11,7 @@ import type { Effect, SessionJob } from './messages.js';
 import { agentContext } from './agent-context.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
+import { deleteSessionTurn } from './delete.js';
 
 /** What the session actor needs, and nothing more; the composition root wires the real ones. */
 export interface SessionPorts {
@@ -22,11 +23,13 @@ export interface SessionPorts {
   savedSequence: { get(sessionId: string): Promise<number | null>; set(sessionId: string, sequence: number): Promise<void> };
   /** The pub/sub channel of a session's ledger envelopes. */
   eventsChannel(sessionId: string): string;
+  /** Deletes a session and everything recorded under it (src/sessions/delete-session.ts). */
+  purge(orgId: string, sessionId: string): Promise<void>;
   publicUrl: string;
   cache: SessionCache;
 }
 
-type TurnDeps = SessionPorts;
+export type TurnDeps = SessionPorts;
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
 export interface TurnReply {
@@ -152,6 +155,7 @@ const MAX_CONFLICTS = 3;
  */
 export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
   try {
+    if (job.command.kind === 'session.delete') return await deleteSessionTurn(deps, job.session_id);
     return await turn(deps, job);
   } catch (err) {
     // Whatever this turn held in memory may be half-applied; the next one reloads.

@@ -8,6 +8,7 @@ import { webhookMetrics } from '../../actors/webhook/metrics.js';
 import { WebhookSender } from '../../actors/webhook/send.js';
 import { once } from '../lifecycle/shutdown.js';
 import { LlmClient } from '../llm/client.js';
+import type { FileSource } from '../llm/file-parts.js';
 import type { Resolver } from '../net/resolver.js';
 import { Stickiness } from '../router/conversation.js';
 import { RoutingLookup } from '../router/lookup.js';
@@ -18,6 +19,7 @@ import { sandboxSecrets } from '../sandbox/secrets.js';
 import { SANDBOX_UID } from '../sandbox/types.js';
 import { VersionFiles } from '../sandbox/version-files.js';
 import { StorageArea } from '../storage/area.js';
+import { purgeSession } from '../sessions/delete-session.js';
 import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { messageState } from '../store/messages.js';
@@ -47,8 +49,24 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
       set: async (id, seq) => void (await redis.set(keys.sessionSaved(id), String(seq), 'EX', SAVED_TTL_SECONDS)),
     },
     eventsChannel: (id) => keys.sessionEvents(id),
+    purge: (org, id) => purgeSession(stores, org, id),
     publicUrl: core.config.publicUrl,
     cache: new SessionCache(),
+  };
+}
+
+/** Files a model call may attach, read from the org's file store. */
+function fileSource(stores: Core['stores']): FileSource {
+  return {
+    get: async (org, id) => {
+      const f = await stores.files.get(org, id);
+      return f && { id: f._id, filename: f.filename, content_type: f.content_type, size_bytes: f.size_bytes };
+    },
+    bytes: async (id) => {
+      const chunks: Buffer[] = [];
+      for await (const c of stores.blobs.download('files', id)) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    },
   };
 }
 
@@ -70,6 +88,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache): RouterProx
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
+    files: fileSource(core.stores),
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
 }

@@ -19,8 +19,14 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions), { concurrency: core.config.toolRunnerConcurrency });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
+  const { sessionCommand } = await import('../../actors/session/messages.js');
+  const hooks = {
+    // Deleted by the session's own actor, so no turn of it runs meanwhile.
+    deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
+      core.plane.dispatcher.send([sessionCommand(s._id, { kind: 'session.delete', command_id: `retention-${s._id}` }, s.priority ?? 'interactive')]),
+  };
   const reaper = setInterval(() => {
-    reap(core.stores).then(
+    reap(core.stores, Date.now(), hooks).then(
       (r) => logReap(core.log, r),
       (err: Error) => core.log.warn({ err: err.message }, 'reaper failed'),
     );

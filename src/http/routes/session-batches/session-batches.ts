@@ -1,17 +1,23 @@
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
+import type { BatchItemInput } from '../../../batches/plan.js';
 import { readBatch } from '../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
-import type { ContentBlock } from '../../../domain/ledger.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { check, compile } from '../../../schemas/validator.js';
+import { check } from '../../../schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: (item, index) => check(batchItemSchema, item, `items[${index}]`) });
+  // An item that breaks the schema or names a file the org does not have fails on its own.
+  const checkItem = (orgId: string) => async (item: unknown, index: number) => {
+    const input = check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
+    await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
+    return input;
+  };
+  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId) });
   return [
     {
       method: 'POST',
@@ -24,12 +30,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        const body = ctx.state.body as CreateBatchBody;
-        // Items are raw until each is checked on its own: an invalid item fails by itself, the valid ones' file references are checked here.
-        const valid = compile<{ message: { content: ContentBlock[] } }>(batchItemSchema);
-        const contents = body.items.flatMap((it, i) => (valid(it) ? [{ content: it.message.content, param: `items[${i}].message.content` }] : []));
-        await checkFileRefs(deps.stores.files, orgId, contents);
-        return createBatch(batchDeps(), orgId, body);
+        return createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
       },
     },
     {
