@@ -1,5 +1,5 @@
 import { defineActor } from '../runtime/actor.js';
-import { sessionCommand, type ModelCall } from '../session/messages.js';
+import { modelAnswerCommandId, sessionCommand, type ModelCall } from '../session/messages.js';
 import { callModel, type ModelCallDeps } from './handler.js';
 import { ROUTER_PROXY } from './messages.js';
 
@@ -15,7 +15,7 @@ export const routerProxyActor = defineActor<ModelCall, RouterProxyPorts>({
   address: ROUTER_PROXY,
   async handle(ctx, call) {
     const result = await callModel(ctx.ports, call);
-    const command_id = `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
+    const command_id = modelAnswerCommandId(call);
     return { sends: [sessionCommand(call.session_id, { kind: 'model.responded', command_id, message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result }, call.priority)] };
   },
 });

@@ -94,3 +94,12 @@ export function defineActor<M, P>(def: ActorDefinition<M, P>): ActorDefinition<M
 export function safeJobId(id: string): string {
   return id.replace(/:/g, '_');
 }
+
+/** Where a job stands: BullMQ's states, or null when there is no such job. */
+export type JobState = 'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
+
+/** Looks at and removes jobs by address and id (the stranded-work sweeper). */
+export interface JobProbe {
+  state(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<JobState | null>;
+  remove(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<void>;
+}

@@ -1,6 +1,6 @@
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
-import { PRIORITY, type ActorAddress, type Publication, type Send } from './actor.js';
+import { PRIORITY, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
 
 /** Shard `n` of a keyed actor's queue. */
 export function shardQueueName(actor: string, shard: number): string {
@@ -30,7 +30,7 @@ function jobOptions(s: Send): JobsOptions {
  * pipeline: one Redis round trip however many effects a turn has. Built once
  * per process by the composition root; web nodes use it to ask and to wake.
  */
-export class Dispatcher {
+export class Dispatcher implements JobProbe {
   constructor(
     private readonly queues: QueueFactory,
     readonly shards: number,
@@ -40,6 +40,15 @@ export class Dispatcher {
     if (!to.keyed) return this.queues.queue(to.name);
     if (key === undefined) throw new Error(`a message to keyed actor ${to.name} needs a key`);
     return this.queues.queue(shardQueueName(to.name, shardOf(key, this.shards)));
+  }
+
+  async state(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<JobState | null> {
+    const found = await this.queueOf(job.to, job.key).getJob(job.job_id);
+    return found ? ((await found.getState()) as JobState) : null;
+  }
+
+  async remove(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<void> {
+    await (await this.queueOf(job.to, job.key).getJob(job.job_id))?.remove();
   }
 
   send(sends: Send[]): Promise<void> {

@@ -26,6 +26,8 @@ export type SessionCommand =
   | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
+  /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
+  | { kind: 'session.resume'; command_id: string }
   /** Deletes the session and its records; handled by the runtime (delete.ts), never decided. */
   | { kind: 'session.delete'; command_id: string };
 
@@ -86,10 +88,20 @@ export interface SessionJob {
 /** The job id is the command id, so a retried send is still one job. */
 export function sessionCommand(sessionId: string, command: SessionCommand, priority: Priority = 'interactive', delayMs?: number): Send {
   const data: SessionJob = { session_id: sessionId, command };
-  return { to: SESSION, key: sessionId, name: command.kind, data, job_id: safeJobId(`${sessionId}.${command.command_id}`), priority, ...(delayMs ? { delay_ms: delayMs } : {}) };
+  return { to: SESSION, key: sessionId, name: command.kind, data, job_id: sessionJobId(sessionId, command.command_id), priority, ...(delayMs ? { delay_ms: delayMs } : {}) };
 }
 
 /** Starts a queued message in a turn of its own (a deferred start). */
 export function messageStart(messageId: string): SessionCommand {
   return { kind: 'message.start', command_id: `start-${messageId}`, message_id: messageId };
+}
+
+/** The `model.responded` command that carries a model call's answer back to the session. */
+export function modelAnswerCommandId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  return `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
+}
+
+/** A session command's job id: the command id, so a retried send is still one job. */
+export function sessionJobId(sessionId: string, commandId: string): string {
+  return safeJobId(`${sessionId}.${commandId}`);
 }

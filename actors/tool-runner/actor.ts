@@ -1,13 +1,13 @@
 import { defineActor, type Outcome } from '../runtime/actor.js';
 import { sessionCommand, type ToolRunResult } from '../session/messages.js';
-import { TOOL_RUNNER, type ToolRunJob } from './messages.js';
+import { TOOL_RUNNER, toolAnswerCommandId, type ToolRunJob } from './messages.js';
 import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 
 export type ToolRunnerPorts = ToolRunnerDeps;
 
 /** The session hears the outcome as `tool.completed`; the command id makes a redelivered job one command. */
 function report(job: ToolRunJob, result: ToolRunResult): Outcome {
-  const command_id = `toolres-${job.message_id}-${job.attempt}-${job.tool_call_id}`;
+  const command_id = toolAnswerCommandId(job);
   return { sends: [sessionCommand(job.session_id, { kind: 'tool.completed', command_id, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result }, job.priority)] };
 }
 

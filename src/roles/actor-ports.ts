@@ -89,6 +89,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache): RouterProx
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
     files: fileSource(core.stores),
+    usage,
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
 }

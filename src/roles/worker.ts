@@ -4,10 +4,11 @@ import { logReap, reap } from '../maintenance/reaper.js';
 import { VersionCache } from '../store/version-cache.js';
 import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';
+import { startSweeper } from './sweeper.js';
 
 const REAP_EVERY_MS = 10 * 60 * 1000;
 
-/** Session, router-proxy, tool-runner and batch actors, and the periodic reaper. */
+/** Session, router-proxy, tool-runner and batch actors, the stranded-work sweeper and the periodic reaper. */
 export async function startWorker(core: Core, runtime: ActorRuntime): Promise<void> {
   const { sessionActor } = await import('../../actors/session/actor.js');
   const { routerProxyActor } = await import('../../actors/router-proxy/actor.js');
@@ -15,6 +16,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   const { batchActor } = await import('../../actors/batch/actor.js');
   const versions = new VersionCache((org, id) => core.stores.agents.getVersion(org, id));
   await runtime.start(sessionActor, sessionPorts(core, versions));
+  startSweeper(core, versions);
   await runtime.start(routerProxyActor, routerProxyPorts(core, versions), { concurrency: 32 });
   await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions), { concurrency: core.config.toolRunnerConcurrency });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
