@@ -5,7 +5,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../store/agents.js';
 import type { BatchItem } from '../store/batches.js';
-import { firstTurn, type FirstTurn } from './first-turn.js';
+import { firstTurn, type FirstTurn } from '../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
 export interface BatchItemInput {
@@ -25,7 +25,7 @@ export function transcriptUrl(sessionId: string): string {
 }
 
 /** Validates one raw item, throwing a 400-style error that names the field; supplied by the HTTP layer. */
-export type ItemCheck = (item: unknown, index: number) => BatchItemInput;
+export type ItemCheck = (item: unknown, index: number) => BatchItemInput | Promise<BatchItemInput>;
 
 const stringOr = (v: unknown, fallback: string | null): string | null => (typeof v === 'string' ? v : fallback);
 
@@ -77,7 +77,7 @@ export function createdItem(index: number, turn: FirstTurn): BatchItem {
  * reads. An invalid item or a domain error (unknown version, bad llm_id)
  * fails that item only.
  */
-export async function planItems(agents: AgentStore, box: SecretBox, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
+export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: string, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
   const versions = new Map<string, Promise<AgentVersionDoc>>();
   const versionOf = (input: BatchItemInput) => {
     const key = input.version_id ?? '';
@@ -94,13 +94,15 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
   const planned: PlannedItem[] = [];
   for (const [index, raw] of raws.entries()) {
     try {
-      const input = checkItem(raw, index);
+      const input = await checkItem(raw, index);
       const version = await versionOf(input);
       const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
-      planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
+      planned.push({ index, turn: firstTurn(doc, version, publicUrl, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
-      planned.push({ index, rejected: rejectedItem(index, raw, err.message, batch.agentId) });
+      // The error names the field when its message does not already.
+      const error = err.param && !err.message.includes(err.param) ? `${err.message} (${err.param})` : err.message;
+      planned.push({ index, rejected: rejectedItem(index, raw, error, batch.agentId) });
     }
   }
   return planned;

@@ -8,6 +8,8 @@ export interface OrgDoc {
   created_at: Date;
   /** This org's own limits; a missing field takes the environment's default. */
   limits?: Partial<OrgLimits>;
+  /** Idle sessions older than this many days are deleted by the reaper; absent or null keeps them forever. */
+  session_retention_days?: number | null;
 }
 
 export class OrgStore {
@@ -56,6 +58,15 @@ export class OrgStore {
     const update = { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
     if (!Object.keys(update).length) return this.byId(id);
     return this.orgs.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
+  }
+
+  async setSettings(id: string, settings: { session_retention_days?: number | null }): Promise<OrgDoc | null> {
+    return this.orgs.findOneAndUpdate({ _id: id }, { $set: settings }, { returnDocument: 'after' });
+  }
+
+  /** Orgs whose sessions expire. Few documents: a scan is fine. */
+  withRetention(): Promise<OrgDoc[]> {
+    return this.orgs.find({ session_retention_days: { $gt: 0 } }).toArray();
   }
 
   list(): Promise<OrgDoc[]> {

@@ -101,6 +101,11 @@ export class SessionStore {
     return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
+  /** Idle sessions created before `cutoff`, oldest first (retention candidates). */
+  idleCreatedBefore(orgId: string, cutoff: Date, limit: number): Promise<SessionDoc[]> {
+    return this.col.find({ org_id: orgId, status: 'idle', created_at: { $lt: cutoff } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   /** Ids of up to `limit` sessions that mount the storage binding. */
   async usingStorage(orgId: string, bindingId: string, limit: number): Promise<string[]> {
     const rows = await this.col.find({ org_id: orgId, storage_binding_id: bindingId }, { projection: { _id: 1 } }).limit(limit).toArray();
@@ -119,6 +124,12 @@ export class SessionStore {
    * write can follow a newer one. The filter is `_id` alone: it is the only
    * one FerretDB v1 narrows in SQLite instead of decoding every document.
    */
+  /** Sessions whose read model says `running`, in id order from `after`; the stranded-work sweeper pages through them. */
+  running(limit: number, after: string | null): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = after ? { status: 'running', _id: { $gt: after } } : { status: 'running' };
+    return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   async saveState(state: SessionState): Promise<void> {
     const { id, ...rest } = state;
     await this.col.updateOne({ _id: id }, { $set: rest });

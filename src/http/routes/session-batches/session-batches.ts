@@ -1,10 +1,9 @@
-import { checkFileRefs } from '../../../sessions/file-refs.js';
-import type { BatchItemInput, ItemCheck } from '../../../batches/plan.js';
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
-import { batchProducers } from '../../../batches/producers.js';
-import { readBatch } from '../../../batches/read-batch.js';
+import type { BatchItemInput } from '../../../batches/plan.js';
+import { readBatch } from '../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
@@ -12,23 +11,13 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const checkItem: ItemCheck = (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem });
-  /**
-   * A valid item naming a file its org does not have refuses the batch (404,
-   * as on every other path that takes content, so ids cannot be probed);
-   * an item that is invalid anyway fails on its own when planned.
-   */
-  const checkFiles = async (orgId: string, raws: unknown[]) => {
-    const contents = raws.flatMap((raw, i) => {
-      try {
-        return [{ content: checkItem(raw, i).message.content, param: `items[${i}].message.content` }];
-      } catch {
-        return [];
-      }
-    });
-    await checkFileRefs(deps.stores.files, orgId, contents);
+  // An item that breaks the schema or names a file the org does not have fails on its own.
+  const checkItem = (orgId: string) => async (item: unknown, index: number) => {
+    const input = check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
+    await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
+    return input;
   };
+  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId) });
   return [
     {
       method: 'POST',
@@ -41,9 +30,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        const body = ctx.state.body as CreateBatchBody;
-        await checkFiles(orgId, body.items);
-        return createBatch(batchDeps(), orgId, body);
+        return createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
       },
     },
     {

@@ -11,6 +11,7 @@ import { requireAuth, type RouteSpec } from '../../types.js';
 import { admitUserMessage, ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
+import { sessionIdempotencyScope } from '../../../sessions/delete-session.js';
 
 type PostedEvent =
   | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
@@ -55,7 +56,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as PostedEvent;
-        await withIdempotency(ctx, deps, `session:${session._id}`, 201, async (key) => {
+        await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
             await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
             // Inside the idempotent work, so a replay of an accepted message is never refused.
