@@ -20,8 +20,11 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
   const option = version.llm_options.find((o) => o.id === session.llm_id);
   if (!option) return { ok: false, error: `LLM option ${session.llm_id} is not in version ${version._id}.` };
   switch (option.provider) {
-    case 'scripted':
-      return scriptedResponse(version.scripts?.[option.id], call.call_index);
+    case 'scripted': {
+      // The script may quote earlier tool results ({{tool.field}}), so it needs the message's output so far.
+      const current = await deps.message(call.org_id, call.session_id, call.message_id);
+      return scriptedResponse(version.scripts?.[option.id], call.call_index, current?.output.parts ?? []);
+    }
     case 'openai':
     case 'openai-responses':
     case 'anthropic': {

@@ -4,7 +4,7 @@ import { readBatch } from '../../../batches/read-batch.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, createBatchBody } from './schema.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchResponse, createBatchBody, createdBatchResponse } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
@@ -17,7 +17,8 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Create one session per item, each with its first user message; results in input order.',
       tag: 'session-batches',
       // Parsed by the handler: a batch may exceed the global body limit.
-      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches.` },
+      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches.`, schema: createBatchBody },
+      response: createdBatchResponse,
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
@@ -30,6 +31,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/session-batches/{batch_id}',
       summary: 'Read a batch: status and counts derived from its child sessions, and the items in input order.',
       tag: 'session-batches',
+      response: batchResponse,
       handler: async (ctx) => readBatch(batches, deps.stores.sessions, requireAuth(ctx).orgId, ctx.params.batch_id),
     },
   ];
