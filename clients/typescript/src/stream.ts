@@ -66,6 +66,7 @@ export async function* streamSession(transport: Transport, sessionId: string, op
       if (!res.ok || !res.body) await readBody(res);
       failures = 0;
       for await (const rec of parseSse(res.body!)) {
+        if (opts.signal?.aborted) return;
         if (rec.event === 'assistant.delta') {
           if (opts.deltas) yield { type: 'assistant.delta', data: safeJson(rec.data) };
           continue;
