@@ -14,9 +14,19 @@ export interface ToolRunnerDeps {
   versionDir(version: AgentVersionDoc): Promise<string>;
   scratch(): Promise<Scratch>;
   sandbox(req: SandboxRequest): Promise<SandboxResult>;
+  /** Checks out the session's storage binding for one call (src/storage/area.ts). */
+  storage?(session: SessionDoc): Promise<StorageMount>;
   memoryMb: number;
   /** Aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
   signal?: AbortSignal;
+}
+
+/** A storage binding checked out into a directory for one call. */
+export interface StorageMount {
+  dir: string;
+  /** Writes changes back; a string says why they were not saved. */
+  commit(): Promise<string | null>;
+  remove(): Promise<void>;
 }
 
 type Found = { session: SessionDoc; version: AgentVersionDoc; tool: ToolDef };
@@ -49,6 +59,7 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise
   const dir = await deps.versionDir(version);
   const env = await deps.secrets(session, version.manifest.sandbox?.secrets ?? []);
   const scratch = await deps.scratch();
+  const storage = session.storage_binding_id && deps.storage ? await deps.storage(session) : null;
   try {
     const result = await deps.sandbox({
       rootDir: dir,
@@ -59,11 +70,16 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise
       memoryMb: deps.memoryMb,
       internetAccess: session.internet_access,
       scratchDir: scratch.path,
+      storageDir: storage?.dir,
       signal: deps.signal,
     });
     if (deps.signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
+    // Files persist like a disk's: whatever the call left is saved, also after a failure.
+    const refused = storage ? await storage.commit() : null;
+    if (refused) return { ok: false, error: result.ok ? refused : `${result.error}; ${refused}` };
     return result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error };
   } finally {
     await scratch.remove();
+    await storage?.remove();
   }
 }

@@ -4,7 +4,9 @@ import type { Core } from '../../src/roles/core.js';
 import { hostSandbox } from '../../src/sandbox/capabilities.js';
 import { runInSandbox } from '../../src/sandbox/run.js';
 import { sandboxSecrets } from '../../src/sandbox/secrets.js';
+import { SANDBOX_UID } from '../../src/sandbox/types.js';
 import { VersionFiles } from '../../src/sandbox/version-files.js';
+import { StorageArea } from '../../src/storage/area.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { dataPlane, type DataPlane } from '../runtime/data-plane.js';
 import type { ToolRunResult } from '../session/messages.js';
@@ -15,7 +17,9 @@ import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 export function toolRunnerDeps(core: Core, signal?: AbortSignal): ToolRunnerDeps {
   const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
-  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), hostSandbox().user === 'dropped');
+  const dropUser = hostSandbox().user === 'dropped';
+  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser);
+  const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   return {
     session: (id) => core.stores.sessions.byId(id),
     version: (org, id) => agents.getVersion(org, id),
@@ -23,6 +27,16 @@ export function toolRunnerDeps(core: Core, signal?: AbortSignal): ToolRunnerDeps
     versionDir: (v) => files.dirFor(v),
     scratch: () => files.scratch(),
     sandbox: runInSandbox,
+    storage: async (session) => {
+      const dir = await files.scratch();
+      try {
+        const before = await area.checkout(session.org_id, session.storage_binding_id!, dir.path);
+        return { dir: dir.path, commit: () => area.commit(session.org_id, session.storage_binding_id!, dir.path, before), remove: dir.remove };
+      } catch (err) {
+        await dir.remove();
+        throw err;
+      }
+    },
     memoryMb: core.config.sandboxMemoryMb,
     signal,
   };

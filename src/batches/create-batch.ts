@@ -5,15 +5,16 @@ import type { AgentStore } from '../store/agents.js';
 import { isDuplicateKey, type BatchDoc, type BatchItem, type BatchStore } from '../store/batches.js';
 import { bodyHash } from '../store/idempotency.js';
 import type { Stores } from '../store/stores.js';
-import { createdItem, planItems, rejectedItem, type BatchItemInput } from './plan.js';
+import { createdItem, planItems, rejectedItem, type ItemCheck } from './plan.js';
 import type { BatchProducers } from './producers.js';
 import { batchStatus } from './status.js';
 import { finishIfSettled } from './terminal.js';
 import { writeFirstTurns } from './write.js';
 
+/** The envelope as validated; items are raw until each is checked on its own. */
 export interface CreateBatchBody {
   idempotency_key?: string;
-  items: BatchItemInput[];
+  items: unknown[];
 }
 
 export interface BatchItemView extends Omit<BatchItem, 'message_id'> {}
@@ -30,6 +31,7 @@ export interface BatchDeps {
   agents: AgentStore;
   box: SecretBox;
   producers: BatchProducers;
+  checkItem: ItemCheck;
 }
 
 export function itemView(item: BatchItem): BatchItemView {
@@ -37,11 +39,22 @@ export function itemView(item: BatchItem): BatchItemView {
   return view;
 }
 
-/** All items must name one agent; the 400 names the first item that differs. */
-export function checkOneAgent(items: BatchItemInput[]): string {
-  const agentId = items[0].agent_id;
-  const other = items.findIndex((i) => i.agent_id !== agentId);
-  if (other >= 0) throw new InvalidRequestError(`items[${other}].agent_id must equal items[0].agent_id (${agentId}): a batch has one agent.`, `items[${other}].agent_id`, 'mixed_agent_ids');
+function agentIdOf(item: unknown): string | null {
+  const id = item && typeof item === 'object' ? (item as { agent_id?: unknown }).agent_id : undefined;
+  return typeof id === 'string' && id.length > 0 ? id : null;
+}
+
+/**
+ * All items must name one agent; the 400 names the first item that differs.
+ * This is part of the envelope: an item without an agent_id fails on its own,
+ * but two different agent_ids, or none at all, refuse the batch.
+ */
+export function checkOneAgent(items: unknown[]): string {
+  const first = items.findIndex((i) => agentIdOf(i) !== null);
+  if (first < 0) throw new InvalidRequestError('items[0].agent_id is required: a batch names its agent in every item.', 'items[0].agent_id', 'missing_agent_id');
+  const agentId = agentIdOf(items[first])!;
+  const other = items.findIndex((i) => agentIdOf(i) !== null && agentIdOf(i) !== agentId);
+  if (other >= 0) throw new InvalidRequestError(`items[${other}].agent_id must equal items[${first}].agent_id (${agentId}): a batch has one agent.`, `items[${other}].agent_id`, 'mixed_agent_ids');
   return agentId;
 }
 
@@ -92,14 +105,14 @@ async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | nul
 }
 
 /** Plans, writes and wakes; returns the item results in input order. */
-async function build(deps: BatchDeps, doc: BatchDoc, inputs: BatchItemInput[]): Promise<BatchItem[]> {
-  const planned = await planItems(deps.agents, deps.box, doc.org_id, doc._id, inputs);
+async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise<BatchItem[]> {
+  const planned = await planItems(deps.agents, deps.box, doc.org_id, { id: doc._id, agentId: doc.agent_id }, inputs, deps.checkItem);
   const turns = planned.flatMap((p) => ('turn' in p ? [p.turn] : []));
   const { lost } = await writeFirstTurns(deps.stores, turns);
   const lostIds = new Set(lost.map((t) => t.session._id));
   return planned.map((p) => {
     if ('rejected' in p) return p.rejected;
-    if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.');
+    if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.', doc.agent_id);
     return createdItem(p.index, p.turn);
   });
 }

@@ -24,16 +24,31 @@ export function transcriptUrl(sessionId: string): string {
   return `/v1/sessions/${sessionId}/transcript`;
 }
 
-export function rejectedItem(index: number, input: BatchItemInput, error: string): BatchItem {
+/** Validates one raw item, throwing a 400-style error that names the field; supplied by the HTTP layer. */
+export type ItemCheck = (item: unknown, index: number) => BatchItemInput;
+
+const stringOr = (v: unknown, fallback: string | null): string | null => (typeof v === 'string' ? v : fallback);
+
+function stringMap(v: unknown): Record<string, string> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  return Object.values(v).every((x) => typeof x === 'string') ? (v as Record<string, string>) : {};
+}
+
+/**
+ * A failed item echoes what it can of its input. The input may be anything
+ * (it failed validation), so only well-typed fields are copied.
+ */
+export function rejectedItem(index: number, input: unknown, error: string, agentId: string): BatchItem {
+  const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
   return {
     index,
     session_id: null,
     status: 'failed',
     last_message_status: null,
-    agent_id: input.agent_id,
-    version_id: input.version_id ?? null,
-    llm_id: input.llm_id ?? null,
-    metadata: input.metadata ?? {},
+    agent_id: stringOr(raw.agent_id, agentId)!,
+    version_id: stringOr(raw.version_id, null),
+    llm_id: stringOr(raw.llm_id, null),
+    metadata: stringMap(raw.metadata),
     transcript_url: null,
     error,
   };
@@ -59,9 +74,10 @@ export function createdItem(index: number, turn: FirstTurn): BatchItem {
 /**
  * Builds every item's session and first turn in memory. Versions are looked
  * up once per distinct `version_id`, so thousands of items cost a handful of
- * reads. A domain error (unknown version, bad llm_id) fails that item only.
+ * reads. An invalid item or a domain error (unknown version, bad llm_id)
+ * fails that item only.
  */
-export async function planItems(agents: AgentStore, box: SecretBox, orgId: string, batchId: string, inputs: BatchItemInput[]): Promise<PlannedItem[]> {
+export async function planItems(agents: AgentStore, box: SecretBox, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
   const versions = new Map<string, Promise<AgentVersionDoc>>();
   const versionOf = (input: BatchItemInput) => {
     const key = input.version_id ?? '';
@@ -76,14 +92,15 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
   };
   const now = new Date();
   const planned: PlannedItem[] = [];
-  for (const [index, input] of inputs.entries()) {
+  for (const [index, raw] of raws.entries()) {
     try {
+      const input = checkItem(raw, index);
       const version = await versionOf(input);
-      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batchId });
+      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
       planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
-      planned.push({ index, rejected: rejectedItem(index, input, err.message) });
+      planned.push({ index, rejected: rejectedItem(index, raw, err.message, batch.agentId) });
     }
   }
   return planned;

@@ -31,6 +31,8 @@ function paramOf(err: ErrorObject, root: string): string {
 
 function messageOf(err: ErrorObject, param: string): string {
   const where = param || 'body';
+  // A propertyNames failure: name the key, which the path cannot show.
+  if (err.propertyName !== undefined) return `${where} has a key ${JSON.stringify(err.propertyName)} that ${err.message ?? 'is not allowed'}.`;
   switch (err.keyword) {
     case 'required':
       return `${where} is required.`;

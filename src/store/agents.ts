@@ -185,6 +185,15 @@ export class AgentStore {
     return v;
   }
 
+  /**
+   * Makes an existing version of a live agent the active one; null when the
+   * agent is unknown or soft-deleted. Sessions already open keep the version
+   * they were created with: it is copied onto them at creation.
+   */
+  async activate(orgId: string, agentId: string, versionId: string): Promise<AgentDoc | null> {
+    return this.agents.findOneAndUpdate({ _id: agentId, org_id: orgId, deleted_at: null }, { $set: { active_version_id: versionId } }, { returnDocument: 'after' });
+  }
+
   async getVersion(orgId: string, versionId: string): Promise<AgentVersionDoc | null> {
     const s = await this.versions.findOne({ _id: versionId, org_id: orgId });
     return s ? decodeVersion(s) : null;

@@ -96,6 +96,18 @@ export class SessionStore {
     return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
+  /** Ids of up to `limit` sessions that mount the storage binding. */
+  async usingStorage(orgId: string, bindingId: string, limit: number): Promise<string[]> {
+    const rows = await this.col.find({ org_id: orgId, storage_binding_id: bindingId }, { projection: { _id: 1 } }).limit(limit).toArray();
+    return rows.map((r) => r._id);
+  }
+
+  /** Removes the session record only; `src/sessions/delete-session.ts` removes the rest. */
+  async remove(orgId: string, id: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ _id: id, org_id: orgId });
+    return r.deletedCount === 1;
+  }
+
   /**
    * Writes the projected state. Only the session's own actor writes it, one
    * turn at a time, after winning the ledger's sequence fence, so no stale

@@ -86,6 +86,8 @@ export class TroupeClient {
     delete: (id: string) => this.data('deleteV1AgentsAgentId', { path: { agent_id: id } }),
     publishVersion: (id: string, body: Api.PostV1AgentsAgentIdVersionsBody) => this.data('postV1AgentsAgentIdVersions', { path: { agent_id: id }, body }),
     listVersions: (id: string, page: Page = {}) => this.data('getV1AgentsAgentIdVersions', { path: { agent_id: id }, query: page }),
+    getVersion: (id: string, versionId: string) => this.data('getV1AgentsAgentIdVersionsVersionId', { path: { agent_id: id, version_id: versionId } }),
+    activateVersion: (id: string, versionId: string) => this.data('postV1AgentsAgentIdVersionsVersionIdActivate', { path: { agent_id: id, version_id: versionId } }),
     /** Every agent, following next_cursor. */
     all: async (): Promise<Agent[]> => {
       const out: Agent[] = [];
@@ -121,6 +123,14 @@ export class TroupeClient {
       return new Uint8Array(await res.arrayBuffer());
     },
     delete: (id: string) => this.data('deleteV1FilesFileId', { path: { file_id: id } }),
+  };
+
+  readonly storageBindings = {
+    create: (body: Api.PostV1StorageBindingsBody) => this.data('postV1StorageBindings', { body }),
+    list: (query: Api.GetV1StorageBindingsQuery = {}) => this.data('getV1StorageBindings', { query }),
+    get: (id: string) => this.data('getV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
+    delete: (id: string) => this.data('deleteV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
+    files: (id: string, query: Api.GetV1StorageBindingsStorageBindingIdFilesQuery = {}) => this.data('getV1StorageBindingsStorageBindingIdFiles', { path: { storage_binding_id: id }, query }),
   };
 
   readonly webhooks = {

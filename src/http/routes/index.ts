@@ -9,6 +9,7 @@ import { eventRoutes } from './sessions/events.js';
 import { messageRoutes } from './sessions/messages.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionBatchRoutes } from './session-batches/session-batches.js';
+import { storageBindingRoutes } from './storage-bindings/storage-bindings.js';
 import { streamRoutes } from './sessions/stream.js';
 import { toolCallRoutes } from './sessions/tool-calls.js';
 import { systemRoutes } from './system/system.js';
@@ -25,7 +26,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   routes.push(...credentialRoutes(deps));
   routes.push(...sourceSnapshotRoutes(deps), ...agentRoutes(deps));
   routes.push(...routerRoutes(deps));
-  routes.push(...fileRoutes(deps));
+  routes.push(...fileRoutes(deps), ...storageBindingRoutes(deps));
   routes.push(...webhookConfigRoutes(deps), ...webhookDeliveryRoutes(deps));
   routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps), ...toolCallRoutes(deps));
   routes.push(...sessionBatchRoutes(deps));

@@ -253,6 +253,40 @@ export type GetV1AgentsAgentIdVersionsResponse = {
   next_cursor: string | null;
 };
 
+/** GET /v1/agents/{agent_id}/versions/{version_id}: Read one version of an agent (also of a soft-deleted agent). */
+export type GetV1AgentsAgentIdVersionsVersionIdPathParams = { agent_id: string; version_id: string };
+export type GetV1AgentsAgentIdVersionsVersionIdQuery = Record<string, never>;
+export type GetV1AgentsAgentIdVersionsVersionIdBody = undefined;
+export type GetV1AgentsAgentIdVersionsVersionIdResponse = {
+  id: string;
+  agent_id: string;
+  number: number;
+  source_snapshot_id: string;
+  active: boolean;
+  entrypoint?: string;
+  manifest: Record<string, unknown>;
+  llm_ids?: Array<string>;
+  tools: Array<Record<string, unknown>>;
+  created_at: string;
+};
+
+/** POST /v1/agents/{agent_id}/versions/{version_id}/activate: Make a published version the active one (roll forward or back); open sessions keep their version. */
+export type PostV1AgentsAgentIdVersionsVersionIdActivatePathParams = { agent_id: string; version_id: string };
+export type PostV1AgentsAgentIdVersionsVersionIdActivateQuery = Record<string, never>;
+export type PostV1AgentsAgentIdVersionsVersionIdActivateBody = undefined;
+export type PostV1AgentsAgentIdVersionsVersionIdActivateResponse = {
+  id: string;
+  agent_id: string;
+  number: number;
+  source_snapshot_id: string;
+  active: boolean;
+  entrypoint?: string;
+  manifest: Record<string, unknown>;
+  llm_ids?: Array<string>;
+  tools: Array<Record<string, unknown>>;
+  created_at: string;
+};
+
 /** PUT /v1/routers/{router_id}: Create or replace a router. Setting default true makes every other router of the org non-default. */
 export type PutV1RoutersRouterIdPathParams = { router_id: string };
 export type PutV1RoutersRouterIdQuery = Record<string, never>;
@@ -444,6 +478,75 @@ export type GetV1FilesFileIdContentPathParams = { file_id: string };
 export type GetV1FilesFileIdContentQuery = Record<string, never>;
 export type GetV1FilesFileIdContentBody = undefined;
 export type GetV1FilesFileIdContentResponse = Record<string, unknown>;
+
+/** POST /v1/storage-bindings: Create a storage binding: a named, persistent file area for sessions. */
+export type PostV1StorageBindingsPathParams = Record<string, never>;
+export type PostV1StorageBindingsQuery = Record<string, never>;
+export type PostV1StorageBindingsBody = {
+  /** Unique within the organization; 1-64 of [A-Za-z0-9_.-], starting with a letter or digit. */
+  name: string;
+  description?: string | null;
+};
+export type PostV1StorageBindingsResponse = {
+  /** sb_… */
+  id: string;
+  name: string;
+  description: string | null;
+  file_count: number;
+  size_bytes: number;
+  created_at: string;
+};
+
+/** GET /v1/storage-bindings: List storage bindings, oldest first. */
+export type GetV1StorageBindingsPathParams = Record<string, never>;
+export type GetV1StorageBindingsQuery = { limit?: number; after?: string };
+export type GetV1StorageBindingsBody = undefined;
+export type GetV1StorageBindingsResponse = {
+  storage_bindings: Array<{
+    /** sb_… */
+    id: string;
+    name: string;
+    description: string | null;
+    file_count: number;
+    size_bytes: number;
+    created_at: string;
+  }>;
+  has_more: boolean;
+  next_cursor: string | null;
+};
+
+/** GET /v1/storage-bindings/{storage_binding_id}: Read a storage binding, with its file count and total size. */
+export type GetV1StorageBindingsStorageBindingIdPathParams = { storage_binding_id: string };
+export type GetV1StorageBindingsStorageBindingIdQuery = Record<string, never>;
+export type GetV1StorageBindingsStorageBindingIdBody = undefined;
+export type GetV1StorageBindingsStorageBindingIdResponse = {
+  /** sb_… */
+  id: string;
+  name: string;
+  description: string | null;
+  file_count: number;
+  size_bytes: number;
+  created_at: string;
+};
+
+/** DELETE /v1/storage-bindings/{storage_binding_id}: Delete a storage binding and its files; 409 while sessions use it. */
+export type DeleteV1StorageBindingsStorageBindingIdPathParams = { storage_binding_id: string };
+export type DeleteV1StorageBindingsStorageBindingIdQuery = Record<string, never>;
+export type DeleteV1StorageBindingsStorageBindingIdBody = undefined;
+export type DeleteV1StorageBindingsStorageBindingIdResponse = void;
+
+/** GET /v1/storage-bindings/{storage_binding_id}/files: List the files tools have left in a storage binding. */
+export type GetV1StorageBindingsStorageBindingIdFilesPathParams = { storage_binding_id: string };
+export type GetV1StorageBindingsStorageBindingIdFilesQuery = Record<string, never>;
+export type GetV1StorageBindingsStorageBindingIdFilesBody = undefined;
+export type GetV1StorageBindingsStorageBindingIdFilesResponse = {
+  files: Array<{
+    path: string;
+    size_bytes: number;
+    sha256: string;
+    updated_at: string;
+  }>;
+};
 
 /** GET /v1/agents/{agent_id}/webhook: The agent’s webhook configuration, without the secret. */
 export type GetV1AgentsAgentIdWebhookPathParams = { agent_id: string };
@@ -1183,6 +1286,8 @@ export const OPERATIONS = {
   deleteV1AgentsAgentId: { method: 'DELETE', path: '/v1/agents/{agent_id}', status: 200 },
   postV1AgentsAgentIdVersions: { method: 'POST', path: '/v1/agents/{agent_id}/versions', status: 201 },
   getV1AgentsAgentIdVersions: { method: 'GET', path: '/v1/agents/{agent_id}/versions', status: 200 },
+  getV1AgentsAgentIdVersionsVersionId: { method: 'GET', path: '/v1/agents/{agent_id}/versions/{version_id}', status: 200 },
+  postV1AgentsAgentIdVersionsVersionIdActivate: { method: 'POST', path: '/v1/agents/{agent_id}/versions/{version_id}/activate', status: 200 },
   putV1RoutersRouterId: { method: 'PUT', path: '/v1/routers/{router_id}', status: 200 },
   getV1RoutersRouterId: { method: 'GET', path: '/v1/routers/{router_id}', status: 200 },
   deleteV1RoutersRouterId: { method: 'DELETE', path: '/v1/routers/{router_id}', status: 204 },
@@ -1192,6 +1297,11 @@ export const OPERATIONS = {
   getV1FilesFileId: { method: 'GET', path: '/v1/files/{file_id}', status: 200 },
   deleteV1FilesFileId: { method: 'DELETE', path: '/v1/files/{file_id}', status: 204 },
   getV1FilesFileIdContent: { method: 'GET', path: '/v1/files/{file_id}/content', status: 200 },
+  postV1StorageBindings: { method: 'POST', path: '/v1/storage-bindings', status: 201 },
+  getV1StorageBindings: { method: 'GET', path: '/v1/storage-bindings', status: 200 },
+  getV1StorageBindingsStorageBindingId: { method: 'GET', path: '/v1/storage-bindings/{storage_binding_id}', status: 200 },
+  deleteV1StorageBindingsStorageBindingId: { method: 'DELETE', path: '/v1/storage-bindings/{storage_binding_id}', status: 204 },
+  getV1StorageBindingsStorageBindingIdFiles: { method: 'GET', path: '/v1/storage-bindings/{storage_binding_id}/files', status: 200 },
   getV1AgentsAgentIdWebhook: { method: 'GET', path: '/v1/agents/{agent_id}/webhook', status: 200 },
   putV1AgentsAgentIdWebhook: { method: 'PUT', path: '/v1/agents/{agent_id}/webhook', status: 200 },
   deleteV1AgentsAgentIdWebhook: { method: 'DELETE', path: '/v1/agents/{agent_id}/webhook', status: 204 },
@@ -1237,6 +1347,8 @@ export interface Operations {
   deleteV1AgentsAgentId: { pathParams: DeleteV1AgentsAgentIdPathParams; query: DeleteV1AgentsAgentIdQuery; body: DeleteV1AgentsAgentIdBody; response: DeleteV1AgentsAgentIdResponse };
   postV1AgentsAgentIdVersions: { pathParams: PostV1AgentsAgentIdVersionsPathParams; query: PostV1AgentsAgentIdVersionsQuery; body: PostV1AgentsAgentIdVersionsBody; response: PostV1AgentsAgentIdVersionsResponse };
   getV1AgentsAgentIdVersions: { pathParams: GetV1AgentsAgentIdVersionsPathParams; query: GetV1AgentsAgentIdVersionsQuery; body: GetV1AgentsAgentIdVersionsBody; response: GetV1AgentsAgentIdVersionsResponse };
+  getV1AgentsAgentIdVersionsVersionId: { pathParams: GetV1AgentsAgentIdVersionsVersionIdPathParams; query: GetV1AgentsAgentIdVersionsVersionIdQuery; body: GetV1AgentsAgentIdVersionsVersionIdBody; response: GetV1AgentsAgentIdVersionsVersionIdResponse };
+  postV1AgentsAgentIdVersionsVersionIdActivate: { pathParams: PostV1AgentsAgentIdVersionsVersionIdActivatePathParams; query: PostV1AgentsAgentIdVersionsVersionIdActivateQuery; body: PostV1AgentsAgentIdVersionsVersionIdActivateBody; response: PostV1AgentsAgentIdVersionsVersionIdActivateResponse };
   putV1RoutersRouterId: { pathParams: PutV1RoutersRouterIdPathParams; query: PutV1RoutersRouterIdQuery; body: PutV1RoutersRouterIdBody; response: PutV1RoutersRouterIdResponse };
   getV1RoutersRouterId: { pathParams: GetV1RoutersRouterIdPathParams; query: GetV1RoutersRouterIdQuery; body: GetV1RoutersRouterIdBody; response: GetV1RoutersRouterIdResponse };
   deleteV1RoutersRouterId: { pathParams: DeleteV1RoutersRouterIdPathParams; query: DeleteV1RoutersRouterIdQuery; body: DeleteV1RoutersRouterIdBody; response: DeleteV1RoutersRouterIdResponse };
@@ -1246,6 +1358,11 @@ export interface Operations {
   getV1FilesFileId: { pathParams: GetV1FilesFileIdPathParams; query: GetV1FilesFileIdQuery; body: GetV1FilesFileIdBody; response: GetV1FilesFileIdResponse };
   deleteV1FilesFileId: { pathParams: DeleteV1FilesFileIdPathParams; query: DeleteV1FilesFileIdQuery; body: DeleteV1FilesFileIdBody; response: DeleteV1FilesFileIdResponse };
   getV1FilesFileIdContent: { pathParams: GetV1FilesFileIdContentPathParams; query: GetV1FilesFileIdContentQuery; body: GetV1FilesFileIdContentBody; response: GetV1FilesFileIdContentResponse };
+  postV1StorageBindings: { pathParams: PostV1StorageBindingsPathParams; query: PostV1StorageBindingsQuery; body: PostV1StorageBindingsBody; response: PostV1StorageBindingsResponse };
+  getV1StorageBindings: { pathParams: GetV1StorageBindingsPathParams; query: GetV1StorageBindingsQuery; body: GetV1StorageBindingsBody; response: GetV1StorageBindingsResponse };
+  getV1StorageBindingsStorageBindingId: { pathParams: GetV1StorageBindingsStorageBindingIdPathParams; query: GetV1StorageBindingsStorageBindingIdQuery; body: GetV1StorageBindingsStorageBindingIdBody; response: GetV1StorageBindingsStorageBindingIdResponse };
+  deleteV1StorageBindingsStorageBindingId: { pathParams: DeleteV1StorageBindingsStorageBindingIdPathParams; query: DeleteV1StorageBindingsStorageBindingIdQuery; body: DeleteV1StorageBindingsStorageBindingIdBody; response: DeleteV1StorageBindingsStorageBindingIdResponse };
+  getV1StorageBindingsStorageBindingIdFiles: { pathParams: GetV1StorageBindingsStorageBindingIdFilesPathParams; query: GetV1StorageBindingsStorageBindingIdFilesQuery; body: GetV1StorageBindingsStorageBindingIdFilesBody; response: GetV1StorageBindingsStorageBindingIdFilesResponse };
   getV1AgentsAgentIdWebhook: { pathParams: GetV1AgentsAgentIdWebhookPathParams; query: GetV1AgentsAgentIdWebhookQuery; body: GetV1AgentsAgentIdWebhookBody; response: GetV1AgentsAgentIdWebhookResponse };
   putV1AgentsAgentIdWebhook: { pathParams: PutV1AgentsAgentIdWebhookPathParams; query: PutV1AgentsAgentIdWebhookQuery; body: PutV1AgentsAgentIdWebhookBody; response: PutV1AgentsAgentIdWebhookResponse };
   deleteV1AgentsAgentIdWebhook: { pathParams: DeleteV1AgentsAgentIdWebhookPathParams; query: DeleteV1AgentsAgentIdWebhookQuery; body: DeleteV1AgentsAgentIdWebhookBody; response: DeleteV1AgentsAgentIdWebhookResponse };

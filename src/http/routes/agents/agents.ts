@@ -41,6 +41,11 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
     if (!doc) throw new NotFoundError('agent', id);
     return doc;
   };
+  const getVersionOf = async (orgId: string, agentId: string, versionId: string): Promise<AgentVersionDoc> => {
+    const v = await stores.agents.getVersion(orgId, versionId);
+    if (!v || v.agent_id !== agentId) throw new NotFoundError('version', versionId);
+    return v;
+  };
   return [
     {
       method: 'POST',
@@ -127,6 +132,36 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
         const page = parsePage(ctx.query);
         const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
         return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}/versions/{version_id}',
+      summary: 'Read one version of an agent (also of a soft-deleted agent).',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agent = await getAgent(orgId, ctx.params.agent_id);
+        return versionView(await getVersionOf(orgId, agent._id, ctx.params.version_id), agent.active_version_id);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/versions/{version_id}/activate',
+      summary: 'Make a published version the active one (roll forward or back); open sessions keep their version.',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agentId = ctx.params.agent_id;
+        const live = await stores.agents.get(orgId, agentId);
+        // A soft-deleted agent takes no new work, activation included (spec: 404).
+        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
+        const version = await getVersionOf(orgId, agentId, ctx.params.version_id);
+        const agent = await stores.agents.activate(orgId, agentId, version._id);
+        if (!agent) throw new NotFoundError('agent', agentId);
+        return versionView(version, agent.active_version_id);
       },
     },
   ];

@@ -4,12 +4,13 @@ import { readBatch } from '../../../batches/read-batch.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchResponse, createBatchBody, createdBatchResponse } from './schema.js';
+import { check } from '../../../schemas/validator.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps) });
+  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem: (item, index) => check(batchItemSchema, item, `items[${index}]`) });
   return [
     {
       method: 'POST',
@@ -17,7 +18,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Create one session per item, each with its first user message; results in input order.',
       tag: 'session-batches',
       // Parsed by the handler: a batch may exceed the global body limit.
-      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches.`, schema: createBatchBody },
+      rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches. Only envelope problems are 400; an invalid item is returned with status "failed" and an error.`, schema: createBatchDocBody },
       response: createdBatchResponse,
       status: 201,
       handler: async (ctx) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { InvalidRequestError } from '../../../domain/errors.js';
+import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
 import { newId } from '../../../domain/ids.js';
 import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
@@ -31,10 +31,18 @@ export function userMessageCommandId(messageId: string, idempotencyKey: string |
 /** Session creation and reads (spec: Sessions), and the one-shot agent message. */
 export function sessionRoutes(deps: AppDeps): RouteSpec[] {
   const agents = deps.stores.agents;
+  const bindings = deps.stores.storageBindings;
   const create = async (orgId: string, agentId: string, input: SessionInput) => {
     const version = await versionFor(agents, orgId, agentId);
+    const bindingId = input.storage_binding_id;
+    if (bindingId && !(await bindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
     const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' });
     await deps.stores.sessions.insert(doc);
+    // A DELETE of the binding may have claimed it between the check and the insert: then it saw no session, so undo ours.
+    if (bindingId && !(await bindings.live(orgId, bindingId))) {
+      await deps.stores.sessions.remove(orgId, doc._id);
+      throw new NotFoundError('storage_binding', bindingId);
+    }
     return doc;
   };
   return [
