@@ -3,7 +3,7 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
 import { callProvider, callRouter, type ProviderDeps } from './providers.js';
-import { scriptedResponse } from './scripted.js';
+import { quotesToolResults, scriptedResponse } from './scripted.js';
 
 export interface ModelCallDeps extends ProviderDeps {
   session(id: string): Promise<SessionDoc | null>;
@@ -21,9 +21,10 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
   if (!option) return { ok: false, error: `LLM option ${session.llm_id} is not in version ${version._id}.` };
   switch (option.provider) {
     case 'scripted': {
-      // The script may quote earlier tool results ({{tool.field}}), so it needs the message's output so far.
-      const current = await deps.message(call.org_id, call.session_id, call.message_id);
-      return scriptedResponse(version.scripts?.[option.id], call.call_index, current?.output.parts ?? []);
+      // A script that quotes tool results ({{tool.field}}) needs the message's output so far; others skip the read.
+      const script = version.scripts?.[option.id];
+      const current = quotesToolResults(script) ? await deps.message(call.org_id, call.session_id, call.message_id) : null;
+      return scriptedResponse(script, call.call_index, current?.output.parts ?? []);
     }
     case 'openai':
     case 'openai-responses':

@@ -4,6 +4,11 @@ import type { ModelResult } from '../session/messages.js';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
 
+/** Whether any turn has a placeholder, i.e. whether the call needs the message's tool results. */
+export function quotesToolResults(script: Script | undefined): boolean {
+  return !!script && JSON.stringify(script.turns).includes('{{');
+}
+
 /** The latest result of each tool in the message so far, parsed from its JSON text where it is JSON. */
 function toolResults(parts: readonly OutputPart[]): Map<string, unknown> {
   const out = new Map<string, unknown>();
