@@ -31,14 +31,15 @@ export interface ProviderDeps {
  * else the option's named credential, where a session secret of that name
  * overrides the org's stored credential. Used for model calls only.
  */
-async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption): Promise<string | null> {
+async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption, secrets: Record<string, string>): Promise<string | null> {
   if (session.llm_api_key) return deps.box.open(session.llm_api_key, llmKeyAad(session._id));
   if (!option.api_key_credential) return null;
-  if (session.secrets) {
-    const secrets = JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>;
-    if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
-  }
+  if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
   return deps.revealCredential(session.org_id, option.api_key_credential);
+}
+
+function sessionSecrets(deps: ProviderDeps, session: SessionDoc): Record<string, string> {
+  return session.secrets ? (JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>) : {};
 }
 
 function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmRequest {
@@ -57,9 +58,10 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
 export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState): Promise<ModelResult> {
   const provider = option.provider as Provider;
-  const apiKey = await providerKey(deps, session, option);
+  const secrets = sessionSecrets(deps, session);
+  const apiKey = await providerKey(deps, session, option, secrets);
   if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
-  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey };
+  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: Object.values(secrets) };
   const req = request(version, conversationItems(await deps.history(session), current));
   const acc = new Accumulator();
   try {

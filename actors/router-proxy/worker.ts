@@ -23,7 +23,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
   const plane = dataPlane(core);
   const agents = core.stores.agents;
   const versions = new VersionCache((org, id) => agents.getVersion(org, id));
-  const client = new LlmClient();
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
   core.shutdown.add(once('routing-usage', () => usage.close()));

@@ -23,6 +23,8 @@ export interface Config {
   readonly publicUrl: string;
   readonly routingPublicUrl: string;
   readonly webhooksAllowPrivate: boolean;
+  /** TROUPE_MODELS_ALLOW_PRIVATE: model endpoints (`base_url`) may be plain HTTP and private addresses (local runs only). */
+  readonly modelsAllowPrivate: boolean;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
@@ -176,6 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl: url(env, 'TROUPE_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${port}`),
     routingPublicUrl: url(env, 'TROUPE_ROUTING_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${routerPort}`),
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
+    modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,

@@ -81,6 +81,8 @@ export interface Target {
   model: string;
   baseUrl: string;
   apiKey: string;
+  /** Other secret values the provider must never get to echo back into Troupe (the session's secrets). */
+  redact?: string[];
   /** Forward `configuration_update` items (openai-responses models that understand them). */
   configUpdates?: boolean;
 }

@@ -23,7 +23,7 @@ export interface RouterApp {
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
 export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
-  const client = opts.client ?? new LlmClient();
+  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys),

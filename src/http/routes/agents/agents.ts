@@ -36,6 +36,7 @@ export function versionView(v: AgentVersionDoc, activeId: string | null): Record
 
 /** Agents and their versions (DESIGN §6 extra endpoints). */
 export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
+  const place = { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } };
   const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
     const doc = await stores.agents.get(orgId, id);
     if (!doc) throw new NotFoundError('agent', id);
@@ -58,7 +59,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const body = ctx.state.body as PublishInput & { name: string };
-        const created = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
+        const created = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
           stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
         );
         return agentView(created!.agent, config.publicUrl);
@@ -112,7 +113,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
         const live = await stores.agents.get(orgId, agentId);
         if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
         const body = ctx.state.body as PublishInput & { activate: boolean };
-        const version = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
+        const version = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
           stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
         );
         if (!version) throw new NotFoundError('agent', agentId);

@@ -3,6 +3,7 @@ import { batchProducers } from '../../../batches/producers.js';
 import { readBatch } from '../../../batches/read-batch.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
@@ -24,7 +25,9 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        return createBatch(batchDeps(), orgId, ctx.state.body as CreateBatchBody);
+        const body = ctx.state.body as CreateBatchBody;
+        await checkFileRefs(deps.stores.files, orgId, body.items.map((it, i) => ({ content: it.message.content, param: `items[${i}].message.content` })));
+        return createBatch(batchDeps(), orgId, body);
       },
     },
     {

@@ -6,6 +6,7 @@ import { buildSession, versionFor, type SessionInput } from '../../../sessions/c
 import { sessionView } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { ask, sessionOr404, withIdempotency } from './runtime.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
@@ -90,6 +91,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
         await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key) => {
+          await checkFileRefs(deps.stores.files, orgId, [{ content: body.content, param: 'content' }]);
           const session = await create(orgId, ctx.params.agent_id, body.session ?? {});
           const messageId = newId('message');
           const command_id = userMessageCommandId(messageId, key);
