@@ -1,3 +1,4 @@
+import type { ContentBlock } from '../../../domain/ledger.js';
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
 import { batchProducers } from '../../../batches/producers.js';
 import { readBatch } from '../../../batches/read-batch.js';
@@ -26,7 +27,12 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
         const body = ctx.state.body as CreateBatchBody;
-        await checkFileRefs(deps.stores.files, orgId, body.items.map((it, i) => ({ content: it.message.content, param: `items[${i}].message.content` })));
+        // Items are checked one by one later (a bad item fails alone), so only well-formed contents are scanned for file ids here.
+        const contents = body.items.flatMap((it, i) => {
+          const content = (it as { message?: { content?: unknown } } | null)?.message?.content;
+          return Array.isArray(content) ? [{ content: content.map((b) => (b && typeof b === 'object' ? b : {})) as ContentBlock[], param: `items[${i}].message.content` }] : [];
+        });
+        await checkFileRefs(deps.stores.files, orgId, contents);
         return createBatch(batchDeps(), orgId, body);
       },
     },
