@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import {
   ConflictError,
@@ -149,6 +150,20 @@ describe('TypeScript client', function () {
     assert.equal(final.status, 'completed');
     assert.deepEqual(final.counts, { queued: 0, running: 0, completed: 1, failed: 0 });
     assert.ok(progress.includes('running') || progress.includes('queued'), progress.join());
+  });
+
+  it('runs the example script (examples/client/ask-weather.ts) to the answer', async () => {
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(__dirname, '../../examples/client/ask-weather.js'), 'Weather in Bergen?'], { env: { ...process.env, TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey } });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('exit', (code) => (clearTimeout(timer), resolve({ code, out })));
+    });
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /get_forecast\(\{"city":"Oslo","country":"NO"\}\) -> answering/);
+    assert.match(r.out, /assistant: Oslo today: a high of 17 °C \(62\.6 °F\), sunny spells\./);
   });
 
   it('verifies webhook signatures with the server’s own scheme', () => {

@@ -1,6 +1,6 @@
 import type * as Api from './generated/api.js';
 import { streamSession, type StreamItem, type StreamOptions } from './stream.js';
-import { Transport, type Args, type CallOptions, type ClientOptions } from './transport.js';
+import { readBody, Transport, type Args, type CallOptions, type ClientOptions } from './transport.js';
 
 export type Agent = Api.GetV1AgentsAgentIdResponse;
 export type AgentVersion = Api.PostV1AgentsAgentIdVersionsResponse;
@@ -71,7 +71,6 @@ export class TroupeClient {
         timeoutMs: 0,
         ...(archive instanceof ReadableStream ? { duplex: 'half' as const } : {}),
       });
-      const { readBody } = await import('./transport.js');
       return (await readBody(res)) as Api.PutV1SourceSnapshotsSourceSnapshotIdUploadResponse;
     },
     finalize: (id: string) => this.data('postV1SourceSnapshotsSourceSnapshotIdFinalize', { path: { source_snapshot_id: id } }),
@@ -119,7 +118,7 @@ export class TroupeClient {
     /** The bytes of a file. */
     content: async (id: string): Promise<Uint8Array> => {
       const res = await this.transport.raw(this.transport.url('getV1FilesFileIdContent', { file_id: id }), { method: 'GET' });
-      if (!res.ok) await (await import('./transport.js')).readBody(res);
+      if (!res.ok) await readBody(res);
       return new Uint8Array(await res.arrayBuffer());
     },
     delete: (id: string) => this.data('deleteV1FilesFileId', { path: { file_id: id } }),
