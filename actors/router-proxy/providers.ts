@@ -12,7 +12,21 @@ import type { Logger } from '../../src/log/logger.js';
 import { routeInProcess } from '../../src/router/route-in-process.js';
 import type { StreamServices } from '../../src/router/stream.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
-import { conversationItems, responseParts } from './transcript.js';
+import { conversationItems, responseParts, sentMessages } from './transcript.js';
+import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
+import type { Item } from '../../src/llm/types.js';
+
+/** The conversation with file and image parts loaded; a part no provider can take is a failure that is not retried. */
+async function conversation(deps: ProviderDeps, session: SessionDoc, current: MessageState): Promise<Item[] | ModelResult> {
+  const history = await deps.history(session);
+  try {
+    const files = await resolveFileParts(deps.files, session.org_id, sentMessages(history, current).flatMap((m) => m.parts));
+    return conversationItems(history, current, files);
+  } catch (e) {
+    if (e instanceof PartRefused) return { ok: false, error: `A content part cannot be sent to the model: ${e.message}`, retryable: false };
+    throw e;
+  }
+}
 
 export interface ProviderDeps {
   client: LlmClient;
@@ -22,6 +36,8 @@ export interface ProviderDeps {
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
   history(session: SessionDoc): Promise<MessageState[]>;
+  /** Bytes of file and image parts, scoped by org. */
+  files: FileSource;
   /** Ephemeral text deltas for SSE clients that asked for them. */
   publishDelta(sessionId: string, delta: Record<string, unknown>): void;
 }
@@ -62,7 +78,9 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const apiKey = await providerKey(deps, session, option, secrets);
   if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
   const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: Object.values(secrets) };
-  const req = request(version, conversationItems(await deps.history(session), current));
+  const items = await conversation(deps, session, current);
+  if (!Array.isArray(items)) return items;
+  const req = request(version, items);
   const acc = new Accumulator();
   try {
     for await (const ev of deps.client.stream(req, target)) {
@@ -82,7 +100,9 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
 export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState): Promise<ModelResult> {
-  const req = { ...request(version, conversationItems(await deps.history(session), current)), stream: false };
+  const items = await conversation(deps, session, current);
+  if (!Array.isArray(items)) return items;
+  const req = { ...request(version, items), stream: false };
   try {
     const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log);
     const { parts, stop_reason } = responseParts(res);

@@ -9,10 +9,25 @@ import { Stickiness } from '../../src/router/conversation.js';
 import { RoutingLookup } from '../../src/router/lookup.js';
 import { UsageBuffer } from '../../src/router/usage-buffer.js';
 import { messageState } from '../../src/store/messages.js';
+import type { FileSource } from '../../src/llm/file-parts.js';
 import { VersionCache } from '../session/agent-context.js';
 import { callModel, type ModelCallDeps } from './handler.js';
 
 const HISTORY_LIMIT = 100;
+
+function fileSource(stores: Core['stores']): FileSource {
+  return {
+    get: async (org, id) => {
+      const f = await stores.files.get(org, id);
+      return f && { id: f._id, filename: f.filename, content_type: f.content_type, size_bytes: f.size_bytes };
+    },
+    bytes: async (id) => {
+      const chunks: Buffer[] = [];
+      for await (const c of stores.blobs.download('files', id)) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    },
+  };
+}
 
 /**
  * The router-proxy actor: runs model calls off the session's turn and sends
@@ -41,6 +56,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
+    files: fileSource(core.stores),
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
   const worker = plane.queues.worker<ModelCall, void>(

@@ -59,6 +59,9 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return toolCompleted(input, cmd);
     case 'tool.deadline_passed':
       return deadlinePassed(input, cmd);
+    case 'session.delete':
+      // The runtime handles it before any decision (delete.ts); nothing to record.
+      return NOTHING;
     case 'webhook.delivery_failed':
       return { events: [platform('webhook.delivery_failed', cmd.message_id, { ...cmd.delivery })], effects: [], reply: { event_index: 0, message_id: cmd.message_id } };
   }

@@ -16,7 +16,9 @@ export type SessionCommand =
   | { kind: 'model.responded'; command_id: string; message_id: string; attempt: number; call_index: number; result: ModelResult }
   | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
-  | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure };
+  | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
+  /** Deletes the session and its records; handled by the runtime (delete.ts), never decided. */
+  | { kind: 'session.delete'; command_id: string };
 
 /** What the tool-runner actor reports for one custom tool call. */
 export type ToolRunResult = { ok: true; output: unknown } | { ok: false; error: string };

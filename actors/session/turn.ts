@@ -12,6 +12,8 @@ import type { Effect } from './messages.js';
 import { agentContext, type VersionCache } from './agent-context.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
+import { deleteSessionTurn, type SessionDeleted } from './delete.js';
+import type { IdempotencyStore } from '../../src/store/idempotency.js';
 
 export interface TurnDeps {
   sessions: SessionStore;
@@ -27,6 +29,7 @@ export interface TurnDeps {
   versions: VersionCache;
   publicUrl: string;
   cache: SessionCache;
+  idempotency: IdempotencyStore;
 }
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
@@ -173,8 +176,9 @@ const MAX_CONFLICTS = 3;
  * command changes nothing. On FerretDB a probe for a missing row scans the
  * whole ledger, so the common path must not pay for it.
  */
-export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
+export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply | SessionDeleted> {
   try {
+    if (job.command.kind === 'session.delete') return await deleteSessionTurn(deps, job.session_id);
     return await turn(deps, job);
   } catch (err) {
     // Whatever this turn held in memory may be half-applied; the next one reloads.

@@ -31,6 +31,7 @@ export async function startSessionActors(core: Core, lockDurationMs: number): Pr
     versions: new VersionCache((org, id) => agents.getVersion(org, id)),
     publicUrl: core.config.publicUrl,
     cache: new SessionCache(),
+    idempotency: core.stores.idempotency,
   };
   const reply = async (job: SessionJob, msg: ReplyBody) => {
     if (job.reply_to) await core.redis.publish(job.reply_to.channel, JSON.stringify({ ...msg, request_id: job.reply_to.request_id }));

@@ -25,7 +25,7 @@ export function transcriptUrl(sessionId: string): string {
 }
 
 /** Validates one raw item, throwing a 400-style error that names the field; supplied by the HTTP layer. */
-export type ItemCheck = (item: unknown, index: number) => BatchItemInput;
+export type ItemCheck = (item: unknown, index: number) => BatchItemInput | Promise<BatchItemInput>;
 
 const stringOr = (v: unknown, fallback: string | null): string | null => (typeof v === 'string' ? v : fallback);
 
@@ -94,13 +94,15 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
   const planned: PlannedItem[] = [];
   for (const [index, raw] of raws.entries()) {
     try {
-      const input = checkItem(raw, index);
+      const input = await checkItem(raw, index);
       const version = await versionOf(input);
       const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
       planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
-      planned.push({ index, rejected: rejectedItem(index, raw, err.message, batch.agentId) });
+      // The error names the field when its message does not already.
+      const error = err.param && !err.message.includes(err.param) ? `${err.message} (${err.param})` : err.message;
+      planned.push({ index, rejected: rejectedItem(index, raw, error, batch.agentId) });
     }
   }
   return planned;

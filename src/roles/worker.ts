@@ -16,8 +16,13 @@ export async function startWorker(core: Core): Promise<void> {
   await startToolRunner(core, lockMs);
   await startBatchActor(core, 16, lockMs);
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
+  const { dataPlane } = await import('../../actors/runtime/data-plane.js');
+  const mailbox = dataPlane(core).mailbox;
+  const hooks = {
+    deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) => mailbox.send({ session_id: s._id, command: { kind: 'session.delete', command_id: `retention-${s._id}` } }, s.priority ?? 'interactive'),
+  };
   const reaper = setInterval(() => {
-    reap(core.stores).then(
+    reap(core.stores, Date.now(), hooks).then(
       (r) => logReap(core.log, r),
       (err: Error) => core.log.warn({ err: err.message }, 'reaper failed'),
     );

@@ -5,6 +5,8 @@ export interface OrgDoc {
   _id: string;
   name: string;
   created_at: Date;
+  /** Idle sessions older than this many days are deleted by the reaper; absent or null keeps them forever. */
+  session_retention_days?: number | null;
 }
 
 export class OrgStore {
@@ -40,6 +42,15 @@ export class OrgStore {
 
   byId(id: string): Promise<OrgDoc | null> {
     return this.orgs.findOne({ _id: id });
+  }
+
+  async setSettings(id: string, settings: { session_retention_days?: number | null }): Promise<OrgDoc | null> {
+    return this.orgs.findOneAndUpdate({ _id: id }, { $set: settings }, { returnDocument: 'after' });
+  }
+
+  /** Orgs whose sessions expire. Few documents: a scan is fine. */
+  withRetention(): Promise<OrgDoc[]> {
+    return this.orgs.find({ session_retention_days: { $gt: 0 } }).toArray();
   }
 
   list(): Promise<OrgDoc[]> {

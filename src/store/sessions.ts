@@ -96,6 +96,11 @@ export class SessionStore {
     return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
+  /** Idle sessions created before `cutoff`, oldest first (retention candidates). */
+  idleCreatedBefore(orgId: string, cutoff: Date, limit: number): Promise<SessionDoc[]> {
+    return this.col.find({ org_id: orgId, status: 'idle', created_at: { $lt: cutoff } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   /** Ids of up to `limit` sessions that mount the storage binding. */
   async usingStorage(orgId: string, bindingId: string, limit: number): Promise<string[]> {
     const rows = await this.col.find({ org_id: orgId, storage_binding_id: bindingId }, { projection: { _id: 1 } }).limit(limit).toArray();

@@ -152,13 +152,19 @@ describe('security: file references and hostile archive names', function () {
       [`/v1/sessions/${sid}/events`, { type: 'user.message', content: withFile(theirs) }, 'content[1].file_id'],
       [`/v1/sessions/${sid}/messages/sync`, { parts: withFile(theirs) }, 'parts[1].file_id'],
       [`/v1/agents/${agentId}/messages`, { type: 'user.message', content: withFile('file_does_not_exist') }, 'content[1].file_id'],
-      ['/v1/session-batches', { items: [{ agent_id: agentId, message: { content: text('a') } }, { agent_id: agentId, message: { content: withFile(theirs) } }] }, 'items[1].message.content[1].file_id'],
     ];
     for (const [path, body, param] of attempts) {
       const err = await json<{ error: { code: string; param: string } }>(await h.api(path, { method: 'POST', json: body }), 404);
       assert.deepEqual([err.error.code, err.error.param], ['file_not_found', param], path);
     }
     assert.equal((await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: withFile(mine) } })).status, 201);
+    // In a batch, such an item fails on its own, like any invalid item.
+    const batch = await json<{ sessions: { status: string; error: string | null }[] }>(
+      await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: agentId, message: { content: withFile(mine) } }, { agent_id: agentId, message: { content: withFile(theirs) } }] } }),
+      201,
+    );
+    assert.deepEqual(batch.sessions.map((i) => i.status === 'failed'), [false, true]);
+    assert.equal(batch.sessions[1].error, `No such file: ${theirs} (items[1].message.content[1].file_id)`);
   });
 
   it('refuses backslash traversal and drive letters with a 400, never a 500', async () => {

@@ -53,6 +53,11 @@ export class TroupeClient {
     openapi: () => this.data('getV1OpenapiJson', {}),
   };
 
+  readonly organization = {
+    get: () => this.data('getV1Organization', {}),
+    update: (body: Api.PatchV1OrganizationBody) => this.data('patchV1Organization', { body }),
+  };
+
   readonly credentials = {
     put: (name: string, value: string) => this.data('putV1CredentialsName', { path: { name }, body: { value } }),
     list: () => this.data('getV1Credentials', {}),
@@ -152,6 +157,8 @@ export class TroupeClient {
         { headers: idem(opts.idempotencyKey) },
       ),
     get: (id: string) => this.data('getV1SessionsSessionId', { path: { session_id: id } }),
+    /** Deletes a session; 409 while it is busy unless `force` cancels its work first. */
+    delete: (id: string, opts: { force?: boolean } = {}) => this.data('deleteV1SessionsSessionId', { path: { session_id: id }, query: opts.force ? { force: 'true' } : {} }),
     /** Newest first; `metadata` filters on exact values (every pair must match). */
     list: (opts: Page & { metadata?: Record<string, string> } = {}) =>
       this.data('getV1Sessions', { query: { limit: opts.limit, after: opts.after } }, { extraQuery: Object.fromEntries(Object.entries(opts.metadata ?? {}).map(([k, v]) => [`metadata.${k}`, v])) }),

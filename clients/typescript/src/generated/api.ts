@@ -58,6 +58,33 @@ export type GetV1CredentialsResponse = {
   }>;
 };
 
+/** GET /v1/organization: Read the organization of the API key, with its settings. */
+export type GetV1OrganizationPathParams = Record<string, never>;
+export type GetV1OrganizationQuery = Record<string, never>;
+export type GetV1OrganizationBody = undefined;
+export type GetV1OrganizationResponse = {
+  id: string;
+  name: string;
+  /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
+  session_retention_days: number | null;
+  created_at: string;
+};
+
+/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever). */
+export type PatchV1OrganizationPathParams = Record<string, never>;
+export type PatchV1OrganizationQuery = Record<string, never>;
+export type PatchV1OrganizationBody = {
+  /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
+  session_retention_days?: number | null;
+};
+export type PatchV1OrganizationResponse = {
+  id: string;
+  name: string;
+  /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
+  session_retention_days: number | null;
+  created_at: string;
+};
+
 /** POST /v1/source-snapshots: Reserve a source snapshot and an upload target. */
 export type PostV1SourceSnapshotsPathParams = Record<string, never>;
 export type PostV1SourceSnapshotsQuery = Record<string, never>;
@@ -762,6 +789,12 @@ export type GetV1SessionsSessionIdResponse = {
   };
 };
 
+/** DELETE /v1/sessions/{session_id}: Delete a session with its ledger, messages and idempotency records; 409 while a message runs unless force=true, which cancels it first. */
+export type DeleteV1SessionsSessionIdPathParams = { session_id: string };
+export type DeleteV1SessionsSessionIdQuery = { force?: "true" | "false" };
+export type DeleteV1SessionsSessionIdBody = undefined;
+export type DeleteV1SessionsSessionIdResponse = void;
+
 /** GET /v1/sessions: List sessions, newest first; every metadata.<key>=<value> parameter must match (AND). */
 export type GetV1SessionsPathParams = Record<string, never>;
 export type GetV1SessionsQuery = { limit?: number; after?: string };
@@ -1275,6 +1308,8 @@ export const OPERATIONS = {
   putV1CredentialsName: { method: 'PUT', path: '/v1/credentials/{name}', status: 200 },
   deleteV1CredentialsName: { method: 'DELETE', path: '/v1/credentials/{name}', status: 204 },
   getV1Credentials: { method: 'GET', path: '/v1/credentials', status: 200 },
+  getV1Organization: { method: 'GET', path: '/v1/organization', status: 200 },
+  patchV1Organization: { method: 'PATCH', path: '/v1/organization', status: 200 },
   postV1SourceSnapshots: { method: 'POST', path: '/v1/source-snapshots', status: 201 },
   putV1SourceSnapshotsSourceSnapshotIdUpload: { method: 'PUT', path: '/v1/source-snapshots/{source_snapshot_id}/upload', status: 200 },
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { method: 'POST', path: '/v1/source-snapshots/{source_snapshot_id}/finalize', status: 200 },
@@ -1311,6 +1346,7 @@ export const OPERATIONS = {
   postV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliver: { method: 'POST', path: '/v1/agents/{agent_id}/webhook/deliveries/{delivery_id}/redeliver', status: 200 },
   postV1AgentsAgentIdSessions: { method: 'POST', path: '/v1/agents/{agent_id}/sessions', status: 201 },
   getV1SessionsSessionId: { method: 'GET', path: '/v1/sessions/{session_id}', status: 200 },
+  deleteV1SessionsSessionId: { method: 'DELETE', path: '/v1/sessions/{session_id}', status: 204 },
   getV1Sessions: { method: 'GET', path: '/v1/sessions', status: 200 },
   postV1AgentsAgentIdMessages: { method: 'POST', path: '/v1/agents/{agent_id}/messages', status: 201 },
   postV1SessionsSessionIdEvents: { method: 'POST', path: '/v1/sessions/{session_id}/events', status: 201 },
@@ -1336,6 +1372,8 @@ export interface Operations {
   putV1CredentialsName: { pathParams: PutV1CredentialsNamePathParams; query: PutV1CredentialsNameQuery; body: PutV1CredentialsNameBody; response: PutV1CredentialsNameResponse };
   deleteV1CredentialsName: { pathParams: DeleteV1CredentialsNamePathParams; query: DeleteV1CredentialsNameQuery; body: DeleteV1CredentialsNameBody; response: DeleteV1CredentialsNameResponse };
   getV1Credentials: { pathParams: GetV1CredentialsPathParams; query: GetV1CredentialsQuery; body: GetV1CredentialsBody; response: GetV1CredentialsResponse };
+  getV1Organization: { pathParams: GetV1OrganizationPathParams; query: GetV1OrganizationQuery; body: GetV1OrganizationBody; response: GetV1OrganizationResponse };
+  patchV1Organization: { pathParams: PatchV1OrganizationPathParams; query: PatchV1OrganizationQuery; body: PatchV1OrganizationBody; response: PatchV1OrganizationResponse };
   postV1SourceSnapshots: { pathParams: PostV1SourceSnapshotsPathParams; query: PostV1SourceSnapshotsQuery; body: PostV1SourceSnapshotsBody; response: PostV1SourceSnapshotsResponse };
   putV1SourceSnapshotsSourceSnapshotIdUpload: { pathParams: PutV1SourceSnapshotsSourceSnapshotIdUploadPathParams; query: PutV1SourceSnapshotsSourceSnapshotIdUploadQuery; body: PutV1SourceSnapshotsSourceSnapshotIdUploadBody; response: PutV1SourceSnapshotsSourceSnapshotIdUploadResponse };
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { pathParams: PostV1SourceSnapshotsSourceSnapshotIdFinalizePathParams; query: PostV1SourceSnapshotsSourceSnapshotIdFinalizeQuery; body: PostV1SourceSnapshotsSourceSnapshotIdFinalizeBody; response: PostV1SourceSnapshotsSourceSnapshotIdFinalizeResponse };
@@ -1372,6 +1410,7 @@ export interface Operations {
   postV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliver: { pathParams: PostV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliverPathParams; query: PostV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliverQuery; body: PostV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliverBody; response: PostV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliverResponse };
   postV1AgentsAgentIdSessions: { pathParams: PostV1AgentsAgentIdSessionsPathParams; query: PostV1AgentsAgentIdSessionsQuery; body: PostV1AgentsAgentIdSessionsBody; response: PostV1AgentsAgentIdSessionsResponse };
   getV1SessionsSessionId: { pathParams: GetV1SessionsSessionIdPathParams; query: GetV1SessionsSessionIdQuery; body: GetV1SessionsSessionIdBody; response: GetV1SessionsSessionIdResponse };
+  deleteV1SessionsSessionId: { pathParams: DeleteV1SessionsSessionIdPathParams; query: DeleteV1SessionsSessionIdQuery; body: DeleteV1SessionsSessionIdBody; response: DeleteV1SessionsSessionIdResponse };
   getV1Sessions: { pathParams: GetV1SessionsPathParams; query: GetV1SessionsQuery; body: GetV1SessionsBody; response: GetV1SessionsResponse };
   postV1AgentsAgentIdMessages: { pathParams: PostV1AgentsAgentIdMessagesPathParams; query: PostV1AgentsAgentIdMessagesQuery; body: PostV1AgentsAgentIdMessagesBody; response: PostV1AgentsAgentIdMessagesResponse };
   postV1SessionsSessionIdEvents: { pathParams: PostV1SessionsSessionIdEventsPathParams; query: PostV1SessionsSessionIdEventsQuery; body: PostV1SessionsSessionIdEventsBody; response: PostV1SessionsSessionIdEventsResponse };

@@ -1,5 +1,5 @@
-import type { ContentBlock } from '../../../domain/ledger.js';
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
+import type { BatchItemInput } from '../../../batches/plan.js';
 import { batchProducers } from '../../../batches/producers.js';
 import { readBatch } from '../../../batches/read-batch.js';
 import { parseJsonBody } from '../../middleware/body.js';
@@ -12,7 +12,13 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchResponse, 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
-  const batchDeps = (): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem: (item, index) => check(batchItemSchema, item, `items[${index}]`) });
+  // An item that breaks the schema or names a file the org does not have fails on its own.
+  const checkItem = (orgId: string) => async (item: unknown, index: number) => {
+    const input = check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
+    await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
+    return input;
+  };
+  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem: checkItem(orgId) });
   return [
     {
       method: 'POST',
@@ -26,14 +32,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        const body = ctx.state.body as CreateBatchBody;
-        // Items are checked one by one later (a bad item fails alone), so only well-formed contents are scanned for file ids here.
-        const contents = body.items.flatMap((it, i) => {
-          const content = (it as { message?: { content?: unknown } } | null)?.message?.content;
-          return Array.isArray(content) ? [{ content: content.map((b) => (b && typeof b === 'object' ? b : {})) as ContentBlock[], param: `items[${i}].message.content` }] : [];
-        });
-        await checkFileRefs(deps.stores.files, orgId, contents);
-        return createBatch(batchDeps(), orgId, body);
+        return createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
       },
     },
     {

@@ -12,6 +12,7 @@ import { ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
+import { sessionIdempotencyScope } from '../../../sessions/delete-session.js';
 
 type PostedEvent =
   | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
@@ -56,7 +57,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const body = ctx.state.body as PostedEvent;
-        await withIdempotency(ctx, deps, `session:${session._id}`, 201, async (key) => {
+        await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
             await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
             const messageId = newId('message');

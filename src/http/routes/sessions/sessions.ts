@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { InvalidRequestError, NotFoundError, TroupeError } from '../../../domain/errors.js';
+import { check, type JsonSchema } from '../../../schemas/validator.js';
+import { sessionBusy } from '../../../sessions/delete-session.js';
 import { newId } from '../../../domain/ids.js';
 import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
-import { sessionView } from '../../../store/sessions.js';
+import { sessionView, type SessionDoc } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
@@ -23,6 +25,23 @@ function metadataFilters(query: Record<string, string | string[] | undefined>): 
     filters[m[1]] = v;
   }
   return filters;
+}
+
+const deleteSessionQuery: JsonSchema = {
+  type: 'object',
+  properties: { force: { type: 'string', enum: ['true', 'false'], description: 'true: cancel a running or queued message first.' } },
+};
+
+/** Cancels the running message and every queued one; one that finished meanwhile is fine. */
+async function cancelAll(deps: AppDeps, session: SessionDoc): Promise<void> {
+  for (const id of [session.running_message_id, ...session.queued_message_ids]) {
+    if (!id) continue;
+    try {
+      await ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${id}`, message_id: id });
+    } catch (err) {
+      if (!(err instanceof TroupeError) || (err.status !== 409 && err.status !== 404)) throw err;
+    }
+  }
 }
 
 export function userMessageCommandId(messageId: string, idempotencyKey: string | null): string {
@@ -64,6 +83,21 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'sessions',
       response: sessionResponse,
       handler: async (ctx) => sessionView(await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id)),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/sessions/{session_id}',
+      summary: 'Delete a session with its ledger, messages and idempotency records; 409 while a message runs unless force=true, which cancels it first.',
+      tag: 'sessions',
+      query: deleteSessionQuery,
+      status: 204,
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const force = check<{ force?: string }>(deleteSessionQuery, { ...ctx.query }).force === 'true';
+        if (sessionBusy(session) && force) await cancelAll(deps, session);
+        await ask(deps, session, { kind: 'session.delete', command_id: `delete-${ctx.state.requestId}` });
+        return undefined;
+      },
     },
     {
       method: 'GET',
