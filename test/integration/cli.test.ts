@@ -144,7 +144,7 @@ describe('troupe CLI', function () {
     assert.equal(slow.code, 6, slow.stderr);
     assert.match(slow.stderr, /still requires_action/);
     assert.match(slow.stderr, new RegExp(`answer it with:\\n  troupe tool-result ${sid} call_0_0 --json`), 'send tells how to answer the tool call');
-    const notWaiting = await run(['tool-result', sid, 'call_nope', '--json', '{}']);
+    const notWaiting = await run(['tool-result', sid, 'call_nope', '--json', '{}', '--timeout', '0.5']);
     assert.equal(notWaiting.code, 3);
   });
 
