@@ -23,23 +23,27 @@ export function deployCommand(program: Command): void {
       // The bar only where a person watches; logs and CI get the stage lines alone.
       const bar = process.stderr.isTTY ? new SingleBar({ format: 'upload [{bar}] {percentage}% {value}/{total} bytes', hideCursor: true, stream: process.stderr }, Presets.shades_classic) : null;
       let started = false;
+      let sentBytes = 0;
       const result = await deployFolder(ctx.client, folder, {
         name: o.name,
         agentId: o.agent,
         createNew: o.new,
         activate: o.activate,
         onStage: (stage, detail) => {
-          if (stage === 'finalize') bar?.stop();
+          if (stage === 'finalize') {
+            if (bar) bar.stop();
+            else ctx.note(`upload: ${sentBytes} bytes sent`);
+          }
           if (stage !== 'upload') ctx.note(`${stage}${detail ? `: ${detail}` : ''}`);
         },
         onProgress: (sent, total) => {
+          sentBytes = sent;
           if (!bar) return;
           if (!started) bar.start(total, 0);
           started = true;
           bar.update(sent);
         },
       });
-      if (!bar) ctx.note(`upload: ${result.packed.size_bytes} bytes sent`);
       const what = result.created ? `created agent ${result.agent.id}` : `published version ${result.version?.number} (${result.version?.id}) of agent ${result.agent.id}${o.activate ? '' : ' (not active)'}`;
       ctx.note(`deployed ${folder}: ${what}`);
       ctx.out(ctx.json ? JSON.stringify(result) : result.agent.id);
