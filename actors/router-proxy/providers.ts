@@ -6,6 +6,7 @@ import { UpstreamError } from '../../src/llm/errors.js';
 import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import type { Price } from '../../src/store/usage.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/log/logger.js';
@@ -15,6 +16,12 @@ import type { ModelCall, ModelResult } from '../session/messages.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
 import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
 import type { Item } from '../../src/llm/types.js';
+import type { UsageBuffer } from '../../src/router/usage-buffer.js';
+
+/** The llm option's price, when the manifest sets one. */
+function optionPrice(o: LlmOption): Price | null {
+  return o.input_price !== undefined && o.output_price !== undefined ? { input_price: o.input_price, output_price: o.output_price, currency: o.currency ?? 'USD' } : null;
+}
 
 /** The conversation with file and image parts loaded; a part no provider can take is a failure that is not retried. */
 async function conversation(deps: ProviderDeps, session: SessionDoc, current: MessageState): Promise<Item[] | ModelResult> {
@@ -36,6 +43,8 @@ export interface ProviderDeps {
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
   history(session: SessionDoc): Promise<MessageState[]>;
+  /** Token counts and cost of the session's model calls (the routing interface's buffer). */
+  usage: UsageBuffer;
   /** Bytes of file and image parts, scoped by org. */
   files: FileSource;
   /** Ephemeral text deltas for SSE clients that asked for them. */
@@ -94,6 +103,8 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
     return { ok: false, error: `model call failed: ${(e as Error).message}`, retryable: true };
   }
   const res = acc.result();
+  // Counted from the stream's own usage, exactly as a non-streamed call would be.
+  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, res.usage.inputTokens, res.usage.outputTokens, optionPrice(option));
   const { parts, stop_reason } = responseParts(res);
   return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
 }
@@ -104,7 +115,7 @@ export async function callRouter(deps: ProviderDeps, session: SessionDoc, versio
   if (!Array.isArray(items)) return items;
   const req = { ...request(version, items), stream: false };
   try {
-    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log);
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id });
     const { parts, stop_reason } = responseParts(res);
     return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
   } catch (e) {

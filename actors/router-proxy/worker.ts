@@ -3,7 +3,7 @@ import { once } from '../../src/lifecycle/shutdown.js';
 import type { Core } from '../../src/roles/core.js';
 import { dataPlane } from '../runtime/data-plane.js';
 import { ROUTER_PROXY_QUEUE } from '../runtime/queues.js';
-import type { ModelCall } from '../session/messages.js';
+import { modelAnswerCommandId, type ModelCall } from '../session/messages.js';
 import { LlmClient } from '../../src/llm/client.js';
 import { Stickiness } from '../../src/router/conversation.js';
 import { RoutingLookup } from '../../src/router/lookup.js';
@@ -57,6 +57,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
     files: fileSource(core.stores),
+    usage,
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
   };
   const worker = plane.queues.worker<ModelCall, void>(
@@ -66,7 +67,7 @@ export async function startRouterProxy(core: Core, concurrency: number, lockDura
       const result = await callModel(deps, call);
       await plane.mailbox.send({
         session_id: call.session_id,
-        command: { kind: 'model.responded', command_id: `resp-${call.message_id}-${call.attempt}-${call.call_index}`, message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result },
+        command: { kind: 'model.responded', command_id: modelAnswerCommandId(call), message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result },
       });
     },
     { concurrency, lockDuration: lockDurationMs },

@@ -32,7 +32,7 @@ const JOB_DEFAULTS: JobsOptions = {
 };
 
 /** BullMQ job ids may not contain ':'; ours never do, but a session id comes from outside. */
-function jobId(sessionId: string, commandId: string): string {
+export function sessionJobId(sessionId: string, commandId: string): string {
   return `${sessionId}.${commandId}`.replace(/:/g, '_');
 }
 
@@ -54,7 +54,7 @@ export class SessionMailbox {
    * recorded outcome instead of applying it twice).
    */
   async send(job: SessionJob, priority: keyof typeof PRIORITY = 'interactive', delayMs?: number): Promise<void> {
-    const id = jobId(job.session_id, job.command.command_id);
+    const id = sessionJobId(job.session_id, job.command.command_id);
     await this.queueFor(job.session_id).add(job.command.kind, job, {
       ...JOB_DEFAULTS,
       ...(delayMs ? { delay: delayMs } : {}),
@@ -72,7 +72,7 @@ export class SessionMailbox {
     }
     await Promise.all(
       [...byQueue].map(([q, list]) =>
-        q.addBulk(list.map((j) => ({ name: j.command.kind, data: j, opts: { ...JOB_DEFAULTS, jobId: jobId(j.session_id, j.command.command_id), priority: PRIORITY[priority] } }))),
+        q.addBulk(list.map((j) => ({ name: j.command.kind, data: j, opts: { ...JOB_DEFAULTS, jobId: sessionJobId(j.session_id, j.command.command_id), priority: PRIORITY[priority] } }))),
       ),
     );
   }

@@ -3,6 +3,7 @@ import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import type { Effect, SessionCommand } from './messages.js';
+import { outstanding } from './outstanding.js';
 
 export type { Decision, DecideInput } from './decision.js';
 
@@ -59,6 +60,8 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return toolCompleted(input, cmd);
     case 'tool.deadline_passed':
       return deadlinePassed(input, cmd);
+    case 'session.resume':
+      return { events: [], effects: outstanding(input), reply: { event_index: null, message_id: null } };
     case 'session.delete':
       // The runtime handles it before any decision (delete.ts); nothing to record.
       return NOTHING;

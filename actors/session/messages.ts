@@ -17,6 +17,8 @@ export type SessionCommand =
   | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
+  /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
+  | { kind: 'session.resume'; command_id: string }
   /** Deletes the session and its records; handled by the runtime (delete.ts), never decided. */
   | { kind: 'session.delete'; command_id: string };
 
@@ -57,4 +59,9 @@ export type Effect =
 
 export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
   return `model-${call.message_id}-${call.attempt}-${call.call_index}`;
+}
+
+/** The `model.responded` command that carries a model call's answer back to the session. */
+export function modelAnswerCommandId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  return `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
 }

@@ -18,3 +18,8 @@ export interface ToolRunJob {
 export function toolRunJobId(job: Pick<ToolRunJob, 'message_id' | 'attempt' | 'tool_call_id'>): string {
   return `tool-${job.message_id}-${job.attempt}-${job.tool_call_id}`.replace(/:/g, '_');
 }
+
+/** The `tool.completed` command that carries a tool run's result back to the session. */
+export function toolAnswerCommandId(job: Pick<ToolRunJob, 'message_id' | 'attempt' | 'tool_call_id'>): string {
+  return `toolres-${job.message_id}-${job.attempt}-${job.tool_call_id}`;
+}

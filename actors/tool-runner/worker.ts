@@ -10,7 +10,7 @@ import { StorageArea } from '../../src/storage/area.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { dataPlane, type DataPlane } from '../runtime/data-plane.js';
 import type { ToolRunResult } from '../session/messages.js';
-import { TOOL_RUNNER_QUEUE, type ToolRunJob } from './messages.js';
+import { TOOL_RUNNER_QUEUE, toolAnswerCommandId, type ToolRunJob } from './messages.js';
 import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 
 /** The real dependencies of runToolJob, over the core's stores. */
@@ -48,7 +48,7 @@ async function report(plane: DataPlane, core: Core, job: ToolRunJob, result: Too
   await plane.mailbox.send(
     {
       session_id: job.session_id,
-      command: { kind: 'tool.completed', command_id: `toolres-${job.message_id}-${job.attempt}-${job.tool_call_id}`, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result },
+      command: { kind: 'tool.completed', command_id: toolAnswerCommandId(job), message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result },
     },
     session?.priority ?? 'interactive',
   );

@@ -47,7 +47,8 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
   try {
     let redisUrl = opts.redisUrl;
     if (!redisUrl) {
-      const r = await startRedis(join(dataDir, 'redis'), log);
+      // Kept data (npm start) is kept in Redis too: queued work survives a restart of redis-server.
+      const r = await startRedis(join(dataDir, 'redis'), log, { persistent: !throwaway });
       processes.push(r.proc);
       redisUrl = r.url;
     }

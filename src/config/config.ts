@@ -25,6 +25,8 @@ export interface Config {
   readonly webhooksAllowPrivate: boolean;
   /** TROUPE_MODELS_ALLOW_PRIVATE: model endpoints (`base_url`) may be plain HTTP and private addresses (local runs only). */
   readonly modelsAllowPrivate: boolean;
+  /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
+  readonly sweepIntervalMs: number;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
@@ -179,6 +181,7 @@ export function loadConfig(env: Env = process.env): Config {
     routingPublicUrl: url(env, 'TROUPE_ROUTING_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${routerPort}`),
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
+    sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,

@@ -4,7 +4,7 @@ import type { Core } from './core.js';
 
 const REAP_EVERY_MS = 10 * 60 * 1000;
 
-/** Session, router-proxy, tool-runner and batch actors, and the periodic reaper. */
+/** Session, router-proxy, tool-runner and batch actors, the stranded-work sweeper and the periodic reaper. */
 export async function startWorker(core: Core): Promise<void> {
   const lockMs = core.config.actorLockMs;
   const { startSessionActors } = await import('../../actors/session/worker.js');
@@ -12,6 +12,8 @@ export async function startWorker(core: Core): Promise<void> {
   const { startToolRunner } = await import('../../actors/tool-runner/worker.js');
   const { startBatchActor } = await import('../../actors/batch/worker.js');
   await startSessionActors(core, lockMs);
+  const { startSweeper } = await import('../../actors/session/sweep-loop.js');
+  startSweeper(core);
   await startRouterProxy(core, 32, lockMs);
   await startToolRunner(core, lockMs);
   await startBatchActor(core, 16, lockMs);

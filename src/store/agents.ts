@@ -12,6 +12,10 @@ export interface LlmOption {
   /** Archive path of the script file; `scripted` only. */
   script?: string;
   params?: Record<string, unknown>;
+  /** Per million tokens; both or neither. */
+  input_price?: number;
+  output_price?: number;
+  currency?: string;
 }
 
 export interface ManifestTool {

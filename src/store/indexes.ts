@@ -24,6 +24,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { org_id: 1, _id: 1 }, name: 'org_id' },
     { key: { batch_id: 1 }, name: 'batch' },
     { key: { org_id: 1, storage_binding_id: 1 }, name: 'org_storage_binding' },
+    // The stranded-work sweeper lists running sessions every few seconds.
+    { key: { status: 1, _id: 1 }, name: 'status' },
   ],
   events: [
     { key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence_unique', unique: true },

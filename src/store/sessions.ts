@@ -119,6 +119,12 @@ export class SessionStore {
    * write can follow a newer one. The filter is `_id` alone: it is the only
    * one FerretDB v1 narrows in SQLite instead of decoding every document.
    */
+  /** Sessions whose read model says `running`, in id order from `after`; the stranded-work sweeper pages through them. */
+  running(limit: number, after: string | null): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = after ? { status: 'running', _id: { $gt: after } } : { status: 'running' };
+    return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   async saveState(state: SessionState): Promise<void> {
     const { id, ...rest } = state;
     await this.col.updateOne({ _id: id }, { $set: rest });

@@ -58,6 +58,11 @@ export class TroupeClient {
     update: (body: Api.PatchV1OrganizationBody) => this.data('patchV1Organization', { body }),
   };
 
+  /** Tokens, model calls and cost of the org, grouped by model, agent or session. */
+  readonly usage = {
+    get: (query: Api.GetV1UsageQuery = {}) => this.data('getV1Usage', { query }),
+  };
+
   readonly credentials = {
     put: (name: string, value: string) => this.data('putV1CredentialsName', { path: { name }, body: { value } }),
     list: () => this.data('getV1Credentials', {}),
@@ -198,6 +203,7 @@ export class TroupeClient {
     },
     messages: (id: string, page: Page = {}) => this.data('getV1SessionsSessionIdMessages', { path: { session_id: id }, query: page }),
     message: (id: string, messageId: string) => this.data('getV1SessionsSessionIdMessagesMessageId', { path: { session_id: id, message_id: messageId } }),
+    usage: (id: string) => this.data('getV1SessionsSessionIdUsage', { path: { session_id: id } }),
     transcript: (id: string) => this.data('getV1SessionsSessionIdTranscript', { path: { session_id: id } }),
     transcriptText: async (id: string): Promise<string> => String(await this.data('getV1SessionsSessionIdTranscript', { path: { session_id: id }, query: {} }, { extraQuery: { format: 'text' } })),
     /** Tool calls of the running message waiting for a result. */

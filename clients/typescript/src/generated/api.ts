@@ -339,6 +339,8 @@ export type PutV1RoutersRouterIdBody = {
     input_price?: number;
     /** Per million output tokens. */
     output_price?: number;
+    /** ISO 4217 code of input_price and output_price; usage reports cost in it. */
+    currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
   }>;
@@ -366,6 +368,8 @@ export type PutV1RoutersRouterIdResponse = {
     input_price?: number;
     /** Per million output tokens. */
     output_price?: number;
+    /** ISO 4217 code of input_price and output_price; usage reports cost in it. */
+    currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
   }>;
@@ -400,6 +404,8 @@ export type GetV1RoutersRouterIdResponse = {
     input_price?: number;
     /** Per million output tokens. */
     output_price?: number;
+    /** ISO 4217 code of input_price and output_price; usage reports cost in it. */
+    currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
   }>;
@@ -441,6 +447,8 @@ export type GetV1RoutersResponse = {
       input_price?: number;
       /** Per million output tokens. */
       output_price?: number;
+      /** ISO 4217 code of input_price and output_price; usage reports cost in it. */
+      currency?: string;
       /** openai-responses only: forward configuration_update items to this model. */
       configuration_update?: boolean;
     }>;
@@ -1299,6 +1307,77 @@ export type GetV1SessionBatchesBatchIdResponse = {
   }>;
 };
 
+/** GET /v1/sessions/{session_id}/usage: Input and output tokens, model calls and cost of a session, per model. */
+export type GetV1SessionsSessionIdUsagePathParams = { session_id: string };
+export type GetV1SessionsSessionIdUsageQuery = Record<string, never>;
+export type GetV1SessionsSessionIdUsageBody = undefined;
+export type GetV1SessionsSessionIdUsageResponse = {
+  session_id: string;
+  models: Array<{
+    model: string;
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    /** Cost per currency, from the per-million-token prices of llm options and router candidates. */
+    cost: Array<{
+      currency: string;
+      amount: number;
+    }>;
+    /** Calls of models with no configured price; not in cost. */
+    unpriced_model_calls: number;
+  }>;
+  totals: {
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    /** Cost per currency, from the per-million-token prices of llm options and router candidates. */
+    cost: Array<{
+      currency: string;
+      amount: number;
+    }>;
+    /** Calls of models with no configured price; not in cost. */
+    unpriced_model_calls: number;
+  };
+};
+
+/** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session. */
+export type GetV1UsagePathParams = Record<string, never>;
+export type GetV1UsageQuery = { from?: string; to?: string; group_by?: "model" | "agent" | "session" };
+export type GetV1UsageBody = undefined;
+export type GetV1UsageResponse = {
+  from: string | null;
+  to: string | null;
+  group_by: "model" | "agent" | "session";
+  /** One row per model, agent_id or session_id; a null agent_id or session_id is routing-interface traffic. */
+  groups: Array<{
+    model?: string;
+    agent_id?: string | null;
+    session_id?: string | null;
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    /** Cost per currency, from the per-million-token prices of llm options and router candidates. */
+    cost: Array<{
+      currency: string;
+      amount: number;
+    }>;
+    /** Calls of models with no configured price; not in cost. */
+    unpriced_model_calls: number;
+  }>;
+  totals: {
+    model_calls: number;
+    input_tokens: number;
+    output_tokens: number;
+    /** Cost per currency, from the per-million-token prices of llm options and router candidates. */
+    cost: Array<{
+      currency: string;
+      amount: number;
+    }>;
+    /** Calls of models with no configured price; not in cost. */
+    unpriced_model_calls: number;
+  };
+};
+
 /** Every operation of the API, by operationId. */
 export const OPERATIONS = {
   getHealthz: { method: 'GET', path: '/healthz', status: 200 },
@@ -1360,6 +1439,8 @@ export const OPERATIONS = {
   getV1SessionsSessionIdToolCalls: { method: 'GET', path: '/v1/sessions/{session_id}/tool-calls', status: 200 },
   postV1SessionBatches: { method: 'POST', path: '/v1/session-batches', status: 201 },
   getV1SessionBatchesBatchId: { method: 'GET', path: '/v1/session-batches/{batch_id}', status: 200 },
+  getV1SessionsSessionIdUsage: { method: 'GET', path: '/v1/sessions/{session_id}/usage', status: 200 },
+  getV1Usage: { method: 'GET', path: '/v1/usage', status: 200 },
 } as const;
 
 export type OperationId = keyof typeof OPERATIONS;
@@ -1424,4 +1505,6 @@ export interface Operations {
   getV1SessionsSessionIdToolCalls: { pathParams: GetV1SessionsSessionIdToolCallsPathParams; query: GetV1SessionsSessionIdToolCallsQuery; body: GetV1SessionsSessionIdToolCallsBody; response: GetV1SessionsSessionIdToolCallsResponse };
   postV1SessionBatches: { pathParams: PostV1SessionBatchesPathParams; query: PostV1SessionBatchesQuery; body: PostV1SessionBatchesBody; response: PostV1SessionBatchesResponse };
   getV1SessionBatchesBatchId: { pathParams: GetV1SessionBatchesBatchIdPathParams; query: GetV1SessionBatchesBatchIdQuery; body: GetV1SessionBatchesBatchIdBody; response: GetV1SessionBatchesBatchIdResponse };
+  getV1SessionsSessionIdUsage: { pathParams: GetV1SessionsSessionIdUsagePathParams; query: GetV1SessionsSessionIdUsageQuery; body: GetV1SessionsSessionIdUsageBody; response: GetV1SessionsSessionIdUsageResponse };
+  getV1Usage: { pathParams: GetV1UsagePathParams; query: GetV1UsageQuery; body: GetV1UsageBody; response: GetV1UsageResponse };
 }
