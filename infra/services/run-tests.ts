@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { ensureChromium } from './chromium.js';
 import { startLocalServices } from './local-services.js';
 import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 
@@ -54,7 +55,7 @@ function banner(text: string): void {
   process.stderr.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
 }
 
-async function runLeg(leg: Leg, index: number, total: number): Promise<LegResult> {
+async function runLeg(leg: Leg, index: number, total: number, chromium: string): Promise<LegResult> {
   const started = Date.now();
   banner(`integration leg ${index + 1}/${total}: ${leg.name}`);
   let services;
@@ -75,6 +76,7 @@ async function runLeg(leg: Leg, index: number, total: number): Promise<LegResult
       REDIS_URL: services.redisUrl,
       MONGODB_URL: services.mongodbUrl,
       TROUPE_TEST_MONGO_KIND: services.mongoKind,
+      TROUPE_CHROMIUM: chromium,
     });
     return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
   } finally {
@@ -94,8 +96,10 @@ async function run(): Promise<number> {
   }
   if (onlyUnit) return failures;
   const legs = matrixLegs();
+  // The console's browser test needs a browser; install it up front like the servers.
+  const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
   const results: LegResult[] = [];
-  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length));
+  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium));
   banner('integration matrix summary');
   for (const r of results) {
     const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);
