@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import {
   ConflictError,
+  DeployError,
   deployFolder,
   InvalidRequestError,
   NotFoundError,
@@ -52,6 +53,26 @@ describe('TypeScript client', function () {
     const versions = await client.agents.listVersions(agentId);
     assert.equal(versions.versions.length, 2);
     assert.equal(versions.versions[0].source_snapshot_id === versions.versions[1].source_snapshot_id, false);
+  });
+
+  it('explains in plain words when the uploaded archive does not verify', async () => {
+    // A fetch that flips one byte of the upload on the way: same size, different SHA-256.
+    const corrupting: typeof fetch = async (url, init) => {
+      if (init?.method === 'PUT' && init.body instanceof ReadableStream) {
+        const bytes = new Uint8Array(await new Response(init.body).arrayBuffer());
+        bytes[bytes.length - 1] ^= 0xff;
+        return fetch(url, { ...init, body: bytes, duplex: undefined } as RequestInit);
+      }
+      return fetch(url, init);
+    };
+    const flaky = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey, fetch: corrupting });
+    await assert.rejects(deployFolder(flaky, EXAMPLE, { createNew: true }), (err: unknown) => {
+      assert.ok(err instanceof DeployError);
+      assert.match(err.message, /^The upload did not arrive intact, so nothing was deployed\. SHA-256 mismatch: reserved [0-9a-f]{64}, uploaded [0-9a-f]{64}\. Run the deploy again\.$/);
+      assert.ok(err.snapshotId);
+      return true;
+    });
+    assert.equal((await client.agents.list()).agents.length, 1, 'no agent was created');
   });
 
   it('throws typed errors that carry the error shape', async () => {
