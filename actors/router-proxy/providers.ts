@@ -6,13 +6,34 @@ import { UpstreamError } from '../../src/llm/errors.js';
 import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import type { Price } from '../../src/store/usage.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/log/logger.js';
 import { routeInProcess } from '../../src/router/route-in-process.js';
 import type { StreamServices } from '../../src/router/stream.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
-import { conversationItems, responseParts } from './transcript.js';
+import { conversationItems, responseParts, sentMessages } from './transcript.js';
+import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
+import type { Item } from '../../src/llm/types.js';
+import type { UsageBuffer } from '../../src/router/usage-buffer.js';
+
+/** The llm option's price, when the manifest sets one. */
+function optionPrice(o: LlmOption): Price | null {
+  return o.input_price !== undefined && o.output_price !== undefined ? { input_price: o.input_price, output_price: o.output_price, currency: o.currency ?? 'USD' } : null;
+}
+
+/** The conversation with file and image parts loaded; a part no provider can take is a failure that is not retried. */
+async function conversation(deps: ProviderDeps, session: SessionDoc, current: MessageState): Promise<Item[] | ModelResult> {
+  const history = await deps.history(session);
+  try {
+    const files = await resolveFileParts(deps.files, session.org_id, sentMessages(history, current).flatMap((m) => m.parts));
+    return conversationItems(history, current, files);
+  } catch (e) {
+    if (e instanceof PartRefused) return { ok: false, error: `A content part cannot be sent to the model: ${e.message}`, retryable: false };
+    throw e;
+  }
+}
 
 export interface ProviderDeps {
   client: LlmClient;
@@ -22,6 +43,10 @@ export interface ProviderDeps {
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
   history(session: SessionDoc): Promise<MessageState[]>;
+  /** Token counts and cost of the session's model calls (the routing interface's buffer). */
+  usage: UsageBuffer;
+  /** Bytes of file and image parts, scoped by org. */
+  files: FileSource;
   /** Ephemeral text deltas for SSE clients that asked for them. */
   publishDelta(sessionId: string, delta: Record<string, unknown>): void;
 }
@@ -31,14 +56,15 @@ export interface ProviderDeps {
  * else the option's named credential, where a session secret of that name
  * overrides the org's stored credential. Used for model calls only.
  */
-async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption): Promise<string | null> {
+async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption, secrets: Record<string, string>): Promise<string | null> {
   if (session.llm_api_key) return deps.box.open(session.llm_api_key, llmKeyAad(session._id));
   if (!option.api_key_credential) return null;
-  if (session.secrets) {
-    const secrets = JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>;
-    if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
-  }
+  if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
   return deps.revealCredential(session.org_id, option.api_key_credential);
+}
+
+function sessionSecrets(deps: ProviderDeps, session: SessionDoc): Record<string, string> {
+  return session.secrets ? (JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>) : {};
 }
 
 function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmRequest {
@@ -57,10 +83,13 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
 export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState): Promise<ModelResult> {
   const provider = option.provider as Provider;
-  const apiKey = await providerKey(deps, session, option);
+  const secrets = sessionSecrets(deps, session);
+  const apiKey = await providerKey(deps, session, option, secrets);
   if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
-  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey };
-  const req = request(version, conversationItems(await deps.history(session), current));
+  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: Object.values(secrets) };
+  const items = await conversation(deps, session, current);
+  if (!Array.isArray(items)) return items;
+  const req = request(version, items);
   const acc = new Accumulator();
   try {
     for await (const ev of deps.client.stream(req, target)) {
@@ -74,15 +103,19 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
     return { ok: false, error: `model call failed: ${(e as Error).message}`, retryable: true };
   }
   const res = acc.result();
+  // Counted from the stream's own usage, exactly as a non-streamed call would be.
+  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, res.usage.inputTokens, res.usage.outputTokens, optionPrice(option));
   const { parts, stop_reason } = responseParts(res);
   return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
 export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState): Promise<ModelResult> {
-  const req = { ...request(version, conversationItems(await deps.history(session), current)), stream: false };
+  const items = await conversation(deps, session, current);
+  if (!Array.isArray(items)) return items;
+  const req = { ...request(version, items), stream: false };
   try {
-    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log);
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id });
     const { parts, stop_reason } = responseParts(res);
     return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
   } catch (e) {

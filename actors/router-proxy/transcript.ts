@@ -1,9 +1,15 @@
 import type { ContentBlock, MessageState, OutputPart } from '../../src/domain/ledger.js';
+import { fileKey } from '../../src/llm/file-parts.js';
 import type { Item, LlmResponse, Part } from '../../src/llm/types.js';
 
-function userParts(parts: ContentBlock[]): Part[] {
-  // Files and images are referenced by id; their bytes are not inlined in this build.
-  return parts.map((p) => ({ type: 'text', text: p.type === 'text' ? p.text ?? '' : `[${p.type} ${p.file_id}]` }));
+/** File and image blocks become the parts `resolveFileParts` loaded for them. */
+function userParts(parts: ContentBlock[], files: Map<string, Part>): Part[] {
+  return parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text ?? '' } : files.get(fileKey(p)) ?? { type: 'text', text: `[${p.type} ${p.file_id} unavailable]` }));
+}
+
+/** The messages whose user parts a call sends (the same selection as conversationItems). */
+export function sentMessages(history: MessageState[], current: MessageState): MessageState[] {
+  return [...history.filter((m) => m.sequence_number < current.sequence_number && m.status === 'completed'), current];
 }
 
 function outputItems(parts: OutputPart[]): Item[] {
@@ -20,14 +26,8 @@ function outputItems(parts: OutputPart[]): Item[] {
  * The conversation as the model sees it: earlier completed turns, then the
  * current message with whatever tool calls and results it has so far.
  */
-export function conversationItems(history: MessageState[], current: MessageState): Item[] {
-  const items: Item[] = [];
-  for (const m of history) {
-    if (m.sequence_number >= current.sequence_number || m.status !== 'completed') continue;
-    items.push({ kind: 'message', role: 'user', content: userParts(m.parts) }, ...outputItems(m.output.parts));
-  }
-  items.push({ kind: 'message', role: 'user', content: userParts(current.parts) }, ...outputItems(current.output.parts));
-  return items;
+export function conversationItems(history: MessageState[], current: MessageState, files: Map<string, Part> = new Map()): Item[] {
+  return sentMessages(history, current).flatMap((m) => [{ kind: 'message', role: 'user', content: userParts(m.parts, files) } as Item, ...outputItems(m.output.parts)]);
 }
 
 const STOP: Record<LlmResponse['stop'], string> = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal' };

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startMongoWire } from './mongo-wire.js';
+import { startMongoWire, type MongoKind } from './mongo-wire.js';
 import type { ManagedProcess } from './process.js';
 import { startRedis, startRedisCluster } from './redis-server.js';
 
@@ -21,6 +21,10 @@ export interface LocalServicesOptions {
   /** What to start when no redisUrl is given: one server, or a 3-master Redis Cluster. Default: TROUPE_LOCAL_REDIS, else single. */
   redis?: 'single' | 'cluster';
   mongodbUrl?: string;
+  /** Which local MongoDB-wire server to start; default: `localMongoKind()`. */
+  mongoKind?: MongoKind;
+  /** mongo-java-server only: its memory backend instead of the H2 file. */
+  mongoMemory?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -54,21 +58,20 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
   process.on('exit', onExit);
   try {
     let redisUrl = opts.redisUrl;
-    if (!redisUrl) {
-      if (localRedisKind(opts.redis) === 'cluster') {
-        const c = await startRedisCluster(join(dataDir, 'redis-cluster'), log);
-        processes.push(...c.procs);
-        redisUrl = c.url;
-      } else {
-        const r = await startRedis(join(dataDir, 'redis'), log);
-        processes.push(r.proc);
-        redisUrl = r.url;
-      }
+    if (!redisUrl && localRedisKind(opts.redis) === 'cluster') {
+      const c = await startRedisCluster(join(dataDir, 'redis-cluster'), log);
+      processes.push(...c.procs);
+      redisUrl = c.url;
+    } else if (!redisUrl) {
+      // Kept data (npm start) is kept in Redis too: queued work survives a restart of redis-server.
+      const r = await startRedis(join(dataDir, 'redis'), log, { persistent: !throwaway });
+      processes.push(r.proc);
+      redisUrl = r.url;
     }
     let mongodbUrl = opts.mongodbUrl;
     let mongoKind = 'external';
     if (!mongodbUrl) {
-      const m = await startMongoWire(join(dataDir, 'mongo'), log);
+      const m = await startMongoWire(join(dataDir, 'mongo'), log, { kind: opts.mongoKind, memory: opts.mongoMemory });
       processes.push(m.proc);
       mongodbUrl = m.url;
       mongoKind = m.kind;

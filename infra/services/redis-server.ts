@@ -42,19 +42,35 @@ function pingRedis(port: number): Promise<boolean> {
   });
 }
 
-export async function startRedis(dataDir: string, log: (msg: string) => void): Promise<{ url: string; proc: ManagedProcess }> {
-  const bin = ensureRedisServer(log);
-  mkdirSync(dataDir, { recursive: true });
-  const port = await freePort();
-  const proc = startManaged('redis-server', bin, [
+export interface RedisOptions {
+  /**
+   * Keep data across restarts with an append-only file (fsync every second).
+   * `npm start` does, so a restart of Redis does not drop queued work; test
+   * runs do not unless a test asks, as their data is thrown away anyway.
+   */
+  persistent?: boolean;
+  /** A given port (a fault test restarting Redis in place); a free one otherwise. */
+  port?: number;
+}
+
+/** redis-server's command line for one data directory. */
+export function redisArgs(port: number, dataDir: string, persistent: boolean): string[] {
+  return [
     '--port', String(port),
     '--bind', '127.0.0.1',
     '--dir', dataDir,
     '--save', '',
-    '--appendonly', 'no',
+    ...(persistent ? ['--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--appendonly', 'no']),
     '--daemonize', 'no',
     '--loglevel', 'warning',
-  ]);
+  ];
+}
+
+export async function startRedis(dataDir: string, log: (msg: string) => void, opts: RedisOptions = {}): Promise<{ url: string; proc: ManagedProcess }> {
+  const bin = ensureRedisServer(log);
+  mkdirSync(dataDir, { recursive: true });
+  const port = opts.port ?? (await freePort());
+  const proc = startManaged('redis-server', bin, redisArgs(port, dataDir, opts.persistent === true));
   await waitUntil(proc, () => pingRedis(port), 15_000);
   return { url: `redis://127.0.0.1:${port}`, proc };
 }

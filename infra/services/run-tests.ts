@@ -1,28 +1,25 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { ensureChromium } from './chromium.js';
 import { startLocalServices } from './local-services.js';
+import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 
 /**
- * `npm test`: the unit tests, then the integration tests in legs, each leg
- * against its own throwaway servers, stopping everything it started whatever
- * the outcome.
+ * `npm test`: runs the unit mocha config, then the integration config once per
+ * leg of the MongoDB-wire compatibility matrix: the local default server and a
+ * second, independent implementation (FerretDB), each with its own throwaway
+ * Redis and MongoDB-wire server. Leniency in one server then fails in the other.
+ * MONGODB_URL runs one leg against that server instead; TROUPE_TEST_MONGO
+ * (comma-separated kinds) picks the legs.
  *
- * Legs:
- *   single   the whole integration suite on one redis-server (or REDIS_URL / MONGODB_URL when given)
- *   cluster  on a local 3-master Redis Cluster, the suites of the data plane (sessions, SSE, agent
- *            turns, batches, webhooks, tool runner, router stickiness, worker failover) and the
- *            multi-process test, which runs on this leg only (.mocharc.cluster.json)
- * TROUPE_TEST_LEGS=single,cluster picks legs (default: both; cluster is skipped when REDIS_URL is given,
- * since that names the Redis to test; `npm run test:integration` runs the single leg only).
+ * One more leg runs on a local 3-master Redis Cluster (with the default
+ * MongoDB-wire server): the suites whose behaviour rests on Redis (queues,
+ * locks, sharded pub/sub, stickiness: .mocharc.cluster.json) and the
+ * multi-process test, which runs on this leg only. Not the whole suite again:
+ * archives, files and auth never touch a queue, and CI time is bounded.
+ * TROUPE_TEST_CLUSTER=0 skips it, =only runs only it; a given REDIS_URL skips it.
+ * Everything started is stopped, whatever the outcome.
  */
-type Leg = { name: string; redis: 'single' | 'cluster'; mocharc: string };
-const LEGS: Leg[] = [
-  { name: 'single', redis: 'single', mocharc: '.mocharc.integration.json' },
-  // The suites whose behaviour rests on Redis (queues, locks, pub/sub, stickiness), not all of them: the whole
-  // suite a second time would double the CI time for tests (archives, files, auth) that never touch a queue.
-  { name: 'cluster', redis: 'cluster', mocharc: '.mocharc.cluster.json' },
-];
-
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
@@ -35,41 +32,74 @@ function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
-function chosenLegs(): Leg[] {
-  const wanted = process.env.TROUPE_TEST_LEGS?.split(',').map((s) => s.trim()).filter(Boolean);
-  if (wanted) {
-    const unknown = wanted.filter((w) => !LEGS.some((l) => l.name === w));
-    if (unknown.length) throw new Error(`TROUPE_TEST_LEGS names unknown legs: ${unknown.join(', ')} (known: ${LEGS.map((l) => l.name).join(', ')})`);
-    return LEGS.filter((l) => wanted.includes(l.name));
-  }
-  // A given REDIS_URL is the Redis under test; TROUPE_LOCAL_REDIS=cluster makes the one leg a cluster leg.
-  if (process.env.REDIS_URL) return [LEGS[0]];
-  if (process.env.TROUPE_LOCAL_REDIS === 'cluster') return [LEGS[1]];
-  // `npm run test:integration` is the quick loop: one leg unless asked for more.
-  return process.argv.includes('--integration-only') ? [LEGS[0]] : LEGS;
+interface Leg {
+  name: string;
+  kind?: MongoKind;
+  /** Start a local Redis Cluster instead of one redis-server, and run this mocha config. */
+  cluster?: { mocharc: string };
 }
 
-async function runLeg(leg: Leg): Promise<number> {
+interface LegResult {
+  name: string;
+  /** mocha's exit code: the number of failed tests (or 1 when it could not run). */
+  failures: number;
+  seconds: number;
+  error?: string;
+}
+
+/** The matrix's legs: the default local server, then the other implementation. */
+export function matrixLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
+  if (env.MONGODB_URL) return [{ name: 'MONGODB_URL' }];
+  const listed = env.TROUPE_TEST_MONGO?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (listed?.length) {
+    for (const k of listed) if (!(MONGO_KINDS as readonly string[]).includes(k)) throw new Error(`TROUPE_TEST_MONGO: unknown server ${JSON.stringify(k)}; use ${MONGO_KINDS.join(', ')}`);
+    return [...new Set(listed)].map((k) => ({ name: k, kind: k as MongoKind }));
+  }
+  const first = localMongoKind(env);
+  const second: MongoKind = first === 'ferretdb' ? 'mongo-java-server' : 'ferretdb';
+  return [first, second].map((k) => ({ name: k, kind: k }));
+}
+
+/** The matrix's legs plus the Redis Cluster leg (see the comment at the top). */
+export function allLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
+  const matrix = matrixLegs(env);
+  if (env.REDIS_URL || env.TROUPE_TEST_CLUSTER === '0') return matrix;
+  const cluster: Leg = { name: 'redis-cluster', kind: matrix[0].kind, cluster: { mocharc: '.mocharc.cluster.json' } };
+  return env.TROUPE_TEST_CLUSTER === 'only' ? [cluster] : [...matrix, cluster];
+}
+
+function banner(text: string): void {
+  process.stderr.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
+}
+
+async function runLeg(leg: Leg, index: number, total: number, chromium: string): Promise<LegResult> {
   const started = Date.now();
-  const redisUrl = leg.name === 'single' ? process.env.REDIS_URL : undefined;
-  const services = await startLocalServices({ redisUrl, redis: leg.redis, mongodbUrl: process.env.MONGODB_URL });
-  process.stderr.write(`[services] leg ${leg.name}: redis ${services.redisUrl}, ${services.mongoKind} ${services.mongodbUrl} (${Date.now() - started} ms)\n`);
+  banner(`integration leg ${index + 1}/${total}: ${leg.name}`);
+  let services;
+  try {
+    services = await startLocalServices({ redisUrl: process.env.REDIS_URL, redis: leg.cluster ? 'cluster' : 'single', mongodbUrl: process.env.MONGODB_URL, mongoKind: leg.kind });
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`[services] could not start for leg ${leg.name}: ${error}\n`);
+    return { name: leg.name, failures: 1, seconds: (Date.now() - started) / 1000, error: 'services did not start' };
+  }
+  process.stderr.write(`[services] redis ${services.redisUrl}, ${services.mongoKind} ${services.mongodbUrl} (${Date.now() - started} ms)\n`);
   const stopOnSignal = () => void services.stop().then(() => process.exit(130));
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   try {
-    return await mocha(leg.mocharc, {
+    const failures = await mocha(leg.cluster?.mocharc ?? '.mocharc.integration.json', {
       ...process.env,
       REDIS_URL: services.redisUrl,
       MONGODB_URL: services.mongodbUrl,
       TROUPE_TEST_MONGO_KIND: services.mongoKind,
-      TROUPE_TEST_LEG: leg.name,
+      TROUPE_CHROMIUM: chromium,
     });
+    return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
   } finally {
     process.off('SIGINT', stopOnSignal);
     process.off('SIGTERM', stopOnSignal);
     await services.stop();
-    process.stderr.write(`[services] leg ${leg.name} took ${Math.round((Date.now() - started) / 1000)} s\n`);
   }
 }
 
@@ -77,16 +107,30 @@ async function run(): Promise<number> {
   const onlyIntegration = process.argv.includes('--integration-only');
   const onlyUnit = process.argv.includes('--unit-only');
   let failures = 0;
-  if (!onlyIntegration) failures += await mocha('.mocharc.unit.json', process.env);
+  if (!onlyIntegration) {
+    banner('unit tests');
+    failures += await mocha('.mocharc.unit.json', process.env);
+  }
   if (onlyUnit) return failures;
-  for (const leg of chosenLegs()) failures += await runLeg(leg);
-  return failures;
+  const legs = allLegs();
+  // The console's browser test needs a browser; install it up front like the servers.
+  const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
+  const results: LegResult[] = [];
+  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium));
+  banner('integration matrix summary');
+  for (const r of results) {
+    const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);
+    process.stderr.write(`  ${r.name.padEnd(20)} ${verdict.padEnd(28)} ${r.seconds.toFixed(0)} s\n`);
+  }
+  return failures + results.reduce((n, r) => n + r.failures, 0);
 }
 
-run().then(
-  (failures) => process.exit(failures > 0 ? 1 : 0),
-  (err) => {
-    process.stderr.write(`tests could not start: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
+if (require.main === module) {
+  run().then(
+    (failures) => process.exit(failures > 0 ? 1 : 0),
+    (err) => {
+      process.stderr.write(`tests could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,4 +1,4 @@
-import { dirname } from './paths.js';
+import { dirname, isAbsolute, segmentsOf } from './paths.js';
 
 export interface EntryInfo {
   type: 'file' | 'directory' | 'symlink' | 'link';
@@ -22,10 +22,10 @@ export class ArchiveIndex {
 
   /** Resolves `ref` from directory `base`; throws LinkError when it leaves the root or loops. */
   resolve(base: string, ref: string, hops = { n: 0 }): string {
-    if (ref.startsWith('/')) throw new LinkError('absolute target');
+    if (isAbsolute(ref)) throw new LinkError('absolute target');
     const stack = base === '' ? [] : base.split('/');
-    for (const seg of ref.split('/')) {
-      if (seg === '' || seg === '.') continue;
+    for (const seg of segmentsOf(ref)) {
+      if (/^[A-Za-z]:/.test(seg)) throw new LinkError('names a drive');
       if (seg === '..') {
         if (stack.length === 0) throw new LinkError('leaves the archive root');
         stack.pop();

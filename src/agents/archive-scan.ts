@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, type ExtractEvents, type Header } from 'tar-stream';
 import { ArchiveIndex, LinkError, type EntryInfo } from './archive-index.js';
-import { ancestors, entryPath, PathError } from './paths.js';
+import { ancestors, entryPath, isAbsolute, PathError } from './paths.js';
 
 export interface ArchiveLimits {
   maxEntries: number;
@@ -67,7 +67,7 @@ function admit(h: Header, index: ArchiveIndex, dirs: Set<string>): [string, Entr
   const info: EntryInfo = { type, size: type === 'file' ? (h.size ?? 0) : 0 };
   if (type === 'symlink') {
     const target = h.linkname ?? '';
-    if (target.startsWith('/')) throw new ArchiveError(`Archive symlink ${path} -> ${target} points to an absolute path.`, 'archive_link_escape');
+    if (isAbsolute(target)) throw new ArchiveError(`Archive symlink ${path} -> ${target} points to an absolute path.`, 'archive_link_escape');
     if (dirs.has(path) || index.entries.get(path)?.type === 'directory') throw new ArchiveError(`Archive symlink ${path} replaces a directory.`, 'archive_link_escape');
     info.linkname = target;
   } else if (type === 'link') {

@@ -1,4 +1,5 @@
-import { InvalidRequestError } from '../domain/errors.js';
+import { ErrorType, InvalidRequestError, TroupeError } from '../domain/errors.js';
+import { ArchiveError } from './archive-scan.js';
 import { hostSandbox } from '../sandbox/capabilities.js';
 import { runInSandbox } from '../sandbox/run.js';
 import { VersionFiles } from '../sandbox/version-files.js';
@@ -19,6 +20,24 @@ const agentConfigSchema: JsonSchema = {
   },
 };
 
+/** File-system answers that only the archive's own layout can cause (a file where a directory must go, ...). */
+const LAYOUT_ERRORS = new Set(['EEXIST', 'ENOTDIR', 'EISDIR', 'ENAMETOOLONG', 'EINVAL', 'ELOOP', 'ENOENT']);
+
+/**
+ * Extraction failures as the publishing client sees them: the archive's fault
+ * is a 400 naming it, the host's (disk full, permissions) a 503 to retry.
+ * Never a 500: the archive is client input.
+ */
+function extractionRefused(e: unknown): never {
+  if (e instanceof TroupeError) throw e;
+  if (e instanceof ArchiveError) throw new InvalidRequestError(e.message, 'source.source_snapshot_id', e.code);
+  const code = (e as NodeJS.ErrnoException).code;
+  if (code && LAYOUT_ERRORS.has(code)) {
+    throw new InvalidRequestError(`The archive could not be unpacked (${code}); check for entries that conflict with each other.`, 'source.source_snapshot_id', 'archive_unextractable');
+  }
+  throw new TroupeError(503, ErrorType.unavailable, 'extraction_failed', 'The archive could not be unpacked on this host; retry.');
+}
+
 export interface EntrypointDeps {
   blobs: BlobStore;
   sandboxDir: string;
@@ -32,7 +51,7 @@ export interface EntrypointDeps {
 export async function evaluateEntrypoint(deps: EntrypointDeps, manifest: Manifest, snapshotId: string): Promise<AgentConfig> {
   const [file, variable] = [manifest.entrypoint.slice(0, manifest.entrypoint.lastIndexOf(':')), manifest.entrypoint.slice(manifest.entrypoint.lastIndexOf(':') + 1)];
   const files = new VersionFiles(deps.sandboxDir, (id) => deps.blobs.download('snapshots', id), hostSandbox().user === 'dropped');
-  const dir = await files.dirFor({ _id: snapshotId, snapshot_id: snapshotId });
+  const dir = await files.dirFor({ _id: snapshotId, snapshot_id: snapshotId }).catch(extractionRefused);
   const scratch = await files.scratch();
   try {
     const result = await runInSandbox({ rootDir: dir, handlerPath: VersionFiles.fileIn(dir, file), args: null, env: {}, timeoutMs: ENTRYPOINT_TIMEOUT_MS, memoryMb: ENTRYPOINT_MEMORY_MB, internetAccess: false, scratchDir: scratch.path, exportName: variable });

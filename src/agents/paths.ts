@@ -14,9 +14,24 @@ export class PathError extends Error {
 }
 
 const DRIVE = /^[A-Za-z]:/;
+/**
+ * Both slashes separate segments: an extractor on Windows (or a user unpacking
+ * the archive there) reads `..\\evil` as a climb out of the root.
+ */
+const SEPARATOR = /[\\/]/;
 
-function isAbsolute(p: string): boolean {
+export function isAbsolute(p: string): boolean {
   return p.startsWith('/') || p.startsWith('\\') || DRIVE.test(p);
+}
+
+/** Path segments split on either slash, without empty and `.` segments. */
+export function segmentsOf(p: string): string[] {
+  return p.split(SEPARATOR).filter((s) => s !== '' && s !== '.');
+}
+
+/** A segment like `C:` or `C:evil` names a drive (relative to its current directory), which is outside any root. */
+function namesDrive(segments: string[]): boolean {
+  return segments.some((s) => DRIVE.test(s));
 }
 
 /**
@@ -26,8 +41,8 @@ function isAbsolute(p: string): boolean {
  */
 export function entryPath(name: string): string {
   if (name.includes('\0')) throw new PathError(`entry name ${JSON.stringify(name)} contains a NUL byte`, 'bad_path');
-  if (isAbsolute(name)) throw new PathError(`entry ${JSON.stringify(name)} has an absolute path`, 'absolute_path');
-  const segments = name.split('/').filter((s) => s !== '' && s !== '.');
+  const segments = segmentsOf(name);
+  if (isAbsolute(name) || namesDrive(segments)) throw new PathError(`entry ${JSON.stringify(name)} has an absolute path`, 'absolute_path');
   if (segments.includes('..')) throw new PathError(`entry ${JSON.stringify(name)} contains ".."`, 'path_traversal');
   return segments.join('/');
 }
@@ -37,10 +52,10 @@ export function entryPath(name: string): string {
  * while it stays inside the root. Null when it would leave the root.
  */
 export function resolveInside(base: string, ref: string): string | null {
-  if (ref.includes('\0') || isAbsolute(ref)) return null;
+  const segments = segmentsOf(ref);
+  if (ref.includes('\0') || isAbsolute(ref) || namesDrive(segments)) return null;
   const stack = base === '' ? [] : base.split('/');
-  for (const seg of ref.split('/')) {
-    if (seg === '' || seg === '.') continue;
+  for (const seg of segments) {
     if (seg === '..') {
       if (stack.length === 0) return null;
       stack.pop();

@@ -5,7 +5,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../store/agents.js';
 import type { BatchItem } from '../store/batches.js';
-import { firstTurn, type FirstTurn } from './first-turn.js';
+import { firstTurn, type FirstTurn } from '../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
 export interface BatchItemInput {
@@ -24,16 +24,31 @@ export function transcriptUrl(sessionId: string): string {
   return `/v1/sessions/${sessionId}/transcript`;
 }
 
-export function rejectedItem(index: number, input: BatchItemInput, error: string): BatchItem {
+/** Validates one raw item, throwing a 400-style error that names the field; supplied by the HTTP layer. */
+export type ItemCheck = (item: unknown, index: number) => BatchItemInput | Promise<BatchItemInput>;
+
+const stringOr = (v: unknown, fallback: string | null): string | null => (typeof v === 'string' ? v : fallback);
+
+function stringMap(v: unknown): Record<string, string> {
+  if (!v || typeof v !== 'object' || Array.isArray(v)) return {};
+  return Object.values(v).every((x) => typeof x === 'string') ? (v as Record<string, string>) : {};
+}
+
+/**
+ * A failed item echoes what it can of its input. The input may be anything
+ * (it failed validation), so only well-typed fields are copied.
+ */
+export function rejectedItem(index: number, input: unknown, error: string, agentId: string): BatchItem {
+  const raw = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
   return {
     index,
     session_id: null,
     status: 'failed',
     last_message_status: null,
-    agent_id: input.agent_id,
-    version_id: input.version_id ?? null,
-    llm_id: input.llm_id ?? null,
-    metadata: input.metadata ?? {},
+    agent_id: stringOr(raw.agent_id, agentId)!,
+    version_id: stringOr(raw.version_id, null),
+    llm_id: stringOr(raw.llm_id, null),
+    metadata: stringMap(raw.metadata),
     transcript_url: null,
     error,
   };
@@ -59,9 +74,10 @@ export function createdItem(index: number, turn: FirstTurn): BatchItem {
 /**
  * Builds every item's session and first turn in memory. Versions are looked
  * up once per distinct `version_id`, so thousands of items cost a handful of
- * reads. A domain error (unknown version, bad llm_id) fails that item only.
+ * reads. An invalid item or a domain error (unknown version, bad llm_id)
+ * fails that item only.
  */
-export async function planItems(agents: AgentStore, box: SecretBox, orgId: string, batchId: string, inputs: BatchItemInput[]): Promise<PlannedItem[]> {
+export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: string, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
   const versions = new Map<string, Promise<AgentVersionDoc>>();
   const versionOf = (input: BatchItemInput) => {
     const key = input.version_id ?? '';
@@ -76,14 +92,17 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
   };
   const now = new Date();
   const planned: PlannedItem[] = [];
-  for (const [index, input] of inputs.entries()) {
+  for (const [index, raw] of raws.entries()) {
     try {
+      const input = await checkItem(raw, index);
       const version = await versionOf(input);
-      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batchId });
-      planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
+      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
+      planned.push({ index, turn: firstTurn(doc, version, publicUrl, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
-      planned.push({ index, rejected: rejectedItem(index, input, err.message) });
+      // The error names the field when its message does not already.
+      const error = err.param && !err.message.includes(err.param) ? `${err.message} (${err.param})` : err.message;
+      planned.push({ index, rejected: rejectedItem(index, raw, error, batch.agentId) });
     }
   }
   return planned;

@@ -13,6 +13,8 @@ export const IdPrefix = Object.freeze({
   message: 'msg',
   file: 'file',
   batch: 'bat',
+  storageBinding: 'sb',
+  storageBlob: 'sblob',
   delivery: 'whd',
   request: 'req',
 } as const);

@@ -22,7 +22,7 @@ export function buildOpenApi(specs: RouteSpec[], serverUrl: string): Record<stri
     for (const [name, schema] of Object.entries(query)) params.push({ name, in: 'query', required: false, schema: schema as { type: string } });
     if (params.length) op.parameters = params;
     if (s.body) op.requestBody = { required: !s.body.optional, content: { 'application/json': { schema: s.body.schema } } };
-    if (s.rawBody) op.requestBody = { required: true, description: s.rawBody.description, content: { [s.rawBody.contentType]: { schema: {} } } };
+    if (s.rawBody) op.requestBody = { required: true, description: s.rawBody.description, content: { [s.rawBody.contentType]: { schema: s.rawBody.schema ?? {} } } };
     const ok = String(s.status ?? 200);
     op.responses = {
       [ok]: ok === '204' ? { description: 'No content' } : { description: 'Success', content: { 'application/json': { schema: s.response ?? { type: 'object' } } } },

@@ -40,7 +40,7 @@ export interface RouteSpec {
   auth?: 'api' | 'none' | 'custom';
   body?: JsonBody;
   /** Documented request content type when the handler reads the body itself (uploads). */
-  rawBody?: { contentType: string; description: string };
+  rawBody?: { contentType: string; description: string; schema?: JsonSchema };
   query?: JsonSchema;
   /** Status of a successful response; 200 by default. */
   status?: number;

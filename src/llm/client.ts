@@ -1,4 +1,8 @@
 import { Agent, request, type Dispatcher } from 'undici';
+import { ensureError } from '../domain/errors.js';
+import { Redactor, type StreamRedactor } from '../domain/redact.js';
+import { guardedLookup } from '../net/guarded-lookup.js';
+import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
 import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { parseSse } from './sse.js';
@@ -21,31 +25,89 @@ function headersFor(target: Target): Record<string, string> {
   return h;
 }
 
+/** Every secret the caller knows of for this call: the provider key, plus any the target lists. */
+function redactorFor(target: Target): Redactor {
+  return new Redactor([target.apiKey, ...(target.redact ?? [])]);
+}
+
+/**
+ * Text and tool-argument deltas go through a stream scrubber per block: a
+ * model echoing a key writes it over several deltas, which the per-message
+ * scrub above cannot see whole.
+ */
+class PieceScrubber {
+  private readonly blocks = new Map<number, StreamRedactor>();
+  private readonly kinds = new Map<number, 'text' | 'args'>();
+
+  constructor(private readonly scrub: Redactor) {}
+
+  *pass(ev: StreamEvent): Generator<StreamEvent> {
+    if (this.scrub.empty) return yield ev;
+    if (ev.type === 'text' || ev.type === 'args') {
+      let s = this.blocks.get(ev.index);
+      if (!s) this.blocks.set(ev.index, (s = this.scrub.stream()));
+      const safe = s.push(ev.type === 'text' ? ev.text : ev.json);
+      if (safe !== '') yield ev.type === 'text' ? { ...ev, text: safe } : { ...ev, json: safe };
+      this.kinds.set(ev.index, ev.type);
+      return;
+    }
+    if (ev.type === 'block_stop') yield* this.flush(ev.index);
+    if (ev.type === 'finish') for (const index of [...this.blocks.keys()]) yield* this.flush(index);
+    yield ev;
+  }
+
+  private *flush(index: number): Generator<StreamEvent> {
+    const rest = this.blocks.get(index)?.flush() ?? '';
+    this.blocks.delete(index);
+    if (rest === '') return;
+    yield this.kinds.get(index) === 'args' ? { type: 'args', index, json: rest } : { type: 'text', index, text: rest };
+  }
+}
+
 /**
  * Calls upstream models in their native format over one keep-alive pool per
  * origin (an undici Agent). Shared by the router and agent turns.
+ *
+ * It is where provider text enters Troupe, so two rules are kept here once:
+ * every connection goes through the SSRF guard (the provider key must not be
+ * sent into our own network), and every byte a provider sends back, answer or
+ * error, has the call's known secrets scrubbed before anything parses, stores,
+ * logs or returns it.
  */
 export class LlmClient {
   private readonly agent: Agent;
   private closing: Promise<void> | null = null;
   readonly name = 'llm-client';
 
-  constructor(opts: { connections?: number } = {}) {
-    this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: opts.connections ?? 256, headersTimeout: 120_000, bodyTimeout: 300_000 });
+  constructor(private readonly guard: ModelEndpointGuard & { connections?: number }) {
+    this.agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 300_000,
+      connections: guard.connections ?? 256,
+      headersTimeout: 120_000,
+      bodyTimeout: 300_000,
+      connect: { lookup: guardedLookup({ allowPrivate: guard.allowPrivate, resolver: guard.resolver }) },
+    });
   }
 
-  private async send(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
     const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
     const url = target.baseUrl.replace(/\/+$/, '') + PATH[target.provider];
+    try {
+      // Sockets skip `lookup` for IP-literal hosts, so the URL rules are checked here too.
+      await checkModelEndpoint(target.baseUrl, 'base_url', this.guard);
+    } catch (e) {
+      throw new UpstreamError(`refused ${target.provider} upstream: ${ensureError(e).message}`, false);
+    }
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, { method: 'POST', headers: headersFor(target), body, dispatcher: this.agent, signal });
     } catch (e) {
       if (signal?.aborted) throw e;
-      throw new UpstreamError(`could not reach ${target.provider} upstream: ${(e as Error).message}`, true);
+      throw new UpstreamError(scrub.redact(`could not reach ${target.provider} upstream: ${(e as Error).message}`), true);
     }
     if (res.statusCode >= 400) {
-      const text = await res.body.text().catch(() => '');
+      const text = scrub.redact(await res.body.text().catch(() => ''));
       let parsed: unknown = undefined;
       try {
         parsed = JSON.parse(text);
@@ -59,26 +121,31 @@ export class LlmClient {
 
   /** One non-streaming call. */
   async complete(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
-    const res = await this.send({ ...req, stream: false }, target, signal);
+    const scrub = redactorFor(target);
+    const res = await this.send({ ...req, stream: false }, target, scrub, signal);
     let json: Record<string, unknown>;
     try {
-      json = (await res.body.json()) as Record<string, unknown>;
+      json = JSON.parse(scrub.redact(await res.body.text())) as Record<string, unknown>;
     } catch (e) {
-      throw new UpstreamError(`${target.provider} upstream sent an unreadable body: ${(e as Error).message}`, true);
+      throw new UpstreamError(scrub.redact(`${target.provider} upstream sent an unreadable body: ${(e as Error).message}`), true);
     }
     return FORMATS[target.provider].parseResponse(json);
   }
 
   /** A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream. */
   async *stream(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
-    const res = await this.send({ ...req, stream: true }, target, signal);
+    const scrub = redactorFor(target);
+    const res = await this.send({ ...req, stream: true }, target, scrub, signal);
     const decoder = FORMATS[target.provider].decoder();
     try {
-      for await (const msg of parseSse(res.body)) yield* decoder.push(msg);
-      yield* decoder.end();
+      const pieces = new PieceScrubber(scrub);
+      for await (const msg of parseSse(res.body)) {
+        for (const ev of decoder.push({ ...msg, data: scrub.redact(msg.data) })) yield* pieces.pass(ev);
+      }
+      for (const ev of decoder.end()) yield* pieces.pass(ev);
     } catch (e) {
       if (e instanceof UpstreamError || signal?.aborted) throw e;
-      throw new UpstreamError(`${target.provider} upstream stream broke: ${(e as Error).message}`, true);
+      throw new UpstreamError(scrub.redact(`${target.provider} upstream stream broke: ${(e as Error).message}`), true);
     } finally {
       if (!res.body.destroyed) res.body.destroy();
     }

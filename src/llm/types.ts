@@ -12,7 +12,8 @@ export const PROVIDERS: readonly Provider[] = ['openai', 'openai-responses', 'an
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
-export type Part = { type: 'text'; text: string } | { type: 'image'; source: ImageSource };
+/** `document`: a file the model reads natively (PDF), base64 encoded; text files are sent as text parts instead. */
+export type Part = { type: 'text'; text: string } | { type: 'image'; source: ImageSource } | { type: 'document'; mediaType: string; data: string; filename: string };
 
 export type Item =
   | { kind: 'message'; role: 'user' | 'assistant'; content: Part[] }
@@ -81,6 +82,8 @@ export interface Target {
   model: string;
   baseUrl: string;
   apiKey: string;
+  /** Other secret values the provider must never get to echo back into Troupe (the session's secrets). */
+  redact?: string[];
   /** Forward `configuration_update` items (openai-responses models that understand them). */
   configUpdates?: boolean;
 }

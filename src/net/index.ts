@@ -3,3 +3,4 @@ export { isPublicUnicast } from './ip-ranges.js';
 export { systemResolver, type ResolvedAddress, type Resolver } from './resolver.js';
 export { validateWebhookUrl, UnsafeUrlError, type CheckedUrl, type UrlGuardOptions } from './url-guard.js';
 export { guardedLookup, AddressRefusedError, type LookupFunction } from './guarded-lookup.js';
+export { checkModelEndpoint, type ModelEndpointGuard } from './model-endpoint.js';

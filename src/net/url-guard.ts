@@ -9,6 +9,8 @@ export interface UrlGuardOptions {
   resolver?: Resolver;
   /** Request field the URL came from, for the error's `param`. */
   param?: string;
+  /** Stem of the error codes (`<stem>_not_public`, ...); `webhook_url` unless a model endpoint is checked. */
+  codeStem?: string;
 }
 
 export interface CheckedUrl {
@@ -34,29 +36,30 @@ const MAX_URL_LENGTH = 2048;
  */
 export async function validateWebhookUrl(raw: string, opts: UrlGuardOptions): Promise<CheckedUrl> {
   const param = opts.param ?? 'webhook_url';
-  const url = parseAbsolute(raw, param);
+  const stem = opts.codeStem ?? 'webhook_url';
+  const url = parseAbsolute(raw, param, stem);
   const schemes = opts.allowPrivate ? ['https:', 'http:'] : ['https:'];
   if (!schemes.includes(url.protocol)) {
-    throw new UnsafeUrlError(`${param} must use ${opts.allowPrivate ? 'http or https' : 'https'}.`, 'webhook_url_not_https', param);
+    throw new UnsafeUrlError(`${param} must use ${opts.allowPrivate ? 'http or https' : 'https'}.`, `${stem}_not_https`, param);
   }
   if (url.username !== '' || url.password !== '') {
-    throw new UnsafeUrlError(`${param} must not contain a username or password.`, 'webhook_url_has_credentials', param);
+    throw new UnsafeUrlError(`${param} must not contain a username or password.`, `${stem}_has_credentials`, param);
   }
   if (opts.allowPrivate) return { url, addresses: [] };
-  const addresses = await addressesOf(url.hostname, opts.resolver ?? systemResolver, param);
-  assertAllPublic(url.hostname, addresses, param);
+  const addresses = await addressesOf(url.hostname, opts.resolver ?? systemResolver, param, stem);
+  assertAllPublic(url.hostname, addresses, param, stem);
   return { url, addresses };
 }
 
-function parseAbsolute(raw: string, param: string): URL {
-  if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError(`${param} is longer than ${MAX_URL_LENGTH} characters.`, 'invalid_webhook_url', param);
+function parseAbsolute(raw: string, param: string, stem: string): URL {
+  if (raw.length > MAX_URL_LENGTH) throw new UnsafeUrlError(`${param} is longer than ${MAX_URL_LENGTH} characters.`, `invalid_${stem}`, param);
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
-    throw new UnsafeUrlError(`${param} must be an absolute URL.`, 'invalid_webhook_url', param);
+    throw new UnsafeUrlError(`${param} must be an absolute URL.`, `invalid_${stem}`, param);
   }
-  if (url.hostname === '') throw new UnsafeUrlError(`${param} must name a host.`, 'invalid_webhook_url', param);
+  if (url.hostname === '') throw new UnsafeUrlError(`${param} must name a host.`, `invalid_${stem}`, param);
   return url;
 }
 
@@ -66,7 +69,7 @@ export function hostOf(hostname: string): string {
 }
 
 /** An IP literal is its own (only) address; a name is resolved. */
-export async function addressesOf(hostname: string, resolver: Resolver, param = 'webhook_url'): Promise<ResolvedAddress[]> {
+export async function addressesOf(hostname: string, resolver: Resolver, param = 'webhook_url', stem = 'webhook_url'): Promise<ResolvedAddress[]> {
   const host = hostOf(hostname);
   const family = isIP(host);
   if (family !== 0) return [{ address: host, family: family as 4 | 6 }];
@@ -74,19 +77,19 @@ export async function addressesOf(hostname: string, resolver: Resolver, param = 
   try {
     found = await resolveWithin(resolver, host);
   } catch (err) {
-    throw new UnsafeUrlError(`${param} host ${host} could not be resolved: ${(err as Error).message}`, 'webhook_url_unresolvable', param);
+    throw new UnsafeUrlError(`${param} host ${host} could not be resolved: ${(err as Error).message}`, `${stem}_unresolvable`, param);
   }
-  if (found.length === 0) throw new UnsafeUrlError(`${param} host ${host} resolves to no address.`, 'webhook_url_unresolvable', param);
+  if (found.length === 0) throw new UnsafeUrlError(`${param} host ${host} resolves to no address.`, `${stem}_unresolvable`, param);
   return found;
 }
 
 /** Every address must be public: a name with one private answer could be steered to it. */
-export function assertAllPublic(hostname: string, addresses: ResolvedAddress[], param = 'webhook_url'): void {
+export function assertAllPublic(hostname: string, addresses: ResolvedAddress[], param = 'webhook_url', stem = 'webhook_url'): void {
   const bad = addresses.find((a) => !isPublicUnicast(a.address));
   if (bad) {
     throw new UnsafeUrlError(
       `${param} host ${hostOf(hostname)} resolves to ${bad.address}, which is not a public address.`,
-      'webhook_url_not_public',
+      `${stem}_not_public`,
       param,
     );
   }

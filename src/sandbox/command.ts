@@ -30,12 +30,13 @@ function permissionFlag(): string {
 
 /** Node's own flags: the permission model scoped to the version's files, the scratch dir and our two scripts. */
 export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolean): string[] {
-  const reads = [req.rootDir, req.scratchDir, files.runner, ...(guard ? [files.guard] : [])];
+  const writes = [req.scratchDir, ...(req.storageDir ? [req.storageDir] : [])];
+  const reads = [req.rootDir, ...writes, files.runner, ...(guard ? [files.guard] : [])];
   return [
     permissionFlag(),
     // One flag per path: Node 20.20 takes a comma list as a single path.
     ...reads.map((p) => `--allow-fs-read=${p}`),
-    `--allow-fs-write=${req.scratchDir}`,
+    ...writes.map((p) => `--allow-fs-write=${p}`),
     `--max-old-space-size=${req.memoryMb}`,
     '--no-warnings',
     ...(guard ? ['--require', files.guard] : []),

@@ -6,14 +6,14 @@ import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { extract as tarExtract, type Header } from 'tar-stream';
 import type { ArchiveIndex } from '../agents/archive-index.js';
-import { DEFAULT_ARCHIVE_LIMITS, scanArchive, type ArchiveLimits } from '../agents/archive-scan.js';
+import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, scanArchive, type ArchiveLimits } from '../agents/archive-scan.js';
 import { entryPath } from '../agents/paths.js';
 
 /** `rel` under `root`, refusing anything that would land outside it (a second line of defence after the scan). */
 export function insideRoot(root: string, rel: string): string {
   const target = join(root, rel);
   const back = relative(root, target);
-  if (back === '' || back.startsWith('..') || back.startsWith(sep)) throw new Error(`archive entry ${JSON.stringify(rel)} leaves the extraction root`);
+  if (back === '' || back.startsWith('..') || back.startsWith(sep)) throw new ArchiveError(`Archive entry ${JSON.stringify(rel)} leaves the extraction root.`, 'archive_path_traversal');
   return target;
 }
 

@@ -54,7 +54,7 @@ function kill(child: ChildProcess): void {
 export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_FILES): Promise<SandboxResult> {
   const cmd = sandboxCommand(req, hostSandbox(), files);
   const limit = req.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
-  const child = spawn(cmd.file, cmd.args, { cwd: req.rootDir, env: childEnv(req.env, req.scratchDir), stdio: ['pipe', 'ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(cmd.file, cmd.args, { cwd: req.rootDir, env: childEnv(req.env, req.scratchDir, req.storageDir), stdio: ['pipe', 'ignore', 'pipe', 'pipe'], detached: true });
   const state = { timedOut: false, tooLarge: false };
   const timer = setTimeout(() => {
     state.timedOut = true;
@@ -68,7 +68,7 @@ export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_
   const abort = () => kill(child);
   req.signal?.addEventListener('abort', abort, { once: true });
   child.stdin!.on('error', () => undefined); // a tool that exits before reading its input
-  child.stdin!.end(JSON.stringify({ handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, exportName: req.exportName }));
+  child.stdin!.end(JSON.stringify({ handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName }));
   return new Promise<SandboxResult>((resolve) => {
     child.on('error', (err) => {
       clearTimeout(timer);

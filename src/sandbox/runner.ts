@@ -13,6 +13,7 @@ interface RunnerInput {
   args: unknown;
   secrets: Record<string, string>;
   scratchDir: string;
+  storageDir?: string;
   exportName?: string;
 }
 
@@ -61,7 +62,7 @@ async function run(): Promise<Outcome> {
   }
   const handler = await loadHandler(input.handler);
   if (typeof handler !== 'function') return { ok: false, error: 'The tool module does not export a handler function.' };
-  const context = { secrets: { ...input.secrets }, scratchDir: input.scratchDir };
+  const context = { secrets: { ...input.secrets }, scratchDir: input.scratchDir, storageDir: input.storageDir ?? null };
   const output = await (handler as (a: unknown, c: typeof context) => unknown)(input.args, context);
   return { ok: true, output: output === undefined ? null : output };
 }

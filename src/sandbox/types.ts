@@ -12,6 +12,8 @@ export interface SandboxRequest {
   internetAccess: boolean;
   /** Writable (and readable) by the handler; the caller creates and removes it. */
   scratchDir: string;
+  /** A storage binding's files, checked out for this call; readable and writable like scratchDir. */
+  storageDir?: string;
   /**
    * Instead of calling `handler`, return this named export of the module
    * (the agent's entrypoint object), with functions dropped.

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { PageRequest } from '../http/pagination.js';
+import type { PageRequest } from './page.js';
 
 /** LLM option of a manifest (DESIGN §8); the first one is the default `llm_id`. */
 export interface LlmOption {
@@ -12,6 +12,10 @@ export interface LlmOption {
   /** Archive path of the script file; `scripted` only. */
   script?: string;
   params?: Record<string, unknown>;
+  /** Per million tokens; both or neither. */
+  input_price?: number;
+  output_price?: number;
+  currency?: string;
 }
 
 export interface ManifestTool {
@@ -183,6 +187,15 @@ export class AgentStore {
     const v = await this.insertVersion(orgId, agentId, version.id, version.snapshotId, agent.version_count, version.content, new Date());
     if (activate) await this.agents.updateOne({ _id: agentId, org_id: orgId, deleted_at: null }, { $set: { active_version_id: v._id } });
     return v;
+  }
+
+  /**
+   * Makes an existing version of a live agent the active one; null when the
+   * agent is unknown or soft-deleted. Sessions already open keep the version
+   * they were created with: it is copied onto them at creation.
+   */
+  async activate(orgId: string, agentId: string, versionId: string): Promise<AgentDoc | null> {
+    return this.agents.findOneAndUpdate({ _id: agentId, org_id: orgId, deleted_at: null }, { $set: { active_version_id: versionId } }, { returnDocument: 'after' });
   }
 
   async getVersion(orgId: string, versionId: string): Promise<AgentVersionDoc | null> {

@@ -1,6 +1,6 @@
 import { GridFSBucket, type Db, type GridFSBucketReadStream, type GridFSBucketWriteStream } from 'mongodb';
 
-export type BucketName = 'snapshots' | 'files';
+export type BucketName = 'snapshots' | 'files' | 'storage';
 
 /** Blobs (source archives, uploaded files) in GridFS buckets, addressed by the owning record's id. */
 export class BlobStore {

@@ -39,6 +39,14 @@ export class FileStore {
     return this.col.findOne({ _id: id, org_id: orgId });
   }
 
+  /** Those of `ids` that name no file of this org (another org's file counts as missing). */
+  async missing(orgId: string, ids: readonly string[]): Promise<string[]> {
+    const unique = [...new Set(ids)];
+    if (unique.length === 0) return [];
+    const found = new Set((await this.col.find({ org_id: orgId, _id: { $in: unique } }, { projection: { _id: 1 } }).toArray()).map((d) => d._id));
+    return unique.filter((id) => !found.has(id));
+  }
+
   /** Oldest first; ids are time-ordered, so the id is the cursor. Fetches one extra row for has_more. */
   list(orgId: string, limit: number, after: string | null): Promise<FileDoc[]> {
     const filter = after ? { org_id: orgId, _id: { $gt: after } } : { org_id: orgId };

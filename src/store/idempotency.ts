@@ -69,6 +69,11 @@ export class IdempotencyStore {
     await this.col.deleteOne({ _id: id, state: 'in_flight' });
   }
 
+  /** Removes every record of one scope (a deleted session's `session:<id>`). */
+  async removeScope(scope: string): Promise<number> {
+    return (await this.col.deleteMany({ scope })).deletedCount;
+  }
+
   async reap(now = Date.now()): Promise<number> {
     const r = await this.col.deleteMany({ created_at: { $lt: new Date(now - IDEMPOTENCY_TTL_MS) } });
     return r.deletedCount;

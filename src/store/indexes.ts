@@ -23,6 +23,10 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   sessions: [
     { key: { org_id: 1, _id: 1 }, name: 'org_id' },
     { key: { batch_id: 1 }, name: 'batch' },
+    { key: { org_id: 1, status: 1 }, name: 'org_status' },
+    { key: { org_id: 1, storage_binding_id: 1 }, name: 'org_storage_binding' },
+    // The stranded-work sweeper lists running sessions every few seconds.
+    { key: { status: 1, _id: 1 }, name: 'status' },
   ],
   events: [
     { key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence_unique', unique: true },
@@ -37,6 +41,11 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   batch_items: [],
   batch_settlements: [],
   files: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
+  storage_bindings: [
+    { key: { org_id: 1, _id: 1 }, name: 'org_id' },
+    { key: { org_id: 1, name: 1 }, name: 'org_name_unique', unique: true },
+  ],
+  storage_files: [{ key: { org_id: 1, binding_id: 1, path: 1 }, name: 'org_binding_path' }],
   credentials: [{ key: { org_id: 1, name: 1 }, name: 'org_name_unique', unique: true }],
   webhook_configs: [{ key: { org_id: 1, agent_id: 1 }, name: 'org_agent_unique', unique: true }],
   webhook_deliveries: [

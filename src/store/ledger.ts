@@ -100,4 +100,9 @@ export class LedgerStore {
     return this.col.findOne({ _id: `${sessionId}:${sequence}`, session_id: sessionId });
   }
 
+  /** Removes a deleted session's whole ledger. */
+  async removeSession(sessionId: string): Promise<number> {
+    return (await this.col.deleteMany({ session_id: sessionId })).deletedCount;
+  }
+
 }

@@ -76,6 +76,11 @@ export class MessageStore {
       .toArray();
   }
 
+  /** Removes a deleted session's messages. */
+  async removeSession(sessionId: string): Promise<number> {
+    return (await this.col.deleteMany({ session_id: sessionId })).deletedCount;
+  }
+
   async save(orgId: string, messages: MessageState[]): Promise<void> {
     if (!messages.length) return;
     const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({

@@ -75,6 +75,11 @@ export class SessionStore {
     this.col = db.collection<SessionDoc>('sessions');
   }
 
+  /** Sessions of an org with status running, counted up to `upTo` (enough to compare with a cap). */
+  countRunning(orgId: string, upTo: number): Promise<number> {
+    return this.col.countDocuments({ org_id: orgId, status: 'running' }, { limit: upTo });
+  }
+
   async insert(doc: SessionDoc): Promise<void> {
     await this.col.insertOne(doc);
   }
@@ -96,12 +101,35 @@ export class SessionStore {
     return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
+  /** Idle sessions created before `cutoff`, oldest first (retention candidates). */
+  idleCreatedBefore(orgId: string, cutoff: Date, limit: number): Promise<SessionDoc[]> {
+    return this.col.find({ org_id: orgId, status: 'idle', created_at: { $lt: cutoff } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /** Ids of up to `limit` sessions that mount the storage binding. */
+  async usingStorage(orgId: string, bindingId: string, limit: number): Promise<string[]> {
+    const rows = await this.col.find({ org_id: orgId, storage_binding_id: bindingId }, { projection: { _id: 1 } }).limit(limit).toArray();
+    return rows.map((r) => r._id);
+  }
+
+  /** Removes the session record only; `src/sessions/delete-session.ts` removes the rest. */
+  async remove(orgId: string, id: string): Promise<boolean> {
+    const r = await this.col.deleteOne({ _id: id, org_id: orgId });
+    return r.deletedCount === 1;
+  }
+
   /**
    * Writes the projected state. Only the session's own actor writes it, one
    * turn at a time, after winning the ledger's sequence fence, so no stale
    * write can follow a newer one. The filter is `_id` alone: it is the only
    * one FerretDB v1 narrows in SQLite instead of decoding every document.
    */
+  /** Sessions whose read model says `running`, in id order from `after`; the stranded-work sweeper pages through them. */
+  running(limit: number, after: string | null): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = after ? { status: 'running', _id: { $gt: after } } : { status: 'running' };
+    return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   async saveState(state: SessionState): Promise<void> {
     const { id, ...rest } = state;
     await this.col.updateOne({ _id: id }, { $set: rest });

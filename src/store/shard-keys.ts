@@ -34,6 +34,8 @@ export const SHARD_KEYS: Record<string, ShardPlan> = {
   agent_versions: { key: null, why: 'small; immutable and cached by workers' },
   source_snapshots: { key: null, why: 'one per upload' },
   files: { key: null, why: 'metadata only; the bytes live in GridFS buckets' },
+  storage_bindings: { key: null, why: 'a few per org' },
+  storage_files: { key: null, why: 'an index of files per storage binding, written when a session saves its work area; shard by { org_id: 1, binding_id: 1 } if it grows' },
   credentials: { key: null, why: 'a few per org' },
   webhook_configs: { key: null, why: 'one per agent' },
   routers: { key: null, why: 'a few per org' },

@@ -11,6 +11,7 @@ import { LedgerStore } from './ledger.js';
 import { MessageStore } from './messages.js';
 import { SessionStore } from './sessions.js';
 import { SnapshotStore } from './snapshots.js';
+import { StorageBindingStore } from './storage-bindings.js';
 import { OrgStore } from './orgs.js';
 import { RouterStore } from './routers.js';
 import { UsageStore } from './usage.js';
@@ -35,6 +36,7 @@ export interface Stores {
   routers: RouterStore;
   usage: UsageStore;
   batches: BatchStore;
+  storageBindings: StorageBindingStore;
 }
 
 export function createStores(db: Db, box: SecretBox): Stores {
@@ -55,5 +57,6 @@ export function createStores(db: Db, box: SecretBox): Stores {
     routers: new RouterStore(db),
     usage: new UsageStore(db),
     batches: new BatchStore(db),
+    storageBindings: new StorageBindingStore(db),
   };
 }

@@ -24,7 +24,7 @@ export class FakeLlmUpstream {
   /** What the next calls answer; a function sees the request body. */
   reply: FakeReply | ((body: Record<string, unknown>, kind: Kind) => FakeReply) = { text: 'Hello from the fake.' };
   /** Statuses to answer the next calls with, one per call, before answering normally. */
-  private readonly failures: { status: number; retryAfter?: string }[] = [];
+  private readonly failures: { status: number; retryAfter?: string; message?: (req: IncomingMessage) => string }[] = [];
   /** Streams only: cut the connection after this many events. */
   cutStreamAfter: number | null = null;
   /** Streams only: delay before the first event, ms. */
@@ -52,6 +52,11 @@ export class FakeLlmUpstream {
     for (let i = 0; i < times; i++) this.failures.push({ status, retryAfter });
   }
 
+  /** The next call fails with `status` and an error message built from the request (e.g. one echoing its key, as OpenAI does). */
+  failNextSaying(status: number, message: (req: IncomingMessage) => string): void {
+    this.failures.push({ status, message });
+  }
+
   reset(): void {
     this.requests.length = 0;
     this.failures.length = 0;
@@ -71,7 +76,8 @@ export class FakeLlmUpstream {
     const failure = this.failures.shift();
     if (failure !== undefined) {
       const status = failure.status;
-      const err = kind === 'anthropic' ? { type: 'error', error: { type: 'overloaded_error', message: `fake ${status}` } } : { error: { message: `fake ${status}`, type: 'server_error' } };
+      const message = failure.message ? failure.message(req) : `fake ${status}`;
+      const err = kind === 'anthropic' ? { type: 'error', error: { type: 'overloaded_error', message } } : { error: { message, type: 'server_error' } };
       res.writeHead(status, { 'content-type': 'application/json', ...(failure.retryAfter ? { 'retry-after': failure.retryAfter } : {}) }).end(JSON.stringify(err));
       return;
     }

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { onChildSettled } from '../../actors/batch/handlers.js';
-import { batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
-import type { WebhookJob } from '../../actors/webhook/messages.js';
-import type { SessionMailbox } from '../../actors/runtime/queues.js';
+import { BATCH, batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
+import type { Send } from '../../actors/runtime/actor.js';
+import { SESSION } from '../../actors/session/messages.js';
+import { WEBHOOKS, type WebhookJob } from '../../actors/webhook/messages.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';
+import { batchItemSchema } from '../../src/http/routes/session-batches/schema.js';
+import { check } from '../../src/schemas/validator.js';
 import { AgentStore } from '../../src/store/agents.js';
 import type { BatchItem } from '../../src/store/batches.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
@@ -46,7 +48,7 @@ describe('session batches', () => {
   const item = (t: string, extra: Record<string, unknown> = {}) => ({ agent_id: agentId, message: { content: text(t) }, ...extra });
 
   async function webhookJobs(batchId: string): Promise<WebhookJob[]> {
-    const jobs = await dataPlane(h.running.core).webhooks.getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
+    const jobs = await h.running.core.plane.queues.queue(WEBHOOKS.name).getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
     return jobs.map((j) => j.data as WebhookJob).filter((d) => d.kind === 'batch.lifecycle' && d.batch_id === batchId);
   }
 
@@ -115,14 +117,65 @@ describe('session batches', () => {
     assert.equal(changed.status, 422);
   });
 
-  it('refuses mixed agent ids and invalid items with a 400 naming the field, creating nothing', async () => {
+  it('refuses only envelope problems with a 400, creating nothing', async () => {
     const before = await h.running.core.db.collection('sessions').countDocuments({});
-    const mixed = await json<{ error: { param: string } }>(await post({ items: [item('a'), { ...item('b'), agent_id: newId('agent') }] }), 400);
+    const mixed = await json<{ error: { param: string; code: string } }>(await post({ items: [item('a'), { ...item('b'), agent_id: newId('agent') }] }), 400);
     assert.equal(mixed.error.param, 'items[1].agent_id');
-    const noContent = await json<{ error: { param: string } }>(await post({ items: [item('a'), { agent_id: agentId, message: {} }] }), 400);
-    assert.equal(noContent.error.param, 'items[1].message.content');
+    assert.equal(mixed.error.code, 'mixed_agent_ids');
+    const none = await json<{ error: { param: string } }>(await post({ items: [{ message: { content: text('x') } }] }), 400);
+    assert.equal(none.error.param, 'items[0].agent_id');
     await json(await post({ items: [] }), 400);
+    await json(await post({ items: { 0: item('a') } }), 400);
+    await json(await post({ items: [item('a')], extra: 1 }), 400);
     assert.equal(await h.running.core.db.collection('sessions').countDocuments({}), before);
+  });
+
+  it('fails invalid items on their own with a clear error, creating the others, and replays the same result', async () => {
+    const key = `k-items-${Date.now()}`;
+    const body = {
+      idempotency_key: key,
+      items: [
+        item('fine'),
+        item('bad secret', { secrets: { 'bad-name': 'v' } }),
+        { agent_id: agentId, message: {} },
+        item('empty secret', { secrets: { GOOD: '' } }),
+        'not an object',
+        { message: { content: text('no agent id') } },
+        item('bad block', { message: { content: [{ type: 'video', file_id: 'x' }] } }),
+        item('also fine', { metadata: { n: '7' } }),
+      ],
+    };
+    const res = await post(body);
+    const raw = await res.text();
+    assert.equal(res.status, 201, raw);
+    const b = JSON.parse(raw) as Batch;
+    assert.deepEqual(b.sessions.map((s) => s.status === 'failed'), [false, true, true, true, true, true, true, false]);
+    assert.equal(b.sessions[0].error, null);
+    assert.match(b.sessions[1].error!, /items\[1\]\.secrets/);
+    assert.match(b.sessions[1].error!, /bad-name/);
+    assert.match(b.sessions[2].error!, /items\[2\]\.message\.content is required/);
+    assert.match(b.sessions[3].error!, /items\[3\]\.secrets\.GOOD/);
+    assert.match(b.sessions[4].error!, /items\[4\] must be object/);
+    assert.match(b.sessions[5].error!, /items\[5\]\.agent_id is required/);
+    assert.match(b.sessions[6].error!, /items\[6\]\.message\.content\[0\]/);
+    for (const s of b.sessions.filter((x) => x.status === 'failed')) {
+      assert.equal(s.session_id, null);
+      assert.equal(s.agent_id, agentId);
+      assert.equal(s.transcript_url, null);
+    }
+    assert.deepEqual(b.sessions[7].metadata, { n: '7' });
+    assert.equal(await h.running.core.db.collection('sessions').countDocuments({ batch_id: b.batch_id }), 2);
+    assert.equal(b.status, 'queued');
+    // The same key and body: the same answer, byte for byte, and no new sessions.
+    const again = await post(body);
+    assert.equal(again.status, 201);
+    assert.equal(await again.text(), raw);
+    assert.equal(await h.running.core.db.collection('sessions').countDocuments({ batch_id: b.batch_id }), 2);
+    const done = await until(async () => {
+      const r = await read(b.batch_id);
+      return r.status === 'partial_failed' && r;
+    });
+    assert.deepEqual(done.counts, { queued: 0, running: 0, completed: 2, failed: 6 });
   });
 
   it('hides batches and agents of another organization (404)', async () => {
@@ -146,19 +199,20 @@ describe('session batches', () => {
 
   it('fires the terminal webhook exactly once, however often children are reported', async () => {
     // Created without waking the sessions, so only the reports below settle its children.
-    const asleep = { mailbox: { sendBulk: async () => undefined } as unknown as SessionMailbox, webhooks: dataPlane(h.running.core).webhooks };
+    const dispatcher = h.running.core.plane.dispatcher;
+    const asleep = { send: (sends: Send[]) => dispatcher.send(sends.filter((s) => s.to !== SESSION)) };
     const core = h.running.core;
     const body = { items: [item('p'), item('q'), item('r', { llm_id: 'nope' })] };
-    const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, producers: asleep }, orgId, body)) as Batch;
+    const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, outbox: asleep, publicUrl: core.config.publicUrl, checkItem: (i, n) => check(batchItemSchema, i, `items[${n}]`) }, orgId, body)) as Batch;
     const settled = (s: Item): BatchChildSettled => ({ org_id: orgId, batch_id: b.batch_id, session_id: s.session_id!, message_id: 'msg_x', status: 'completed' });
     const [p, q] = b.sessions;
-    const deps = { batches: h.running.core.stores.batches, webhooks: dataPlane(h.running.core).webhooks };
+    const deps = { batches: h.running.core.stores.batches, outbox: dispatcher };
     // One child only: not terminal yet, however often it is reported.
     const early = await Promise.all(Array.from({ length: 5 }, () => onChildSettled(deps, settled(p))));
     assert.ok(!early.includes('fired'));
     assert.equal((await webhookJobs(b.batch_id)).length, 0);
     // Through the queue, with duplicates under distinct job ids, and directly, concurrently.
-    const queue = dataPlane(h.running.core).batches;
+    const queue = h.running.core.plane.queues.queue(BATCH.name);
     for (let i = 0; i < 3; i++) await queue.add('child.settled', settled(q), { jobId: `${batchJobId(settled(q))}-${i}` });
     const direct = await Promise.all(Array.from({ length: 10 }, () => onChildSettled(deps, settled(q))));
     await until(async () => {

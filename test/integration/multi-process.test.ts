@@ -3,7 +3,8 @@ import { parseRedisTarget } from '../../infra/redis/target.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { startRoleProcess, stopRoleProcesses, type RoleProcess } from '../support/role-fleet.js';
+import { freePort } from '../../infra/services/process.js';
+import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { SseClient, type SseRecord } from '../support/sse.js';
 import { json } from '../support/wait.js';
 
@@ -14,6 +15,7 @@ const MESSAGES_EACH = 3;
 const BURST_SESSIONS = 1;
 const BURST_MESSAGES = 4;
 const HOPPING_READERS = 2;
+const ROLES = ['web', 'web', 'worker', 'worker', 'worker', 'webhooks'];
 
 /** The cluster leg runs it; TROUPE_TEST_MULTI_PROCESS=1 runs it on one redis-server too (for comparison). */
 function wanted(): boolean {
@@ -45,17 +47,27 @@ describe('many processes on a Redis Cluster: 2 web, 3 worker, 1 webhooks', funct
     h = await startHarness({ roles: [], env: { TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1', TROUPE_SESSION_SHARDS: '16', LOG_LEVEL: 'warn' } });
     rx = await WebhookReceiver.start();
     ({ agentId } = await scriptedAgent(h, [{ text: 'done' }]));
-    const started = await Promise.all(['web', 'web', 'worker', 'worker', 'worker', 'webhooks'].map((role) => startRoleProcess(role, h.env)));
+    // The readiness lines ("web listening", "worker started") are info-level.
+    const env = { ...h.env, LOG_LEVEL: 'info' };
+    const started = await Promise.all(
+      ROLES.map(async (role) => {
+        const port = role === 'web' ? String(await freePort()) : '0';
+        return startRoleProcess([role], { ...env, PORT: port, TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}` }, 60_000);
+      }),
+    );
     procs.push(...started);
-    webs = started.filter((p) => p.url).map((p) => p.url!);
+    webs = started.filter((p) => p.ports.web).map((p) => `http://127.0.0.1:${p.ports.web}`);
     await json(await fetch(`${webs[0]}/v1/agents/${agentId}/webhook`, { method: 'PUT', headers: { ...auth(), 'Content-Type': 'application/json' }, body: JSON.stringify({ webhook_url: `${rx.url}/hook`, event_types: ['session.completed'] }) }), 200);
   });
   afterEach(function () {
     // A failure here is hard to read from the client side alone: show what the processes said.
-    if (this.currentTest?.state === 'failed') for (const p of procs) console.log(`--- ${p.role} (pid ${p.child.pid}):\n${p.output()}`);
+    if (this.currentTest?.state !== 'failed') return;
+    for (const [i, p] of procs.entries()) console.log(`--- ${ROLES[i]} (pid ${p.child.pid}):\n${p.lines.filter((l) => !l.includes('"msg":"request"') || l.includes('"level":"error"') || l.includes('"level":50')).slice(-30).join('\n')}`);
   });
   after(async () => {
-    await stopRoleProcesses(procs);
+    for (const p of procs) p.kill('SIGTERM');
+    await Promise.all(procs.map((p) => Promise.race([p.exited, new Promise((r) => setTimeout(r, 10_000))])));
+    for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.kill('SIGKILL');
     await rx?.close();
     await h?.close();
   });

@@ -51,6 +51,8 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
     TROUPE_PUBLIC_URL: `http://127.0.0.1:${webPort}`,
     TROUPE_ROUTING_PUBLIC_URL: `http://127.0.0.1:${routerPort}`,
     LOG_LEVEL: 'debug',
+    // The fake LLM upstreams listen on loopback; tests of the endpoint guard set it back to 0.
+    TROUPE_MODELS_ALLOW_PRIVATE: '1',
     TROUPE_SHUTDOWN_TIMEOUT_MS: '2000',
     ...opts.env,
   };

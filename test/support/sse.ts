@@ -64,6 +64,11 @@ export class SseClient {
     }
   }
 
+  /** Resolves when the server ends the stream (or it is closed). */
+  ended(): Promise<void> {
+    return this.done;
+  }
+
   async close(): Promise<void> {
     this.controller.abort();
     await this.done;

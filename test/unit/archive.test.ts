@@ -42,6 +42,20 @@ describe('archive inspection', () => {
 
   it('refuses `..` traversal', () => refused(scan([{ name: 'ok/../../evil.js', content: 'x' }]), 'archive_path_traversal'));
 
+  it('treats backslashes as separators: `..\\` traversal is refused', async () => {
+    await refused(scan([{ name: '..\\..\\evil', content: 'x' }]), 'archive_path_traversal');
+    await refused(scan([{ name: 'ok\\..\\..\\evil', content: 'x' }]), 'archive_path_traversal');
+  });
+
+  it('refuses drive letters anywhere in a name', async () => {
+    for (const name of ['C:\\evil', 'C:evil', 'a/D:/evil', 'a\\c:x']) await refused(scan([{ name, content: 'x' }]), 'archive_absolute_path');
+  });
+
+  it('refuses symlinks climbing out with backslashes or naming a drive', async () => {
+    await refused(scan([{ name: 'a/l', type: 'symlink', linkname: '..\\..\\outside' }]), 'archive_link_escape');
+    await refused(scan([{ name: 'l', type: 'symlink', linkname: 'C:\\Windows' }]), 'archive_link_escape');
+  });
+
   it('refuses a symlink to an absolute path', () => refused(scan([{ name: 'l', type: 'symlink', linkname: '/etc/passwd' }]), 'archive_link_escape'));
 
   it('refuses a symlink climbing out of the root', () => refused(scan([{ name: 'a/l', type: 'symlink', linkname: '../../outside' }]), 'archive_link_escape'));

@@ -9,6 +9,9 @@ import { eventRoutes } from './sessions/events.js';
 import { messageRoutes } from './sessions/messages.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionBatchRoutes } from './session-batches/session-batches.js';
+import { usageRoutes } from './usage/usage.js';
+import { organizationRoutes } from './organization/organization.js';
+import { storageBindingRoutes } from './storage-bindings/storage-bindings.js';
 import { streamRoutes } from './sessions/stream.js';
 import { toolCallRoutes } from './sessions/tool-calls.js';
 import { systemRoutes } from './system/system.js';
@@ -22,12 +25,13 @@ import { webhookDeliveryRoutes } from './webhook-deliveries/webhook-deliveries.j
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   routes.push(...systemRoutes(deps, () => routes));
-  routes.push(...credentialRoutes(deps));
+  routes.push(...credentialRoutes(deps), ...organizationRoutes(deps));
   routes.push(...sourceSnapshotRoutes(deps), ...agentRoutes(deps));
   routes.push(...routerRoutes(deps));
-  routes.push(...fileRoutes(deps));
+  routes.push(...fileRoutes(deps), ...storageBindingRoutes(deps));
   routes.push(...webhookConfigRoutes(deps), ...webhookDeliveryRoutes(deps));
   routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps), ...toolCallRoutes(deps));
   routes.push(...sessionBatchRoutes(deps));
+  routes.push(...usageRoutes(deps));
   return routes;
 }

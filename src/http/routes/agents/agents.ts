@@ -36,10 +36,16 @@ export function versionView(v: AgentVersionDoc, activeId: string | null): Record
 
 /** Agents and their versions (DESIGN §6 extra endpoints). */
 export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
+  const place = { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } };
   const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
     const doc = await stores.agents.get(orgId, id);
     if (!doc) throw new NotFoundError('agent', id);
     return doc;
+  };
+  const getVersionOf = async (orgId: string, agentId: string, versionId: string): Promise<AgentVersionDoc> => {
+    const v = await stores.agents.getVersion(orgId, versionId);
+    if (!v || v.agent_id !== agentId) throw new NotFoundError('version', versionId);
+    return v;
   };
   return [
     {
@@ -53,7 +59,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const body = ctx.state.body as PublishInput & { name: string };
-        const created = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
+        const created = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
           stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
         );
         return agentView(created!.agent, config.publicUrl);
@@ -107,7 +113,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
         const live = await stores.agents.get(orgId, agentId);
         if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
         const body = ctx.state.body as PublishInput & { activate: boolean };
-        const version = await publishFromSnapshot(stores, config.sandboxDir, orgId, body, (snapshotId, content) =>
+        const version = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
           stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
         );
         if (!version) throw new NotFoundError('agent', agentId);
@@ -127,6 +133,36 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
         const page = parsePage(ctx.query);
         const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
         return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}/versions/{version_id}',
+      summary: 'Read one version of an agent (also of a soft-deleted agent).',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agent = await getAgent(orgId, ctx.params.agent_id);
+        return versionView(await getVersionOf(orgId, agent._id, ctx.params.version_id), agent.active_version_id);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/versions/{version_id}/activate',
+      summary: 'Make a published version the active one (roll forward or back); open sessions keep their version.',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agentId = ctx.params.agent_id;
+        const live = await stores.agents.get(orgId, agentId);
+        // A soft-deleted agent takes no new work, activation included (spec: 404).
+        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
+        const version = await getVersionOf(orgId, agentId, ctx.params.version_id);
+        const agent = await stores.agents.activate(orgId, agentId, version._id);
+        if (!agent) throw new NotFoundError('agent', agentId);
+        return versionView(version, agent.active_version_id);
       },
     },
   ];

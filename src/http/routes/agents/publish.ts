@@ -2,6 +2,7 @@ import { validateManifest } from '../../../agents/manifest.js';
 import { evaluateEntrypoint } from '../../../agents/entrypoint.js';
 import { buildVersionContent, SnapshotArchive } from '../../../agents/publish.js';
 import { ConflictError, NotFoundError } from '../../../domain/errors.js';
+import { checkModelEndpoint, type ModelEndpointGuard } from '../../../net/model-endpoint.js';
 import type { VersionContent } from '../../../store/agents.js';
 import type { Stores } from '../../../store/stores.js';
 
@@ -16,8 +17,18 @@ export interface PublishInput {
  * the computed content to `write`. Any failure, or `write` returning null,
  * releases the snapshot again.
  */
-export async function publishFromSnapshot<T>(stores: Stores, sandboxDir: string, orgId: string, input: PublishInput, write: (snapshotId: string, content: VersionContent) => Promise<T | null>): Promise<T | null> {
+export async function publishFromSnapshot<T>(
+  stores: Stores,
+  place: { sandboxDir: string; models: ModelEndpointGuard },
+  orgId: string,
+  input: PublishInput,
+  write: (snapshotId: string, content: VersionContent) => Promise<T | null>,
+): Promise<T | null> {
   const manifest = validateManifest(input.manifest);
+  for (const [i, o] of manifest.llm_options.entries()) {
+    if (o.base_url) await checkModelEndpoint(o.base_url, `manifest.llm_options[${i}].base_url`, place.models);
+  }
+  const sandboxDir = place.sandboxDir;
   const snapshotId = input.source.source_snapshot_id;
   if (!(await stores.snapshots.attach(orgId, snapshotId))) {
     const doc = await stores.snapshots.get(orgId, snapshotId);

@@ -1,4 +1,5 @@
 import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { checkModelEndpoint } from '../../../net/model-endpoint.js';
 import { routerView, type RouterInput } from '../../../store/routers.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
@@ -26,6 +27,7 @@ async function checkCandidates(deps: AppDeps, orgId: string, input: RouterInput)
     if (c.configuration_update && c.provider !== 'openai-responses') {
       throw new InvalidRequestError(`candidates[${i}].configuration_update applies to openai-responses models only.`, `candidates[${i}].configuration_update`);
     }
+    if (c.base_url) await checkModelEndpoint(c.base_url, `candidates[${i}].base_url`, { allowPrivate: deps.config.modelsAllowPrivate });
   }
 }
 

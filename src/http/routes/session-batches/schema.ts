@@ -7,7 +7,8 @@ export const MAX_BATCH_ITEMS = 10_000;
 /** A batch body is larger than any other request: 10,000 items of a few hundred bytes each, with room to spare. */
 export const BATCH_MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-const batchItem: JsonSchema = {
+/** One item. Checked per item: an item that fails it is returned `failed`, the others are still created. */
+export const batchItemSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['agent_id', 'message'],
@@ -21,12 +22,62 @@ const batchItem: JsonSchema = {
   },
 };
 
+/**
+ * The envelope: the only part whose problems refuse the whole batch (400).
+ * Items are any JSON here and judged one by one against `batchItemSchema`.
+ */
 export const createBatchBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['items'],
   properties: {
     idempotency_key: { type: 'string', minLength: 1, maxLength: 255, description: 'Per organization; a reuse returns the original batch.' },
-    items: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: batchItem },
+    items: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, description: 'Each item is checked on its own; an invalid item is returned `failed`.' },
   },
+};
+
+const batchSession: JsonSchema = {
+  type: 'object',
+  required: ['index', 'session_id', 'status', 'last_message_status', 'agent_id', 'metadata', 'error'],
+  properties: {
+    index: { type: 'integer' },
+    session_id: { type: ['string', 'null'], description: 'Null when the item was rejected.' },
+    status: { type: 'string' },
+    last_message_status: { type: ['string', 'null'] },
+    agent_id: { type: 'string' },
+    version_id: { type: ['string', 'null'] },
+    llm_id: { type: ['string', 'null'] },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    transcript_url: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+  },
+};
+
+const batchStatus = { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'partial_failed'] };
+
+export const createdBatchResponse: JsonSchema = {
+  type: 'object',
+  required: ['batch_id', 'status', 'sessions'],
+  properties: { batch_id: { type: 'string' }, status: batchStatus, sessions: { type: 'array', items: batchSession } },
+};
+
+export const batchResponse: JsonSchema = {
+  type: 'object',
+  required: ['batch_id', 'status', 'counts', 'sessions'],
+  properties: {
+    batch_id: { type: 'string' },
+    status: batchStatus,
+    counts: {
+      type: 'object',
+      required: ['queued', 'running', 'completed', 'failed'],
+      properties: { queued: { type: 'integer' }, running: { type: 'integer' }, completed: { type: 'integer' }, failed: { type: 'integer' } },
+    },
+    sessions: { type: 'array', items: batchSession },
+  },
+};
+
+/** For the OpenAPI document: the body as a client should send it. */
+export const createBatchDocBody: JsonSchema = {
+  ...createBatchBody,
+  properties: { ...(createBatchBody.properties as Record<string, JsonSchema>), items: { type: 'array', minItems: 1, maxItems: MAX_BATCH_ITEMS, items: batchItemSchema } },
 };

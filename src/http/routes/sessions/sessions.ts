@@ -1,14 +1,18 @@
 import { createHash } from 'node:crypto';
-import { InvalidRequestError } from '../../../domain/errors.js';
+import { InvalidRequestError, NotFoundError, TroupeError } from '../../../domain/errors.js';
+import { check, type JsonSchema } from '../../../schemas/validator.js';
+import { sessionBusy } from '../../../sessions/delete-session.js';
 import { newId } from '../../../domain/ids.js';
 import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
-import { sessionView } from '../../../store/sessions.js';
+import { sessionView, type SessionDoc } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, sessionOr404, withIdempotency } from './runtime.js';
+import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
+import { sessionListResponse, sessionResponse, turnReplyResponse } from './responses.js';
 
 const METADATA_PARAM = /^metadata\.([A-Za-z0-9_-]{1,64})$/;
 
@@ -23,6 +27,23 @@ function metadataFilters(query: Record<string, string | string[] | undefined>): 
   return filters;
 }
 
+const deleteSessionQuery: JsonSchema = {
+  type: 'object',
+  properties: { force: { type: 'string', enum: ['true', 'false'], description: 'true: cancel a running or queued message first.' } },
+};
+
+/** Cancels the running message and every queued one; one that finished meanwhile is fine. */
+async function cancelAll(deps: AppDeps, session: SessionDoc): Promise<void> {
+  for (const id of [session.running_message_id, ...session.queued_message_ids]) {
+    if (!id) continue;
+    try {
+      await ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${id}`, message_id: id });
+    } catch (err) {
+      if (!(err instanceof TroupeError) || (err.status !== 409 && err.status !== 404)) throw err;
+    }
+  }
+}
+
 export function userMessageCommandId(messageId: string, idempotencyKey: string | null): string {
   return idempotencyKey ? `um-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32)}` : `um-${messageId}`;
 }
@@ -30,10 +51,18 @@ export function userMessageCommandId(messageId: string, idempotencyKey: string |
 /** Session creation and reads (spec: Sessions), and the one-shot agent message. */
 export function sessionRoutes(deps: AppDeps): RouteSpec[] {
   const agents = deps.stores.agents;
+  const bindings = deps.stores.storageBindings;
   const create = async (orgId: string, agentId: string, input: SessionInput) => {
     const version = await versionFor(agents, orgId, agentId);
+    const bindingId = input.storage_binding_id;
+    if (bindingId && !(await bindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
     const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' });
     await deps.stores.sessions.insert(doc);
+    // A DELETE of the binding may have claimed it between the check and the insert: then it saw no session, so undo ours.
+    if (bindingId && !(await bindings.live(orgId, bindingId))) {
+      await deps.stores.sessions.remove(orgId, doc._id);
+      throw new NotFoundError('storage_binding', bindingId);
+    }
     return doc;
   };
   return [
@@ -42,6 +71,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/sessions',
       summary: 'Create a durable session on the agent’s active version.',
       tag: 'sessions',
+      response: sessionResponse,
       body: { schema: createSessionBody, optional: true },
       status: 201,
       handler: async (ctx) => sessionView(await create(requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as SessionInput)),
@@ -51,13 +81,30 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}',
       summary: 'Read a session.',
       tag: 'sessions',
+      response: sessionResponse,
       handler: async (ctx) => sessionView(await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id)),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/sessions/{session_id}',
+      summary: 'Delete a session with its ledger, messages and idempotency records; 409 while a message runs unless force=true, which cancels it first.',
+      tag: 'sessions',
+      query: deleteSessionQuery,
+      status: 204,
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const force = check<{ force?: string }>(deleteSessionQuery, { ...ctx.query }).force === 'true';
+        if (sessionBusy(session) && force) await cancelAll(deps, session);
+        await ask(deps, session, { kind: 'session.delete', command_id: `delete-${ctx.state.requestId}` });
+        return undefined;
+      },
     },
     {
       method: 'GET',
       path: '/v1/sessions',
       summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
       tag: 'sessions',
+      response: sessionListResponse,
       query: pageQuery,
       handler: async (ctx) => {
         const page = parsePage(ctx.query);
@@ -71,12 +118,15 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/messages',
       summary: 'Create a session and send its first user message in one request.',
       tag: 'sessions',
+      response: turnReplyResponse,
       body: { schema: agentMessageBody },
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
         await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key) => {
+          await admitUserMessage(deps, orgId, null);
+          await checkFileRefs(deps.stores.files, orgId, [{ content: body.content, param: 'content' }]);
           const session = await create(orgId, ctx.params.agent_id, body.session ?? {});
           const messageId = newId('message');
           const command_id = userMessageCommandId(messageId, key);

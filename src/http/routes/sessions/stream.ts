@@ -4,6 +4,7 @@ import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
+import { SESSION_DELETED } from '../../../../actors/session/delete.js';
 
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
@@ -21,7 +22,12 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         const stream = new SessionStream(deps.stores.ledger, session._id, after);
         // Subscribe before the backfill, so nothing appended in between is missed.
         const hub = runtimeOf(deps).hub;
-        const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => stream.onLive(JSON.parse(msg) as EventEnvelope));
+        const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => {
+          const ev = JSON.parse(msg) as EventEnvelope | { type: typeof SESSION_DELETED };
+          // A deleted session's stream ends; a reconnect gets 404.
+          if (ev.type === SESSION_DELETED) return stop();
+          stream.onLive(ev as EventEnvelope);
+        });
         // Token deltas are opt-in: they are ephemeral and most clients only want the ledger.
         const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), (msg) => stream.sendEphemeral('assistant.delta', msg)) : () => undefined;
         const unsubscribe = () => {

@@ -70,6 +70,7 @@ const BUDGET: Record<Effort, number> = { off: 0, minimal: 1024, low: 2048, mediu
 
 function blockOf(p: Part): Json {
   if (p.type === 'text') return { type: 'text', text: p.text };
+  if (p.type === 'document') return { type: 'document', source: { type: 'base64', media_type: p.mediaType, data: p.data }, title: p.filename };
   const s = p.source;
   return { type: 'image', source: s.kind === 'url' ? { type: 'url', url: s.url } : { type: 'base64', media_type: s.mediaType, data: s.data } };
 }

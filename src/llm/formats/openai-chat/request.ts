@@ -59,7 +59,11 @@ export function parseChatRequest(body: Json): LlmRequest {
 
 function contentOut(parts: Part[]): unknown {
   if (parts.every((p) => p.type === 'text')) return textOf(parts);
-  return parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text } : { type: 'image_url', image_url: { url: urlOfImage(p) } }));
+  return parts.map((p) => {
+    if (p.type === 'text') return { type: 'text', text: p.text };
+    if (p.type === 'document') return { type: 'file', file: { filename: p.filename, file_data: `data:${p.mediaType};base64,${p.data}` } };
+    return { type: 'image_url', image_url: { url: urlOfImage(p) } };
+  });
 }
 
 function messagesOut(req: LlmRequest): Json[] {

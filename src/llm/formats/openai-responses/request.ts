@@ -76,9 +76,11 @@ export function parseResponsesRequest(body: Json): LlmRequest {
 function itemOut(it: Item, target: Target): Json | null {
   switch (it.kind) {
     case 'message': {
-      const content = it.content.map((p) =>
-        p.type === 'image' ? { type: 'input_image', image_url: urlOfImage(p) } : { type: it.role === 'assistant' ? 'output_text' : 'input_text', text: p.text },
-      );
+      const content = it.content.map((p) => {
+        if (p.type === 'image') return { type: 'input_image', image_url: urlOfImage(p) };
+        if (p.type === 'document') return { type: 'input_file', filename: p.filename, file_data: `data:${p.mediaType};base64,${p.data}` };
+        return { type: it.role === 'assistant' ? 'output_text' : 'input_text', text: p.text };
+      });
       return { type: 'message', role: it.role, content };
     }
     case 'tool_call':

@@ -1,0 +1,104 @@
+import type { MessageStore } from '../../src/store/messages.js';
+import { messageState } from '../../src/store/messages.js';
+import { sessionState, type SessionDoc, type SessionStore } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { JobProbe, Send } from '../runtime/actor.js';
+import { toolAnswerCommandId } from '../tool-runner/messages.js';
+import { agentContext } from './agent-context.js';
+import { effectSends } from './effects.js';
+import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from './messages.js';
+import { outstanding } from './outstanding.js';
+
+const PAGE = 500;
+/** Bounds one sweep's work; the rest is reached on the next sweeps. */
+const MAX_PER_SWEEP = 5000;
+
+export interface SweeperDeps {
+  sessions: Pick<SessionStore, 'running'>;
+  messages: Pick<MessageStore, 'byIds'>;
+  versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
+  /** Where jobs stand in the queues (the runtime's dispatcher). */
+  jobs: JobProbe;
+  outbox: { send(sends: Send[]): Promise<void> };
+  publicUrl: string;
+  log: { warn(obj: object, msg: string): void };
+}
+
+export interface SweepResult {
+  running: number;
+  resumed: string[];
+}
+
+/**
+ * Finds work that Redis lost (a restart without persistence, a failover) and
+ * hands it back to the session actors. MongoDB's read models are the truth:
+ * a session they show `running` must have a job for whatever it waits on.
+ * A session whose ledger did not move since the previous sweep, and whose
+ * outstanding jobs (outstanding.ts) are missing or dead, gets a
+ * `session.resume` command. The command's job id is fixed by the session's
+ * sequence number and the actor re-issues jobs under their original ids, so
+ * any number of sweepers, run any number of times, add no turn to a ledger.
+ */
+export class StrandedWorkSweeper {
+  /** last_sequence of each running session at the previous sweep. */
+  private previous = new Map<string, number>();
+
+  constructor(private readonly deps: SweeperDeps) {}
+
+  async sweep(now = new Date()): Promise<SweepResult> {
+    const seen = new Map<string, number>();
+    const resumed: string[] = [];
+    let after: string | null = null;
+    while (seen.size < MAX_PER_SWEEP) {
+      const page: SessionDoc[] = await this.deps.sessions.running(PAGE, after);
+      for (const doc of page) {
+        seen.set(doc._id, doc.last_sequence);
+        // Moving sessions are not stranded; only a still one is worth a look at its jobs.
+        if (this.previous.get(doc._id) !== doc.last_sequence) continue;
+        if (await this.stranded(doc, now)) {
+          await this.deps.outbox.send([sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')]);
+          resumed.push(doc._id);
+        }
+      }
+      if (page.length < PAGE) break;
+      after = page[page.length - 1]._id;
+    }
+    this.previous = seen;
+    if (resumed.length) this.deps.log.warn({ sessions: resumed.length, sample: resumed.slice(0, 5) }, 'resumed sessions whose queued work was lost');
+    return { running: seen.size, resumed };
+  }
+
+  private async stranded(doc: SessionDoc, now: Date): Promise<boolean> {
+    const state = sessionState(doc);
+    const ids = [state.running_message_id, state.queued_message_ids[0]].filter((id): id is string => !!id);
+    const messages = new Map((await this.deps.messages.byIds(doc._id, ids)).map((m) => [m._id, messageState(m)] as const));
+    const version = await this.deps.versions.get(doc.org_id, doc.version_id);
+    const effects = outstanding({ session: state, messages, agent: agentContext(doc, version, this.deps.publicUrl, now) });
+    let missing = false;
+    for (const e of effects) if (!(await this.alive(doc, e))) missing = true;
+    return missing;
+  }
+
+  /**
+   * Whether the effect's job can still move the session on: it is waiting or
+   * running, or it finished and its answer command is still queued. A dead
+   * job (failed, or finished with its answer lost) is removed so that the
+   * resume can issue it again under the same id.
+   */
+  private async alive(doc: SessionDoc, e: Effect): Promise<boolean> {
+    if (e.kind !== 'model.call' && e.kind !== 'tool.run' && e.kind !== 'session.command') return true;
+    const job = effectSends(doc, [e])[0];
+    const answer = e.kind === 'model.call' ? modelAnswerCommandId(e.call) : e.kind === 'tool.run' ? toolAnswerCommandId(e.job) : null;
+    const state = await this.deps.jobs.state(job);
+    if (state === null) return false;
+    const answerJob = answer !== null ? { to: SESSION, key: doc._id, job_id: sessionJobId(doc._id, answer) } : null;
+    const answerState = answerJob && state === 'completed' ? await this.deps.jobs.state(answerJob) : null;
+    const answerDead = answerState === null || answerState === 'failed';
+    if (state === 'failed' || (state === 'completed' && answer !== null && answerDead)) {
+      if (answerJob && answerState !== null) await this.deps.jobs.remove(answerJob).catch(() => undefined);
+      await this.deps.jobs.remove(job).catch(() => undefined);
+      return false;
+    }
+    return true;
+  }
+}

@@ -1,0 +1,45 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+
+export const createStorageBindingBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', pattern: '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$', description: 'Unique within the organization; 1-64 of [A-Za-z0-9_.-], starting with a letter or digit.' },
+    description: { type: ['string', 'null'], maxLength: 1000 },
+  },
+};
+
+export const storageBindingResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'description', 'file_count', 'size_bytes', 'created_at'],
+  properties: {
+    id: { type: 'string', description: 'sb_…' },
+    name: { type: 'string' },
+    description: { type: ['string', 'null'] },
+    file_count: { type: 'integer' },
+    size_bytes: { type: 'integer' },
+    created_at: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const storageBindingListResponse: JsonSchema = {
+  type: 'object',
+  required: ['storage_bindings', 'has_more', 'next_cursor'],
+  properties: { storage_bindings: { type: 'array', items: storageBindingResponse }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
+};
+
+export const storageFileListResponse: JsonSchema = {
+  type: 'object',
+  required: ['files'],
+  properties: {
+    files: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['path', 'size_bytes', 'sha256', 'updated_at'],
+        properties: { path: { type: 'string' }, size_bytes: { type: 'integer' }, sha256: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } },
+      },
+    },
+  },
+};

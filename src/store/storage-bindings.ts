@@ -1,0 +1,114 @@
+import type { Collection, Db } from 'mongodb';
+import type { PageRequest } from './page.js';
+
+/** A named, org-scoped, persistent file area; its files are `StorageFileDoc`s with bytes in the `storage` GridFS bucket. */
+export interface StorageBindingDoc {
+  _id: string;
+  org_id: string;
+  name: string;
+  description: string | null;
+  created_at: Date;
+  /** Set while a DELETE checks for sessions; new sessions cannot bind it meanwhile. */
+  deleting: boolean;
+}
+
+/**
+ * One file of a binding. `_id` is `<binding id>:<path>`, so a file is read
+ * and replaced by `_id`. The bytes live in a blob with its own id: a new
+ * version of a file is a new blob, and the record switches to it only once
+ * the blob is complete.
+ */
+export interface StorageFileDoc {
+  _id: string;
+  org_id: string;
+  binding_id: string;
+  /** Relative, `/`-separated, never `..`. */
+  path: string;
+  blob_id: string;
+  size_bytes: number;
+  sha256: string;
+  updated_at: Date;
+}
+
+export interface StorageBindingView {
+  id: string;
+  name: string;
+  description: string | null;
+  file_count: number;
+  size_bytes: number;
+  created_at: string;
+}
+
+export function storageBindingView(doc: StorageBindingDoc, files: Pick<StorageFileDoc, 'size_bytes'>[]): StorageBindingView {
+  return {
+    id: doc._id,
+    name: doc.name,
+    description: doc.description,
+    file_count: files.length,
+    size_bytes: files.reduce((n, f) => n + f.size_bytes, 0),
+    created_at: doc.created_at.toISOString(),
+  };
+}
+
+export function storageFileId(bindingId: string, path: string): string {
+  return `${bindingId}:${path}`;
+}
+
+/** Storage binding records and their file index; every query is scoped by org. */
+export class StorageBindingStore {
+  readonly bindings: Collection<StorageBindingDoc>;
+  readonly files: Collection<StorageFileDoc>;
+
+  constructor(db: Db) {
+    this.bindings = db.collection<StorageBindingDoc>('storage_bindings');
+    this.files = db.collection<StorageFileDoc>('storage_files');
+  }
+
+  async insert(doc: StorageBindingDoc): Promise<StorageBindingDoc> {
+    await this.bindings.insertOne(doc);
+    return doc;
+  }
+
+  get(orgId: string, id: string): Promise<StorageBindingDoc | null> {
+    return this.bindings.findOne({ _id: id, org_id: orgId });
+  }
+
+  /** A binding sessions may use: present and not being deleted. */
+  async live(orgId: string, id: string): Promise<StorageBindingDoc | null> {
+    const doc = await this.get(orgId, id);
+    return doc && !doc.deleting ? doc : null;
+  }
+
+  /** Oldest first, ids as cursors; one extra row for has_more. */
+  list(orgId: string, page: PageRequest): Promise<StorageBindingDoc[]> {
+    const filter: Record<string, unknown> = { org_id: orgId };
+    if (page.after) filter._id = { $gt: page.after };
+    return this.bindings.find(filter).sort({ _id: 1 }).limit(page.limit + 1).toArray();
+  }
+
+  filesOf(orgId: string, bindingId: string): Promise<StorageFileDoc[]> {
+    return this.files.find({ org_id: orgId, binding_id: bindingId }).sort({ path: 1 }).toArray();
+  }
+
+  async putFile(doc: StorageFileDoc): Promise<void> {
+    await this.files.replaceOne({ _id: doc._id }, doc, { upsert: true });
+  }
+
+  async removeFile(id: string): Promise<void> {
+    await this.files.deleteOne({ _id: id });
+  }
+
+  /** Claims the binding for deletion; null when it is unknown or already being deleted. */
+  markDeleting(orgId: string, id: string): Promise<StorageBindingDoc | null> {
+    return this.bindings.findOneAndUpdate({ _id: id, org_id: orgId, deleting: false }, { $set: { deleting: true } });
+  }
+
+  async unmarkDeleting(orgId: string, id: string): Promise<void> {
+    await this.bindings.updateOne({ _id: id, org_id: orgId }, { $set: { deleting: false } });
+  }
+
+  async remove(orgId: string, id: string): Promise<void> {
+    await this.files.deleteMany({ org_id: orgId, binding_id: id });
+    await this.bindings.deleteOne({ _id: id, org_id: orgId });
+  }
+}
