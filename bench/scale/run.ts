@@ -84,8 +84,12 @@ interface Result {
   events: number;
   seconds: number;
   violations: number;
-  troupeCpuMs: number;
-  serverCpuMs: number;
+  /** POSTs answered 503/409 and retried with the same Idempotency-Key. */
+  retries: number;
+  /** CPU of the Troupe processes during the run, summed by role. */
+  roleCpuMs: Record<string, number>;
+  redisCpuMs: number;
+  mongoCpuMs: number;
   mongoRequests: number;
   redis?: { client: number; lua: number };
 }
@@ -103,7 +107,17 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
   const webs = procs.filter((p) => p.url).map((p) => p.url!);
   const db: Db = mongo.db(dbName);
   const redisPorts = parseRedisTarget(svc.redisUrl).nodes.map((n) => n.port);
-  const serverPids = svc.processes.map((p) => p.pid);
+  const redisPids = svc.processes.filter((p) => p.name.startsWith('redis')).map((p) => p.pid);
+  const mongoPids = services.single.processes.filter((p) => !p.name.startsWith('redis')).map((p) => p.pid);
+  const sum = (pids: number[]) => pids.reduce((a, p) => a + cpuMs(p), 0);
+  const byRole = () => {
+    const out: Record<string, number> = {};
+    for (const [i, p] of procs.entries()) {
+      const role = layout.processes[i].join('+');
+      out[role] = (out[role] ?? 0) + cpuMs(p.child.pid!);
+    }
+    return out;
+  };
   try {
     const agentId = await scriptedAgent(db, [{ text: 'ok' }]);
     const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
@@ -116,18 +130,28 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
     const monitor = opts.monitor ? await RedisMonitor.start(redisPorts) : null;
     await new Promise((r) => setTimeout(r, 500));
     monitor?.reset();
-    const cpu0 = procs.reduce((a, p) => a + cpuMs(p.child.pid!), 0);
-    const srv0 = serverPids.reduce((a, p) => a + cpuMs(p), 0);
+    const roles0 = byRole();
+    const [redis0, mongo0] = [sum(redisPids), sum(mongoPids)];
     const req0 = counter.requests;
     const started = Date.now();
     let n = 0;
+    let retries = 0;
     await pool(sessions, opts.concurrency, async (sid) => {
       const ids: string[] = [];
       for (let m = 0; m < opts.messages; m++) {
-        const r = await fetch(`${webs[n++ % webs.length]}/v1/sessions/${sid}/events`, { method: 'POST', headers, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: `m${m}` }] }) });
-        const body = (await r.json()) as { message?: { id: string } };
-        if (r.status !== 201 || !body.message) throw new Error(`POST answered ${r.status}: ${JSON.stringify(body)}`);
-        ids.push(body.message.id);
+        // A 503 (no answer in time) or 409 (first try still in flight) is retried with the same key, as a client would.
+        for (let attempt = 1; ; attempt++) {
+          const r = await fetch(`${webs[n++ % webs.length]}/v1/sessions/${sid}/events`, { method: 'POST', headers: { ...headers, 'Idempotency-Key': `${sid}-${m}` }, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: `m${m}` }] }) });
+          const body = (await r.json()) as { message?: { id: string } };
+          if ((r.status === 503 || r.status === 409) && attempt < 20) {
+            retries++;
+            await new Promise((res) => setTimeout(res, 500));
+            continue;
+          }
+          if (r.status !== 201 || !body.message) throw new Error(`POST answered ${r.status}: ${JSON.stringify(body)}`);
+          ids.push(body.message.id);
+          break;
+        }
       }
       sent.set(sid, ids);
     });
@@ -138,8 +162,10 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
       await new Promise((r) => setTimeout(r, 100));
     }
     const seconds = (Date.now() - started) / 1000;
-    const troupeCpuMs = procs.reduce((a, p) => a + cpuMs(p.child.pid!), 0) - cpu0;
-    const serverCpuMs = serverPids.reduce((a, p) => a + cpuMs(p), 0) - srv0;
+    const roles1 = byRole();
+    const roleCpuMs = Object.fromEntries(Object.keys(roles1).map((r) => [r, roles1[r] - roles0[r]]));
+    const redisCpuMs = sum(redisPids) - redis0;
+    const mongoCpuMs = sum(mongoPids) - mongo0;
     const mongoRequests = counter.requests - req0;
     const redis = monitor ? { client: monitor.client, lua: monitor.lua } : undefined;
     monitor?.close();
@@ -152,7 +178,7 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
       const users = evs.filter((e) => e.type === 'user.message').map((e) => e.message_id);
       if (JSON.stringify(users) !== JSON.stringify(sent.get(sid))) violations++;
     }
-    return { layout: layout.name, messages: total, events, seconds, violations, troupeCpuMs, serverCpuMs, mongoRequests, redis };
+    return { layout: layout.name, messages: total, events, seconds, violations, retries, roleCpuMs, redisCpuMs, mongoCpuMs, mongoRequests, redis };
   } finally {
     for (const p of procs) p.child.kill('SIGTERM');
     await Promise.all(procs.map((p) => new Promise((r) => (p.child.exitCode !== null ? r(null) : p.child.once('exit', r)))));
@@ -163,9 +189,12 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
 
 function report(r: Result): void {
   const per = (x: number) => (x / r.messages).toFixed(1);
+  const troupe = Object.values(r.roleCpuMs).reduce((a, b) => a + b, 0);
+  const roles = Object.entries(r.roleCpuMs).map(([role, ms]) => `${role} ${per(ms)}`).join(', ');
   console.log(
-    `${r.layout}: ${r.messages} messages, ${r.events} events in ${r.seconds.toFixed(1)} s -> ${(r.events / r.seconds).toFixed(0)} events/s, ${(r.messages / r.seconds).toFixed(0)} messages/s; ` +
-      `ordering violations ${r.violations}; CPU per message: Troupe ${per(r.troupeCpuMs)} ms, servers ${per(r.serverCpuMs)} ms; MongoDB requests per message ${per(r.mongoRequests)}` +
+    `${r.layout}: ${r.messages} messages, ${r.events} events in ${r.seconds.toFixed(1)} s -> ${(r.events / r.seconds).toFixed(0)} events/s, ${(r.messages / r.seconds).toFixed(1)} messages/s; ` +
+      `ordering violations ${r.violations}, retried POSTs ${r.retries}; CPU ms per message: Troupe ${per(troupe)} (${roles}), Redis ${per(r.redisCpuMs)}, MongoDB-wire ${per(r.mongoCpuMs)}; ` +
+      `MongoDB requests per message ${per(r.mongoRequests)}` +
       (r.redis ? `; Redis commands per message: ${per(r.redis.client)} from clients, ${per(r.redis.lua)} inside scripts` : ''),
   );
 }

@@ -17,7 +17,8 @@ import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
  * locks, sharded pub/sub, stickiness: .mocharc.cluster.json) and the
  * multi-process test, which runs on this leg only. Not the whole suite again:
  * archives, files and auth never touch a queue, and CI time is bounded.
- * TROUPE_TEST_CLUSTER=0 skips it, =only runs only it; a given REDIS_URL skips it.
+ * TROUPE_TEST_CLUSTER=0 skips it, =only runs only it, =1 adds it to a narrowed run (given
+ * REDIS_URL, MONGODB_URL or TROUPE_TEST_MONGO run just the legs they name).
  * Everything started is stopped, whatever the outcome.
  */
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
@@ -63,9 +64,12 @@ export function matrixLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
 /** The matrix's legs plus the Redis Cluster leg (see the comment at the top). */
 export function allLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
   const matrix = matrixLegs(env);
-  if (env.REDIS_URL || env.TROUPE_TEST_CLUSTER === '0') return matrix;
   const cluster: Leg = { name: 'redis-cluster', kind: matrix[0].kind, cluster: { mocharc: '.mocharc.cluster.json' } };
-  return env.TROUPE_TEST_CLUSTER === 'only' ? [cluster] : [...matrix, cluster];
+  if (env.TROUPE_TEST_CLUSTER === 'only') return [cluster];
+  if (env.TROUPE_TEST_CLUSTER === '1') return [...matrix, cluster];
+  // A run narrowed to given servers or legs runs just those.
+  if (env.REDIS_URL || env.MONGODB_URL || env.TROUPE_TEST_MONGO || env.TROUPE_TEST_CLUSTER === '0') return matrix;
+  return [...matrix, cluster];
 }
 
 function banner(text: string): void {
