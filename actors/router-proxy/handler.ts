@@ -11,29 +11,34 @@ export interface ModelCallDeps extends ProviderDeps {
   message(orgId: string, sessionId: string, id: string): Promise<MessageState | null>;
 }
 
-/** Makes one model call for a session's message, with the adapter its llm option names. */
+/**
+ * Makes one model call for a session's message, with the adapter its llm
+ * option names. The call names the session's version and option, so the
+ * scripted provider needs no read at all; real providers read the session
+ * for its keys and history.
+ */
 export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<ModelResult> {
-  const session = await deps.session(call.session_id);
-  if (!session) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
-  const version = await deps.version(call.org_id, session.version_id);
-  if (!version) return { ok: false, error: `Agent version ${session.version_id} no longer exists.` };
-  const option = version.llm_options.find((o) => o.id === session.llm_id);
-  if (!option) return { ok: false, error: `LLM option ${session.llm_id} is not in version ${version._id}.` };
+  let session: SessionDoc | null = null;
+  const loadSession = async () => (session ??= await deps.session(call.session_id));
+  const versionId = call.version_id ?? (await loadSession())?.version_id;
+  const llmId = call.llm_id ?? (await loadSession())?.llm_id;
+  if (!versionId || !llmId) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
+  const version = await deps.version(call.org_id, versionId);
+  if (!version) return { ok: false, error: `Agent version ${versionId} no longer exists.` };
+  const option = version.llm_options.find((o) => o.id === llmId);
+  if (!option) return { ok: false, error: `LLM option ${llmId} is not in version ${version._id}.` };
+  if (option.provider === 'scripted') return scriptedResponse(version.scripts?.[option.id], call.call_index);
+  const current = await loadSession();
+  if (!current) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
+  const message = await deps.message(call.org_id, call.session_id, call.message_id);
+  if (!message) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
   switch (option.provider) {
-    case 'scripted':
-      return scriptedResponse(version.scripts?.[option.id], call.call_index);
     case 'openai':
     case 'openai-responses':
-    case 'anthropic': {
-      const current = await deps.message(call.org_id, call.session_id, call.message_id);
-      if (!current) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
-      return callProvider(deps, session, version, option, call, current);
-    }
-    case 'routing': {
-      const current = await deps.message(call.org_id, call.session_id, call.message_id);
-      if (!current) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
-      return callRouter(deps, session, version, option, current);
-    }
+    case 'anthropic':
+      return callProvider(deps, current, version, option, call, message);
+    case 'routing':
+      return callRouter(deps, current, version, option, message);
     default:
       return { ok: false, error: `Provider ${String(option.provider)} is not supported.` };
   }

@@ -22,7 +22,7 @@ export interface RouterApp {
 }
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
-export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {

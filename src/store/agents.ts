@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { PageRequest } from '../http/pagination.js';
+import type { PageRequest } from './page.js';
 
 /** LLM option of a manifest (DESIGN §8); the first one is the default `llm_id`. */
 export interface LlmOption {

@@ -1,7 +1,6 @@
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../batches/create-batch.js';
 import type { BatchItemInput } from '../../../batches/plan.js';
-import { batchProducers } from '../../../batches/producers.js';
-import { readBatch } from '../../../batches/read-batch.js';
+import { readBatch } from '../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
@@ -18,7 +17,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
     await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
     return input;
   };
-  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, producers: batchProducers(deps), checkItem: checkItem(orgId) });
+  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId) });
   return [
     {
       method: 'POST',

@@ -1,8 +1,7 @@
+import { batchStatus, childState, countChildren, type BatchCounts, type ChildState } from '../domain/batch-status.js';
 import { NotFoundError } from '../domain/errors.js';
-import type { BatchItem, BatchStore } from '../store/batches.js';
-import type { SessionDoc, SessionStore } from '../store/sessions.js';
-import { itemView, type BatchItemView } from './create-batch.js';
-import { batchStatus, childState, countChildren, type BatchCounts, type ChildState } from './status.js';
+import { itemView, type BatchItem, type BatchItemView, type BatchStore } from './batches.js';
+import type { SessionDoc, SessionStore } from './sessions.js';
 
 export interface BatchView {
   batch_id: string;

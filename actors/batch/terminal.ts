@@ -1,12 +1,11 @@
-import type { JobsOptions } from 'bullmq';
-import { JOB_DEFAULTS } from '../../actors/runtime/queues.js';
-import { webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
-import type { BatchDoc, BatchStore } from '../store/batches.js';
-import { batchStatus, childState, terminalWebhookType, type ChildState } from './status.js';
+import { batchStatus, childState, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
+import type { BatchDoc, BatchStore } from '../../src/store/batches.js';
+import type { Send } from '../runtime/actor.js';
+import { webhookSend, type WebhookJob } from '../webhook/messages.js';
 
-/** Where the terminal webhook job goes: the `webhooks` queue (only `add` is used). */
-export interface WebhookSink {
-  add(name: string, data: WebhookJob, opts: JobsOptions): Promise<unknown>;
+/** Where the terminal webhook goes, handed off at once: it must be enqueued before it is marked so. */
+export interface Outbox {
+  send(sends: Send[]): Promise<void>;
 }
 
 type Header = Pick<BatchDoc, '_id' | 'org_id' | 'agent_id' | 'state' | 'chunk_count' | 'terminal_fired' | 'terminal_type' | 'terminal_enqueued'>;
@@ -18,7 +17,7 @@ type Header = Pick<BatchDoc, '_id' | 'org_id' | 'agent_id' | 'state' | 'chunk_co
  * claimer may have died) enqueues too: the deterministic job id keeps that
  * from making a second job.
  */
-export async function fireTerminal(store: BatchStore, sink: WebhookSink, header: Header, type: string): Promise<boolean> {
+export async function fireTerminal(store: BatchStore, outbox: Outbox, header: Header, type: string): Promise<boolean> {
   const claimed = await store.claimTerminal(header._id, type);
   let decided = type;
   if (!claimed) {
@@ -27,8 +26,7 @@ export async function fireTerminal(store: BatchStore, sink: WebhookSink, header:
     decided = doc.terminal_type ?? type;
   }
   const job: WebhookJob = { kind: 'batch.lifecycle', org_id: header.org_id, agent_id: header.agent_id, batch_id: header._id, type: decided as Extract<WebhookJob, { kind: 'batch.lifecycle' }>['type'] };
-  // Delivery retries are the webhook actor's own; the job itself runs once.
-  await sink.add(job.kind, job, { ...JOB_DEFAULTS, jobId: webhookJobId(job), attempts: 1 });
+  await outbox.send([webhookSend(job)]);
   await store.markEnqueued(header._id);
   return claimed;
 }
@@ -39,9 +37,9 @@ export async function fireTerminal(store: BatchStore, sink: WebhookSink, header:
  * `_id`, so a counter that ran ahead after a crash cannot fire early, and the
  * type comes from what each child actually did.
  */
-export async function finishIfSettled(store: BatchStore, sink: WebhookSink, header: Header): Promise<boolean> {
+export async function finishIfSettled(store: BatchStore, outbox: Outbox, header: Header): Promise<boolean> {
   if (header.terminal_enqueued) return false;
-  if (header.terminal_fired && header.terminal_type) return fireTerminal(store, sink, header, header.terminal_type);
+  if (header.terminal_fired && header.terminal_type) return fireTerminal(store, outbox, header, header.terminal_type);
   // Until the items are stored there is nothing to check against.
   if (header.state !== 'ready') return false;
   const items = await store.items(header);
@@ -55,5 +53,5 @@ export async function finishIfSettled(store: BatchStore, sink: WebhookSink, head
     else return false;
   }
   const type = terminalWebhookType(batchStatus(states));
-  return type ? fireTerminal(store, sink, header, type) : false;
+  return type ? fireTerminal(store, outbox, header, type) : false;
 }

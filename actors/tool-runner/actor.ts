@@ -1,0 +1,25 @@
+import { defineActor, type Outcome } from '../runtime/actor.js';
+import { sessionCommand, type ToolRunResult } from '../session/messages.js';
+import { TOOL_RUNNER, toolAnswerCommandId, type ToolRunJob } from './messages.js';
+import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
+
+export type ToolRunnerPorts = ToolRunnerDeps;
+
+/** The session hears the outcome as `tool.completed`; the command id makes a redelivered job one command. */
+function report(job: ToolRunJob, result: ToolRunResult): Outcome {
+  const command_id = toolAnswerCommandId(job);
+  return { sends: [sessionCommand(job.session_id, { kind: 'tool.completed', command_id, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result }, job.priority)] };
+}
+
+/**
+ * The tool-runner actor (an activity): runs custom tool calls in the sandbox,
+ * a few at a time per process (each is a child process). When a job exhausts
+ * its retries on an infrastructure failure, the model still gets an error
+ * result instead of a turn that waits forever. At shutdown running calls are
+ * killed (the context's signal) and retried elsewhere.
+ */
+export const toolRunnerActor = defineActor<ToolRunJob, ToolRunnerPorts>({
+  address: TOOL_RUNNER,
+  handle: async (ctx, job) => report(job, await runToolJob(ctx.ports, job, ctx.signal)),
+  onGiveUp: async (_ctx, job) => report(job, { ok: false, error: 'The tool could not be run (internal error).' }),
+});
