@@ -4,6 +4,11 @@ export interface MessageCancelled {
   message_id: string;
 }
 
+/** What an actor needs: register work for a message, release it when done. */
+export interface CancelTracker {
+  track(messageId: string): { signal: AbortSignal; release(): void };
+}
+
 export type Subscribe = (channel: string, listener: (message: string) => void) => Promise<() => void>;
 
 /**
@@ -11,7 +16,7 @@ export type Subscribe = (channel: string, listener: (message: string) => void) =
  * runs), so a cancellation published on Redis can abort it. One listener per
  * process; work registers before it starts and releases when it ends.
  */
-export class CancelRegistry {
+export class CancelRegistry implements CancelTracker {
   private readonly running = new Map<string, Set<AbortController>>();
   private unsubscribe: (() => void) | null = null;
 
