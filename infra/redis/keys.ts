@@ -38,4 +38,9 @@ export class RedisKeys {
     return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
   }
 
+  /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */
+  rateLimit(counter: string): string {
+    return `${this.prefix}:rl:${counter}`;
+  }
+
 }

@@ -33,6 +33,8 @@ export async function main(_args: string[]): Promise<void> {
     TROUPE_BOOTSTRAP_API_KEY: process.env.TROUPE_BOOTSTRAP_API_KEY || keys.api,
     TROUPE_BOOTSTRAP_ROUTING_KEY: process.env.TROUPE_BOOTSTRAP_ROUTING_KEY || keys.routing,
     TROUPE_WEBHOOKS_ALLOW_PRIVATE: process.env.TROUPE_WEBHOOKS_ALLOW_PRIVATE ?? '1',
+    // A laptop run with the dev keys printed on screen stays off the network unless asked (HOST=*).
+    HOST: process.env.HOST || '127.0.0.1',
     // A local model server (Ollama, vLLM on localhost) is the usual thing to point a dev agent at.
     TROUPE_MODELS_ALLOW_PRIVATE: process.env.TROUPE_MODELS_ALLOW_PRIVATE ?? '1',
     LOG_LEVEL: process.env.LOG_LEVEL || 'warn',

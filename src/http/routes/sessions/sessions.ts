@@ -10,7 +10,7 @@ import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, sessionOr404, withIdempotency } from './runtime.js';
+import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
 
 const METADATA_PARAM = /^metadata\.([A-Za-z0-9_-]{1,64})$/;
@@ -120,6 +120,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
         await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key) => {
+          await admitUserMessage(deps, orgId, null);
           await checkFileRefs(deps.stores.files, orgId, [{ content: body.content, param: 'content' }]);
           const session = await create(orgId, ctx.params.agent_id, body.session ?? {});
           const messageId = newId('message');
