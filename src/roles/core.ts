@@ -96,7 +96,7 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
-  const stores = createStores(mongo.db, box);
+  const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
   const metrics = new Metrics(role);

@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { byId } from './shard-keys.js';
 import type { MessageState } from '../domain/ledger.js';
 
 /** As stored: `output` is JSON text, since tool-call arguments are client JSON FerretDB v1 may not store. */
@@ -46,26 +47,29 @@ export function messageState(doc: MessageDoc): MessageState {
 
 /**
  * The `messages` read model: one document per user turn, with the assistant
- * output embedded. Every filter names session_id, the shard key
- * (src/store/shard-keys.ts): sharded MongoDB then routes each read to one
- * shard, and accepts the upserts (it refuses an upsert without the shard key).
+ * output embedded. On sharded MongoDB every filter names session_id, the
+ * shard key (byId in src/store/shard-keys.ts): each read goes to one shard,
+ * and the upserts are accepted (an upsert without the shard key is refused).
  */
 export class MessageStore {
   readonly col: Collection<MessageDoc>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly sharded = false,
+  ) {
     this.col = db.collection<MessageDoc>('messages');
   }
 
   async get(orgId: string, sessionId: string, id: string): Promise<MessageDoc | null> {
-    const m = await this.col.findOne({ _id: id, session_id: sessionId });
-    return m && m.org_id === orgId ? m : null;
+    const m = await this.col.findOne(byId(id, { session_id: sessionId }, this.sharded));
+    return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
   }
 
   /** By `_id` one at a time, in parallel: FerretDB v1 scans for `$in`, but not for `_id` equality. */
   async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
-    const docs = await Promise.all(ids.map((id) => this.col.findOne({ _id: id, session_id: sessionId })));
-    return docs.filter((d): d is MessageDoc => d !== null);
+    const docs = await Promise.all(ids.map((id) => this.col.findOne(byId(id, { session_id: sessionId }, this.sharded))));
+    return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
   }
 
   list(orgId: string, sessionId: string, limit: number, afterSequence: number): Promise<MessageDoc[]> {
@@ -84,7 +88,7 @@ export class MessageStore {
   async save(orgId: string, messages: MessageState[]): Promise<void> {
     if (!messages.length) return;
     const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({
-      replaceOne: { filter: { _id: id, session_id: rest.session_id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
+      replaceOne: { filter: byId(id, { session_id: rest.session_id }, this.sharded), replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
     }));
     await this.col.bulkWrite(ops, { ordered: false });
   }

@@ -59,3 +59,15 @@ export function uniqueIndexCompatible(key: ShardKey, indexKey: Record<string, un
   const prefix = shardKeyFields(key);
   return prefix.length <= fields.length && prefix.every((f, i) => fields[i] === f);
 }
+
+/**
+ * A by-`_id` filter, with the shard key's fields added on a sharded cluster
+ * (connected through mongos) so the read goes to one shard and an upsert is
+ * accepted (sharded MongoDB refuses an upsert whose filter lacks the shard
+ * key). Elsewhere it stays `_id` alone: FerretDB v1 pushes only `_id`
+ * equality down to SQLite and scans for anything more (measured 66 ms against
+ * 938 ms per read on 20,000 events, docs/decisions.md).
+ */
+export function byId<T extends object>(id: string, shardKey: T, sharded: boolean): { _id: string } & Partial<T> {
+  return sharded ? { _id: id, ...shardKey } : ({ _id: id } as { _id: string } & Partial<T>);
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { INDEXES } from '../../src/store/indexes.js';
-import { SHARD_KEYS, uniqueIndexCompatible } from '../../src/store/shard-keys.js';
+import { byId, SHARD_KEYS, uniqueIndexCompatible } from '../../src/store/shard-keys.js';
 
 describe('MongoDB shard keys (docs/scaling.md)', () => {
   it('follows the server’s rule for unique indexes on sharded collections', () => {
@@ -33,5 +33,10 @@ describe('MongoDB shard keys (docs/scaling.md)', () => {
 
   it('shards the collections a turn writes, so the hot path scales with shards', () => {
     for (const c of ['sessions', 'events', 'messages', 'idempotency_keys']) assert.ok(SHARD_KEYS[c].key, `${c} is sharded`);
+  });
+
+  it('names the shard key in by-id filters only on a sharded cluster (FerretDB v1 scans for anything beyond _id)', () => {
+    assert.deepEqual(byId('ses_1:3', { session_id: 'ses_1' }, true), { _id: 'ses_1:3', session_id: 'ses_1' });
+    assert.deepEqual(byId('ses_1:3', { session_id: 'ses_1' }, false), { _id: 'ses_1:3' });
   });
 });
