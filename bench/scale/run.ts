@@ -28,7 +28,7 @@ import { Agent, setGlobalDispatcher } from 'undici';
 import { parseRedisTarget } from '../../infra/redis/target.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
-import { pool, scriptedAgent } from '../support/stack.js';
+import { BENCH_LIMITS, pool, scriptedAgent } from '../support/stack.js';
 import { RedisMonitor } from './redis-monitor.js';
 import { WireCounter } from './wire-counter.js';
 
@@ -101,7 +101,7 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
   const counter = await WireCounter.start({ host: mongoTarget.hostname, port: Number(mongoTarget.port) });
   const dbName = `bench_scale_${randomBytes(4).toString('hex')}`;
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: `mongodb://127.0.0.1:${counter.port}/`, REDIS_URL: svc.redisUrl, TROUPE_MONGODB_DB: dbName, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_REDIS_PREFIX: dbName, LOG_LEVEL: 'warn' };
+  const env = { ...process.env, MONGODB_URL: `mongodb://127.0.0.1:${counter.port}/`, REDIS_URL: svc.redisUrl, TROUPE_MONGODB_DB: dbName, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_REDIS_PREFIX: dbName, LOG_LEVEL: 'warn', ...BENCH_LIMITS };
   const procs: Proc[] = [];
   for (const roles of layout.processes) procs.push(await startProc(roles, env));
   const webs = procs.filter((p) => p.url).map((p) => p.url!);

@@ -23,8 +23,12 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
   return { name: handle.name, close: handle.close, client, db: client.db(dbName), sharded: await isMongos(client) };
 }
 
-/** mongos answers `hello` with `msg: "isdbgrid"`; mongod, FerretDB and mongo-java-server do not. */
+/**
+ * mongos answers `hello` with `msg: "isdbgrid"`; mongod, FerretDB and
+ * mongo-java-server do not. mongo-java-server knows only the legacy name.
+ */
 async function isMongos(client: MongoClient): Promise<boolean> {
-  const hello = await client.db('admin').command({ hello: 1 });
+  const admin = client.db('admin');
+  const hello = await admin.command({ hello: 1 }).catch(() => admin.command({ isMaster: 1 }));
   return hello.msg === 'isdbgrid';
 }
