@@ -15,9 +15,10 @@ async function pingMongo(url: string): Promise<boolean> {
 }
 
 /** A local MongoDB-wire server: `mongod` when installed, else the FerretDB wrapper. */
-export async function startMongoWire(dataDir: string, log: (msg: string) => void): Promise<{ url: string; proc: ManagedProcess; kind: string }> {
+export async function startMongoWire(dataDir: string, log: (msg: string) => void, opts: { port?: number } = {}): Promise<{ url: string; proc: ManagedProcess; kind: string }> {
   mkdirSync(dataDir, { recursive: true });
-  const port = await freePort();
+  // A given port lets a fault test restart the server in place, on the same data.
+  const port = opts.port ?? (await freePort());
   const url = `mongodb://127.0.0.1:${port}/`;
   const mongod = onPath('mongod');
   let proc: ManagedProcess;

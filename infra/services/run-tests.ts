@@ -10,7 +10,7 @@ import { startLocalServices } from './local-services.js';
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
-    const child = spawn(process.execPath, [bin, '--config', config, ...process.argv.slice(2).filter((a) => !a.startsWith('--integration-only') && !a.startsWith('--unit-only'))], {
+    const child = spawn(process.execPath, [bin, '--config', config, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
       env,
       stdio: 'inherit',
       cwd: resolve(__dirname, '../../..'),
@@ -19,11 +19,14 @@ function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
+const MODES = ['--unit-only', '--integration-only', '--faults-only'];
+
 async function run(): Promise<number> {
   const onlyIntegration = process.argv.includes('--integration-only');
   const onlyUnit = process.argv.includes('--unit-only');
+  const onlyFaults = process.argv.includes('--faults-only');
   let failures = 0;
-  if (!onlyIntegration) failures += await mocha('.mocharc.unit.json', process.env);
+  if (!onlyIntegration && !onlyFaults) failures += await mocha('.mocharc.unit.json', process.env);
   if (onlyUnit) return failures;
   const started = Date.now();
   const services = await startLocalServices({ redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
@@ -31,13 +34,11 @@ async function run(): Promise<number> {
   const stopOnSignal = () => void services.stop().then(() => process.exit(130));
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
+  const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind };
   try {
-    failures += await mocha('.mocharc.integration.json', {
-      ...process.env,
-      REDIS_URL: services.redisUrl,
-      MONGODB_URL: services.mongodbUrl,
-      TROUPE_TEST_MONGO_KIND: services.mongoKind,
-    });
+    if (!onlyFaults) failures += await mocha('.mocharc.integration.json', env);
+    // The fault suite: `npm test` runs it at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
+    if (!onlyIntegration) failures += await mocha('.mocharc.faults.json', env);
   } finally {
     await services.stop();
   }
