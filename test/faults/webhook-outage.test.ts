@@ -27,8 +27,8 @@ describe('fault: a webhook receiver refusing, failing, timing out, then up', fun
   let rx: WebhookReceiver;
   before(async () => {
     rx = await WebhookReceiver.start();
-    // A short schedule (about 12 s in all) so that the outage below fits inside it.
-    c = await Cluster.start({ env: { TROUPE_WEBHOOK_RETRY_SCHEDULE: '0.5,0.5,0.5,0.5,1,1,1,2,2,3', TROUPE_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
+    // A short schedule (about 21 s in all) so that the outage below fits well inside it.
+    c = await Cluster.start({ env: { TROUPE_WEBHOOK_RETRY_SCHEDULE: '0.5,0.5,0.5,0.5,1,1,1,1,2,2,2,3,3,3', TROUPE_WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS) } });
     await c.start('web-1', 'web');
     await c.start('worker-1', 'worker');
     await c.start('webhooks-1', 'webhooks');
@@ -80,10 +80,14 @@ describe('fault: a webhook receiver refusing, failing, timing out, then up', fun
     for (const d of log) {
       if (d.status !== 'succeeded') stuck++;
       const seen = byId.get(d.event_id) ?? [];
-      const refused = d.attempt_log.filter((a) => a.status_code === null && /ECONNREFUSED/.test(a.error ?? '')).length;
-      assert.equal(d.attempts, seen.length + refused, `${d.event_id}: log ${JSON.stringify(d.attempt_log)} vs ${seen.length} received`);
-      assert.equal(d.attempt_log.filter((a) => a.status_code === 500).length, seen.filter((r) => r.answer.status === 500).length);
-      assert.equal(d.attempt_log.filter((a) => a.status_code === 200).length, seen.filter(ok).length);
+      // Refused and timed-out attempts may never reach the receiver (a connect can time out too); every answered one is logged as answered.
+      const why = `${d.event_id}: log ${JSON.stringify(d.attempt_log)} vs ${seen.map((r) => r.answer.status + (r.answer.delayMs ? ' late' : '')).join(', ')}`;
+      assert.equal(d.attempts, d.attempt_log.length, why);
+      assert.ok(d.attempts >= seen.length, why);
+      assert.equal(d.attempt_log.filter((a) => a.status_code === 500).length, seen.filter((r) => r.answer.status === 500).length, why);
+      assert.equal(d.attempt_log.filter((a) => a.status_code === 200).length, seen.filter(ok).length, why);
+      assert.ok(d.attempt_log.filter((a) => /timed out/.test(a.error ?? '')).length >= seen.filter((r) => r.answer.delayMs).length, why);
+      assert.ok(d.attempt_log.every((a) => a.status_code !== null || /ECONNREFUSED|timed out/.test(a.error ?? '')), why);
     }
     assert.ok(log.some((d) => d.attempt_log.some((a) => /ECONNREFUSED/.test(a.error ?? ''))), 'some attempts met a refusing receiver');
     const lost = events - log.filter((d) => d.status === 'succeeded').length;

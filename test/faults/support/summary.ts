@@ -6,8 +6,12 @@ import type { Audit } from './audit.js';
 /** Sizes: `npm test` runs the suite small; `npm run test:faults` (TROUPE_FAULT_SCALE=full) at the issue's size. */
 export const FULL = process.env.TROUPE_FAULT_SCALE === 'full';
 
-/** The bound the suite holds recovery to; the goal is 10 s, the table shows what was measured. */
-export const RECOVERY_BOUND_MS = Number(process.env.TROUPE_FAULT_RECOVERY_MS ?? 10_000);
+/**
+ * The bound the suite holds recovery to. The goal is 10 s, and the full run
+ * holds it; the small run inside `npm test` shares a CI machine with every
+ * other test and allows twice that. The table shows what was measured.
+ */
+export const RECOVERY_BOUND_MS = Number(process.env.TROUPE_FAULT_RECOVERY_MS ?? (FULL ? 10_000 : 20_000));
 
 interface Row {
   fault: string;
