@@ -22,6 +22,8 @@ export function startSweeper(core: Core): void {
     toolRunner: plane.toolRunner,
     publicUrl: core.config.publicUrl,
     log: core.log,
+    redisRunId: async () => /run_id:(\w+)/.exec(await core.redis.info('server'))?.[1] ?? '',
+    intervalMs: core.config.sweepIntervalMs,
   });
   let running: Promise<void> | null = null;
   const tick = async () => {

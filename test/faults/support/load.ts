@@ -1,22 +1,27 @@
 import type { Db } from 'mongodb';
 import { newId } from '../../../src/domain/ids.js';
-import { AgentStore, type ScriptTurn } from '../../../src/store/agents.js';
+import { AgentStore, type LlmOption, type ScriptTurn } from '../../../src/store/agents.js';
 
 /** A scripted agent written straight into the cluster's database (publishing has its own tests). */
 export async function scriptedAgent(db: Db, turns: ScriptTurn[] = [{ text: 'done' }]): Promise<string> {
+  return agentInDb(db, [{ id: 'main', provider: 'scripted', script: 'script.json' }], { main: { turns } });
+}
+
+/** An agent with these llm options (and declared secrets), written straight into the database. */
+export async function agentInDb(db: Db, llmOptions: LlmOption[], scripts: Record<string, { turns: ScriptTurn[] }> = {}, secrets: string[] = []): Promise<string> {
   const org = await db.collection<{ _id: string; name: string }>('orgs').findOne({ name: 'default' });
   if (!org) throw new Error('no default org yet: start a role first');
   const manifest = {
     name: 'fault-agent',
     sdk: 'troupe-js@1' as const,
     entrypoint: 'agent.js:agent',
-    sandbox: { secrets: [], internet_access: false },
+    sandbox: { secrets, internet_access: false },
     custom_tools: [],
-    llm_options: [{ id: 'main', provider: 'scripted' as const, script: 'script.json' }],
+    llm_options: llmOptions,
   };
   const { agent } = await new AgentStore(db).create(
     { id: newId('agent'), orgId: org._id, name: 'fault-agent' },
-    { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: manifest.llm_options, tools: [], scripts: { main: { turns } }, entrypoint: manifest.entrypoint } },
+    { id: newId('version'), snapshotId: newId('snapshot'), content: { manifest, llm_options: llmOptions, tools: [], scripts, entrypoint: manifest.entrypoint } },
   );
   return agent._id;
 }
