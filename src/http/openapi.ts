@@ -25,7 +25,7 @@ export function buildOpenApi(specs: RouteSpec[], serverUrl: string): Record<stri
     if (s.rawBody) op.requestBody = { required: true, description: s.rawBody.description, content: { [s.rawBody.contentType]: { schema: s.rawBody.schema ?? {} } } };
     const ok = String(s.status ?? 200);
     op.responses = {
-      [ok]: ok === '204' ? { description: 'No content' } : { description: 'Success', content: { 'application/json': { schema: s.response ?? { type: 'object' } } } },
+      [ok]: ok === '204' ? { description: 'No content' } : { description: 'Success', content: { [s.responseType ?? 'application/json']: { schema: s.response ?? (s.responseType ? { type: 'string' } : { type: 'object' }) } } },
       default: { description: 'Error', content: { 'application/json': { schema: ERROR_SCHEMA } } },
     };
     if ((s.auth ?? 'api') === 'api') op.security = [{ bearer: [] }];

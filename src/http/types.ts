@@ -45,6 +45,8 @@ export interface RouteSpec {
   /** Status of a successful response; 200 by default. */
   status?: number;
   response?: JsonSchema;
+  /** Documented content type of a successful response when it is not JSON (SSE, metrics, file bytes). */
+  responseType?: string;
   /** Returns the response body; returns undefined when it has set `ctx.body` itself. */
   handler(ctx: Ctx): Promise<unknown>;
 }

@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { RouteNotFoundError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { KeyAuthenticator } from '../http/middleware/auth.js';
+import { bodyIdleTimeout } from '../http/middleware/body-timeout.js';
 import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
 import type { AppState, Ctx } from '../http/types.js';
@@ -36,6 +37,7 @@ export function createRouterApp(deps: AppDeps, opts: { client?: LlmClient; usage
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper());
+  app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(async (koaCtx) => {
     const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {

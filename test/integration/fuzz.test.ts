@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync, spawn } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { scriptedAgent } from '../support/agent-fixture.js';
@@ -27,6 +27,7 @@ function ensureSchemathesis(): { ok: true } | { ok: false; why: string } {
 }
 
 interface Report {
+  /** Test cases generated (each one request, or a few for the stateful checks). */
   requests: number;
   operations: number;
   serverErrors: number;
@@ -34,7 +35,7 @@ interface Report {
   output: string;
 }
 
-/** Runs `st run` and reads its NDJSON event stream for the figures. */
+/** Runs `st run`; the figures come from its summary. */
 function runSchemathesis(schemaUrl: string, config: string, reportDir: string, maxExamples: number, maxTime: number): Promise<Report> {
   const args = ['--config-file', config, 'run', schemaUrl, '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance', '--max-examples', String(maxExamples), '--max-time', String(maxTime), '--phases', 'examples,coverage,fuzzing', '--workers', '2', '--seed', '1', '--no-color', '--request-timeout', '20', '--report', 'ndjson', '--report-ndjson-path', join(reportDir, 'events.ndjson'), '--suppress-health-check', 'all'];
   return new Promise((res) => {
@@ -43,22 +44,16 @@ function runSchemathesis(schemaUrl: string, config: string, reportDir: string, m
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
     child.on('exit', () => {
-      const report: Report = { requests: 0, operations: 0, serverErrors: 0, violations: 0, output };
-      const text = existsSync(join(reportDir, 'events.ndjson')) ? readFileSync(join(reportDir, 'events.ndjson'), 'utf8') : '';
-      for (const line of text.split('\n').filter(Boolean)) {
-        const ev = JSON.parse(line) as Record<string, any>;
-        const results = ev.ScenarioFinished?.recorder ?? null;
-        if (!results) continue;
-        for (const interactions of Object.values(results.interactions ?? {}) as { response?: { status_code: number } | null }[]) {
-          report.requests++;
-          if ((interactions.response?.status_code ?? 0) >= 500) report.serverErrors++;
-        }
-        for (const checks of Object.values(results.checks ?? {}) as { name: string; status: string }[][]) {
-          for (const c of checks) if (c.status === 'FAILURE' && c.name !== 'not_a_server_error') report.violations++;
-        }
-      }
-      report.operations = (output.match(/^\s*(GET|POST|PUT|DELETE|PATCH) /gm) ?? []).length;
-      res(report);
+      const summary = output.slice(output.lastIndexOf('SUMMARY'));
+      const failures = summary.includes('Failures:') ? summary.slice(summary.indexOf('Failures:'), summary.search(/\n\s*\n(Errors|Warnings|Test cases|For more)/)) : '';
+      const counted = [...failures.matchAll(/❌ (.+): (\d+)/g)].map((m) => [m[1], Number(m[2])] as const);
+      res({
+        requests: Number(/(\d+) generated/.exec(summary)?.[1] ?? 0),
+        operations: Number(/Tested: (\d+)/.exec(summary)?.[1] ?? 0),
+        serverErrors: counted.filter(([name]) => /server error/i.test(name)).reduce((n, [, k]) => n + k, 0),
+        violations: counted.filter(([name]) => !/server error/i.test(name)).reduce((n, [, k]) => n + k, 0),
+        output,
+      });
     });
   });
 }
@@ -89,6 +84,11 @@ describe('fuzzing: schemathesis against /v1/openapi.json', function () {
     const form = new FormData();
     form.append('file', new Blob(['fuzz']), 'fuzz.txt');
     const file = await json<{ id: string }>(await h.api('/v1/files', { method: 'POST', body: form }), 201);
+    const versionId = (await h.running.core.stores.agents.activeVersion((await h.running.core.stores.orgs.byName('default'))!._id, agentId))!._id;
+    assert.equal((await h.api('/v1/credentials/FUZZ_KEY', { method: 'PUT', json: { value: 'sk-fuzz-key' } })).status, 200);
+    const router = { candidates: [{ model: 'fuzz/m', provider: 'openai', upstream_model: 'm', base_url: 'http://127.0.0.1:9/v1', api_key_credential: 'FUZZ_KEY', reasoning_efforts: ['off'] }] };
+    assert.equal((await h.api('/v1/routers/fuzz', { method: 'PUT', json: router })).status, 200);
+    const batch = await json<{ batch_id: string }>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: agentId, message: { content: [{ type: 'text', text: 'b' }] } }] } }), 201);
     const config = join(dir, 'schemathesis.toml');
     writeFileSync(
       config,
@@ -99,12 +99,16 @@ describe('fuzzing: schemathesis against /v1/openapi.json', function () {
         `"path.session_id" = "${session.id}"`,
         `"path.message_id" = "${sent.message.id}"`,
         `"path.file_id" = "${file.id}"`,
+        `"path.version_id" = "${versionId}"`,
+        '"path.name" = "FUZZ_KEY"',
+        '"path.router_id" = "fuzz"',
+        `"path.batch_id" = "${batch.batch_id}"`,
         '',
       ].join('\n'),
     );
     const full = process.env.TROUPE_FUZZ_SCALE === 'full';
-    const r = await runSchemathesis(`${h.baseUrl}/v1/openapi.json`, config, dir, full ? 100 : 15, full ? 600 : 150);
-    process.stdout.write(`      schemathesis: ${r.requests} requests, ${r.serverErrors} 5xx, ${r.violations} responses outside the document\n`);
+    const r = await runSchemathesis(`${h.baseUrl}/v1/openapi.json`, config, dir, full ? 100 : 10, full ? 900 : 240);
+    process.stdout.write(`      schemathesis: ${r.operations} operations, ${r.requests} test cases, ${r.serverErrors} 5xx, ${r.violations} responses outside the document\n`);
     // Kept for reading after the run (the figures in docs/reliability.md come from here).
     mkdirSync(KEEP, { recursive: true });
     writeFileSync(join(KEEP, 'output.txt'), r.output);

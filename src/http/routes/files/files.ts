@@ -70,6 +70,8 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       path: '/v1/files/{file_id}/content',
       summary: 'Download a file\u2019s bytes.',
       tag: 'files',
+      // The file's own content type, whatever was uploaded.
+      responseType: '*/*',
       handler: async (ctx) => {
         const doc = await load(ctx);
         ctx.status = 200;

@@ -14,6 +14,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/stream',
       summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
+      responseType: 'text/event-stream',
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);

@@ -62,6 +62,7 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
       method: 'GET',
       path: '/metrics',
       summary: 'Prometheus metrics of this process.',
+      responseType: 'text/plain',
       tag: 'system',
       auth: 'none',
       handler: async (ctx) => {
