@@ -1,10 +1,11 @@
 import type { BatchStore } from '../../src/store/batches.js';
-import { finishIfSettled, type WebhookSink } from '../../src/batches/terminal.js';
 import type { BatchChildSettled } from './messages.js';
+import { finishIfSettled, type Outbox } from './terminal.js';
 
+/** What counting a child needs: the batch store, and where the terminal webhook goes. */
 export interface BatchActorDeps {
   batches: BatchStore;
-  webhooks: WebhookSink;
+  outbox: Outbox;
 }
 
 export type SettledOutcome = 'unknown_batch' | 'counted' | 'duplicate' | 'fired';
@@ -39,5 +40,5 @@ export async function onChildSettled(deps: BatchActorDeps, job: BatchChildSettle
   const reached = (ticket ?? header.settled) >= header.created_count;
   if (!reached && !header.terminal_fired) return quiet;
   const latest = (await deps.batches.header(job.batch_id)) ?? header;
-  return (await finishIfSettled(deps.batches, deps.webhooks, latest)) ? 'fired' : quiet;
+  return (await finishIfSettled(deps.batches, deps.outbox, latest)) ? 'fired' : quiet;
 }

@@ -1,9 +1,11 @@
+import { actorAddress } from '../runtime/actor.js';
+
 /**
  * Jobs of the batch actor (queue `batches`): a child session of a batch
  * settled one message; the actor counts it once and, when every child is
  * terminal, fires the batch's terminal webhook exactly once.
  */
-export const BATCH_QUEUE = 'batches';
+export const BATCH = actorAddress('batches', { attempts: 8 });
 
 export interface BatchChildSettled {
   org_id: string;

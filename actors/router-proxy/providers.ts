@@ -6,6 +6,7 @@ import { UpstreamError } from '../../src/llm/errors.js';
 import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import type { Price } from '../../src/store/usage.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/log/logger.js';
@@ -15,6 +16,12 @@ import type { ModelCall, ModelResult } from '../session/messages.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
 import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
 import type { Item } from '../../src/llm/types.js';
+import type { UsageBuffer } from '../../src/router/usage-buffer.js';
+
+/** The llm option's price, when the manifest sets one. */
+function optionPrice(o: LlmOption): Price | null {
+  return o.input_price !== undefined && o.output_price !== undefined ? { input_price: o.input_price, output_price: o.output_price, currency: o.currency ?? 'USD' } : null;
+}
 
 /** The conversation with file and image parts loaded; a part no provider can take is a failure that is not retried. */
 async function conversation(deps: ProviderDeps, session: SessionDoc, current: MessageState): Promise<Item[] | ModelResult> {
@@ -36,6 +43,8 @@ export interface ProviderDeps {
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
   history(session: SessionDoc): Promise<MessageState[]>;
+  /** Token counts and cost of the session's model calls (the routing interface's buffer). */
+  usage: UsageBuffer;
   /** Bytes of file and image parts, scoped by org. */
   files: FileSource;
   /** Ephemeral text deltas for SSE clients that asked for them. */
@@ -71,8 +80,11 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
   };
 }
 
+/** What a call ends with when its message was cancelled; the session ignores it, the actor does not even send it. */
+export const CANCELLED: ModelResult = Object.freeze({ ok: false, error: 'The message was cancelled.', retryable: false });
+
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
-export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState): Promise<ModelResult> {
+export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
   const provider = option.provider as Provider;
   const secrets = sessionSecrets(deps, session);
   const apiKey = await providerKey(deps, session, option, secrets);
@@ -83,31 +95,37 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const req = request(version, items);
   const acc = new Accumulator();
   try {
-    for await (const ev of deps.client.stream(req, target)) {
+    for await (const ev of deps.client.stream(req, target, signal)) {
       acc.push(ev);
+      // A cancelled message's call stops here; no delta leaves after the abort.
+      if (signal?.aborted) return CANCELLED;
       if (ev.type === 'text') deps.publishDelta(session._id, { type: 'assistant.delta', message_id: call.message_id, call_index: call.call_index, text: ev.text });
     }
   } catch (e) {
+    if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) {
       return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
     }
     return { ok: false, error: `model call failed: ${(e as Error).message}`, retryable: true };
   }
   const res = acc.result();
+  // Counted from the stream's own usage, exactly as a non-streamed call would be.
+  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, res.usage.inputTokens, res.usage.outputTokens, optionPrice(option));
   const { parts, stop_reason } = responseParts(res);
   return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
-export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState): Promise<ModelResult> {
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
   const items = await conversation(deps, session, current);
   if (!Array.isArray(items)) return items;
   const req = { ...request(version, items), stream: false };
   try {
-    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log);
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal);
     const { parts, stop_reason } = responseParts(res);
     return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
   } catch (e) {
+    if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
     // Every candidate failed (502) is worth another attempt; a router that cannot serve the request is not.
     if (e instanceof TroupeError) return { ok: false, error: `routing: ${e.message}`, retryable: e.status >= 500 };

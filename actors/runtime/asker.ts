@@ -1,15 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { TroupeError, UnavailableError, type ErrorBody } from '../../src/domain/errors.js';
 import type { PubSubHub } from '../../src/pubsub/hub.js';
-import type { PRIORITY, SessionJob, SessionMailbox } from './queues.js';
+import type { ReplyTo, Send } from './actor.js';
+import type { Dispatcher } from './dispatcher.js';
 
 export type ReplyBody = { ok: true; value: unknown } | { ok: false; status: number; error: ErrorBody };
 export type ReplyMessage = ReplyBody & { request_id: string };
 
+/** What an asked job carries besides its message: where the answer goes. */
+export interface Asked {
+  reply_to?: ReplyTo;
+}
+
 /**
- * The web side of "ask": send a command to a session actor and await its
- * reply. Replies arrive on this node's own channel over the process's one
- * subscriber connection; nothing polls.
+ * The caller's side of "ask": send a message to a keyed actor and await its
+ * reply. The runtime publishes the reply in the same pipeline as the turn's
+ * own notifications, so answering costs the worker no extra round trip;
+ * replies arrive on this node's channel over the process's one subscriber.
  */
 export class Asker {
   readonly channel: string;
@@ -18,7 +25,7 @@ export class Asker {
 
   constructor(
     private readonly hub: PubSubHub,
-    private readonly mailbox: SessionMailbox,
+    private readonly dispatcher: Dispatcher,
     channelPrefix: string,
     private readonly timeoutMs = 15_000,
   ) {
@@ -51,7 +58,12 @@ export class Asker {
     else w.reject(new TroupeError(msg.status, msg.error.type, msg.error.code, msg.error.message, msg.error.param));
   }
 
-  async ask<T>(job: Omit<SessionJob, 'reply_to'>, priority: keyof typeof PRIORITY = 'interactive'): Promise<T> {
+  /**
+   * The job id gets the request id appended: the asker must get its own reply
+   * even when the same message ran before (the actor then answers with the
+   * recorded outcome instead of applying it twice).
+   */
+  async ask<T>(send: Send): Promise<T> {
     const request_id = randomUUID();
     const result = new Promise<unknown>((resolve, reject) => {
       const timer = setTimeout(() => {
@@ -62,8 +74,9 @@ export class Asker {
     });
     // It may be rejected (a dropped connection) while the send below is still pending: not unhandled.
     result.catch(() => undefined);
+    const reply_to: ReplyTo = { channel: this.channel, request_id };
     try {
-      await this.mailbox.send({ ...job, reply_to: { channel: this.channel, request_id } }, priority);
+      await this.dispatcher.send([{ ...send, data: { ...(send.data as object), reply_to }, job_id: `${send.job_id}.${request_id}` }]);
     } catch (err) {
       const w = this.waiting.get(request_id);
       if (w) clearTimeout(w.timer);

@@ -1,39 +1,14 @@
-import { compile } from '../../src/schemas/validator.js';
+import { userSchemaProblem } from '../../src/schemas/validator.js';
 import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { AgentContext } from './decision.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 export const MAX_ATTEMPTS = 3;
-const CACHE_MAX = 1000;
 
-/**
- * Versions are immutable, so each worker keeps the ones it has used, with
- * their output validators compiled once; a turn then costs no extra read.
- */
-export class VersionCache {
-  private readonly versions = new Map<string, AgentVersionDoc>();
-
-  constructor(private readonly load: (orgId: string, id: string) => Promise<AgentVersionDoc | null>) {}
-
-  async get(orgId: string, id: string): Promise<AgentVersionDoc | null> {
-    const hit = this.versions.get(id);
-    if (hit && hit.org_id === orgId) return hit;
-    const v = await this.load(orgId, id);
-    if (v) {
-      if (this.versions.size >= CACHE_MAX) this.versions.delete(this.versions.keys().next().value!);
-      this.versions.set(id, v);
-    }
-    return v;
-  }
-}
-
+/** Judged with the same Ajv options as publish, so a schema publish accepted never fails a turn. */
 function validateOutput(tool: ToolDef, value: unknown): string | null {
-  if (!tool.output_schema) return null;
-  const validate = compile(tool.output_schema) as ((v: unknown) => boolean) & { errors?: { instancePath: string; message?: string }[] | null };
-  if (validate(value)) return null;
-  const e = validate.errors?.[0];
-  return e ? `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}` : 'invalid';
+  return tool.output_schema ? userSchemaProblem(tool.output_schema, value) : null;
 }
 
 /** Agent facts a decision needs, from the session and its (cached) version. */

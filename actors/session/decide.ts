@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
-import type { Effect, SessionCommand } from './messages.js';
+import { messageStart, type Effect, type SessionCommand } from './messages.js';
 import { outstanding } from './outstanding.js';
 
 export type { Decision, DecideInput } from './decision.js';
@@ -15,9 +15,13 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
   ];
   if (input.session.status === 'idle') events.push(platform('session.status_changed', null, { from: 'idle', to: 'running' }));
   const effects: Effect[] = [];
-  // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
-  // turn (FIFO) and the message before it starts it when it finishes.
-  if (!input.session.running_message_id && input.session.queued_message_ids.length === 0) {
+  const free = !input.session.running_message_id && input.session.queued_message_ids.length === 0;
+  if (free && cmd.start === 'deferred') {
+    // Started by a turn of its own, which its priority queues behind interactive work.
+    effects.push({ kind: 'session.command', command: messageStart(cmd.message_id) });
+  } else if (free) {
+    // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
+    // turn (FIFO) and the message before it starts it when it finishes.
     const queued: MessageState = { id: cmd.message_id, session_id: input.session.id, sequence_number: 0, parts: cmd.content, metadata: cmd.metadata, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null };
     events.push(messageStatus(queued, 'running'));
     effects.push(modelCall(queued, input.session));
@@ -36,8 +40,13 @@ function cancel(input: DecideInput, messageId: string): Decision {
   const m = input.messages.get(messageId);
   if (!m) throw new NotFoundError('message', messageId);
   if (TERMINAL_MESSAGE_STATUSES.includes(m.status)) throw new ConflictError(`Message ${messageId} is already ${m.status}.`, 'message_not_cancellable');
+  // Tool calls still waiting fail first, so the transcript shows each one ended and why.
+  const toolFailures = m.pending_tool_calls.map((c) =>
+    platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: input.agent.tools.get(c.name)?.kind ?? null, reason: 'cancelled', error: 'The message was cancelled.' }),
+  );
   const done = finish(input, m, 'cancelled');
-  return { events: done.events, effects: done.effects, reply: { event_index: 0, message_id: messageId } };
+  const abort: Effect = { kind: 'work.abort', message_id: m.id };
+  return { events: [...toolFailures, ...done.events], effects: [abort, ...done.effects], reply: { event_index: toolFailures.length, message_id: messageId } };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
-import { purgeSession, sessionBusy } from '../../src/sessions/delete-session.js';
+import { sessionBusy } from '../../src/sessions/delete-session.js';
+import type { Outcome } from '../runtime/actor.js';
 import type { TurnDeps } from './turn.js';
 
 /** Non-ledger hint on the session's event channel: open streams of a deleted session end. */
@@ -17,13 +18,12 @@ export interface SessionDeleted {
  * commands for the session (a model answer, a tool result, a deadline) find
  * no session and end as 404s.
  */
-export async function deleteSessionTurn(deps: TurnDeps, sessionId: string): Promise<SessionDeleted> {
+export async function deleteSessionTurn(deps: TurnDeps, sessionId: string): Promise<Outcome> {
   const doc = await deps.sessions.byId(sessionId);
   if (!doc) throw new NotFoundError('session', sessionId);
   if (sessionBusy(doc)) throw new ConflictError(`Session ${sessionId} has a message running or queued; cancel it first or delete with ?force=true.`, 'session_busy');
-  await purgeSession(deps, doc.org_id, sessionId);
+  await deps.purge(doc.org_id, sessionId);
   deps.cache.forget(sessionId);
-  await deps.publisher.del(deps.keys.sessionSaved(sessionId));
-  await deps.publisher.publish(deps.keys.sessionEvents(sessionId), JSON.stringify({ type: SESSION_DELETED, session_id: sessionId }));
-  return { id: sessionId, deleted: true };
+  const reply: SessionDeleted = { id: sessionId, deleted: true };
+  return { reply, publish: [{ channel: deps.eventsChannel(sessionId), payload: JSON.stringify({ type: SESSION_DELETED, session_id: sessionId }) }] };
 }

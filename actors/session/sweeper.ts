@@ -1,15 +1,17 @@
-import type { Job, Queue } from 'bullmq';
-import type { Logger } from '../../src/log/logger.js';
 import type { MessageStore } from '../../src/store/messages.js';
 import { messageState } from '../../src/store/messages.js';
 import { sessionState, type SessionDoc, type SessionStore } from '../../src/store/sessions.js';
-import { sessionJobId, type SessionMailbox } from '../runtime/queues.js';
-import { agentContext, type VersionCache } from './agent-context.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { JobProbe, Send } from '../runtime/actor.js';
 import { toolAnswerCommandId } from '../tool-runner/messages.js';
-import { modelAnswerCommandId, type Effect } from './messages.js';
+import { agentContext } from './agent-context.js';
+import { effectSends } from './effects.js';
+import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from './messages.js';
 import { outstanding } from './outstanding.js';
 
 const PAGE = 500;
+/** Bounds one sweep's work; the rest is reached on the next sweeps. */
+const MAX_PER_SWEEP = 5000;
 /** A still session whose jobs are all there is looked at again after a growing gap, at most this long. */
 const MAX_GAP_MS = 60_000;
 
@@ -18,18 +20,16 @@ interface Watch {
   due: number;
   gap: number;
 }
-/** Bounds one sweep's work; the rest is reached on the next sweeps. */
-const MAX_PER_SWEEP = 5000;
 
 export interface SweeperDeps {
-  sessions: SessionStore;
-  messages: MessageStore;
-  versions: VersionCache;
-  mailbox: SessionMailbox;
-  routerProxy: Queue;
-  toolRunner: Queue;
+  sessions: Pick<SessionStore, 'running'>;
+  messages: Pick<MessageStore, 'byIds'>;
+  versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
+  /** Where jobs stand in the queues (the runtime's dispatcher). */
+  jobs: JobProbe;
+  outbox: { send(sends: Send[]): Promise<void> };
   publicUrl: string;
-  log: Logger;
+  log: { warn(obj: object, msg: string): void };
   /** Redis's run_id (INFO server): it changes when Redis restarts. */
   redisRunId(): Promise<string>;
   intervalMs: number;
@@ -79,7 +79,7 @@ export class StrandedWorkSweeper {
           continue;
         }
         if (await this.stranded(doc, now)) {
-          await this.deps.mailbox.send({ session_id: doc._id, command: { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` } }, doc.priority ?? 'interactive');
+          await this.deps.outbox.send([sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')]);
           resumed.push(doc._id);
           next.set(doc._id, this.fresh(doc, t));
         } else {
@@ -106,7 +106,7 @@ export class StrandedWorkSweeper {
     const version = await this.deps.versions.get(doc.org_id, doc.version_id);
     const effects = outstanding({ session: state, messages, agent: agentContext(doc, version, this.deps.publicUrl, now) });
     let missing = false;
-    for (const e of effects) if (!(await this.alive(doc._id, e))) missing = true;
+    for (const e of effects) if (!(await this.alive(doc, e))) missing = true;
     return missing;
   }
 
@@ -116,25 +116,18 @@ export class StrandedWorkSweeper {
    * job (failed, or finished with its answer lost) is removed so that the
    * resume can issue it again under the same id.
    */
-  private async alive(sessionId: string, e: Effect): Promise<boolean> {
-    const commands = this.deps.mailbox.queueFor(sessionId);
-    let job: Job | undefined;
-    let answer: string | null = null;
-    if (e.kind === 'model.call') {
-      job = await this.deps.routerProxy.getJob(e.job_id);
-      answer = modelAnswerCommandId(e.call);
-    } else if (e.kind === 'tool.run') {
-      job = await this.deps.toolRunner.getJob(e.job_id);
-      answer = toolAnswerCommandId(e.job);
-    } else if (e.kind === 'session.command') job = await commands.getJob(sessionJobId(sessionId, e.command.command_id));
-    else return true;
-    if (!job) return false;
-    const state = await job.getState();
-    const answered = answer !== null && state === 'completed' ? await commands.getJob(sessionJobId(sessionId, answer)) : undefined;
-    const answerDead = answered ? await answered.isFailed() : true;
+  private async alive(doc: SessionDoc, e: Effect): Promise<boolean> {
+    if (e.kind !== 'model.call' && e.kind !== 'tool.run' && e.kind !== 'session.command') return true;
+    const job = effectSends(doc, [e])[0];
+    const answer = e.kind === 'model.call' ? modelAnswerCommandId(e.call) : e.kind === 'tool.run' ? toolAnswerCommandId(e.job) : null;
+    const state = await this.deps.jobs.state(job);
+    if (state === null) return false;
+    const answerJob = answer !== null ? { to: SESSION, key: doc._id, job_id: sessionJobId(doc._id, answer) } : null;
+    const answerState = answerJob && state === 'completed' ? await this.deps.jobs.state(answerJob) : null;
+    const answerDead = answerState === null || answerState === 'failed';
     if (state === 'failed' || (state === 'completed' && answer !== null && answerDead)) {
-      if (answered) await answered.remove().catch(() => undefined);
-      await job.remove().catch(() => undefined);
+      if (answerJob && answerState !== null) await this.deps.jobs.remove(answerJob).catch(() => undefined);
+      await this.deps.jobs.remove(job).catch(() => undefined);
       return false;
     }
     return true;

@@ -1,36 +1,37 @@
-import type { Redis } from 'ioredis';
-import type { Queue } from 'bullmq';
 import { NotFoundError } from '../../src/domain/errors.js';
 import { type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
-import type { RedisKeys } from '../../infra/redis/keys.js';
 import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from '../../src/store/ledger.js';
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
-import { JOB_DEFAULTS, PRIORITY, type SessionJob, type SessionMailbox } from '../runtime/queues.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
-import type { Effect } from './messages.js';
-import { agentContext, type VersionCache } from './agent-context.js';
+import { abortedMessages, effectSends } from './effects.js';
+import type { Effect, SessionJob } from './messages.js';
+import { agentContext } from './agent-context.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
-import { deleteSessionTurn, type SessionDeleted } from './delete.js';
-import type { IdempotencyStore } from '../../src/store/idempotency.js';
+import { deleteSessionTurn } from './delete.js';
 
-export interface TurnDeps {
-  sessions: SessionStore;
-  ledger: LedgerStore;
-  messages: MessageStore;
-  publisher: Redis;
-  keys: RedisKeys;
-  mailbox: SessionMailbox;
-  routerProxy: Queue;
-  toolRunner: Queue;
-  webhooks: Queue;
-  batches: Queue;
-  versions: VersionCache;
+/** What the session actor needs, and nothing more; the composition root wires the real ones. */
+export interface SessionPorts {
+  sessions: Pick<SessionStore, 'byId' | 'saveState'>;
+  ledger: Pick<LedgerStore, 'append' | 'after' | 'get'>;
+  messages: Pick<MessageStore, 'byIds' | 'save'>;
+  versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
+  /** The ledger sequence a session was last saved at, which validates this worker's cached copy. */
+  savedSequence: { get(sessionId: string): Promise<number | null>; set(sessionId: string, sequence: number): Promise<void> };
+  /** The pub/sub channel of a session's ledger envelopes. */
+  eventsChannel(sessionId: string): string;
+  /** The pub/sub channel on which workers hear that a message's work must stop (src/pubsub/cancels.ts). */
+  cancelsChannel: string;
+  /** Deletes a session and everything recorded under it (src/sessions/delete-session.ts). */
+  purge(orgId: string, sessionId: string): Promise<void>;
   publicUrl: string;
   cache: SessionCache;
-  idempotency: IdempotencyStore;
 }
+
+export type TurnDeps = SessionPorts;
 
 /** What the asking web node gets back: the spec's `{event, message, session}`. */
 export interface TurnReply {
@@ -39,7 +40,7 @@ export interface TurnReply {
   session: SessionView;
 }
 
-/** Thrown when another writer took a sequence number first; BullMQ retries the job, which catches up. */
+/** Thrown when another writer took a sequence number first; the turn catches up and decides again. */
 export class SequenceConflict extends Error {
   override name = 'SequenceConflict';
 }
@@ -49,6 +50,8 @@ interface Loaded {
   state: SessionState;
   messages: Map<string, MessageState>;
   touched: Set<string>;
+  /** Envelopes to publish once the turn's writes are done (catch-up included). */
+  publish: EventEnvelope[];
 }
 
 async function loadMessages(deps: TurnDeps, l: Loaded, ids: (string | null | undefined)[]): Promise<void> {
@@ -79,7 +82,7 @@ async function catchUp(deps: TurnDeps, l: Loaded): Promise<boolean> {
     for (const d of docs) if (d.command_id) noteCommand(l.state, d.command_id, d.sequence_number);
     await save(deps, l);
     // The turn that wrote them may have died before publishing; streams drop duplicates.
-    await publish(deps, l.state.id, docs.map(envelope));
+    l.publish.push(...docs.map(envelope));
   }
 }
 
@@ -87,43 +90,19 @@ async function save(deps: TurnDeps, l: Loaded): Promise<void> {
   await deps.messages.save(l.doc.org_id, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
   l.touched.clear();
   await deps.sessions.saveState(l.state);
-  // The saved sequence in Redis is what lets this worker's next turn trust its copy.
-  await deps.publisher.set(deps.keys.sessionSaved(l.state.id), String(l.state.last_sequence), 'EX', 24 * 3600);
+  // The saved sequence is what lets this worker's next turn trust its copy.
+  await deps.savedSequence.set(l.state.id, l.state.last_sequence);
   deps.cache.remember(l.doc, l.state, l.messages);
 }
 
 /** The session as saved: this worker's copy when Redis confirms it is current, else the read model. */
 async function load(deps: TurnDeps, sessionId: string): Promise<Loaded> {
-  const saved = await deps.publisher.get(deps.keys.sessionSaved(sessionId));
-  const hit = deps.cache.take(sessionId, saved === null ? null : Number(saved));
-  if (hit) return { doc: hit.doc, state: sessionState(hit.doc), messages: hit.messages, touched: new Set() };
+  const saved = await deps.savedSequence.get(sessionId);
+  const hit = deps.cache.take(sessionId, saved);
+  if (hit) return { doc: hit.doc, state: sessionState(hit.doc), messages: hit.messages, touched: new Set(), publish: [] };
   const doc = await deps.sessions.byId(sessionId);
   if (!doc) throw new NotFoundError('session', sessionId);
-  return { doc, state: sessionState(doc), messages: new Map(), touched: new Set() };
-}
-
-async function runEffects(deps: TurnDeps, l: Loaded, effects: Effect[]): Promise<void> {
-  const priority = l.doc.priority ?? 'interactive';
-  const opts = (jobId: string, delay?: number) => ({ ...JOB_DEFAULTS, jobId, priority: PRIORITY[priority], ...(delay ? { delay } : {}) });
-  for (const e of effects) {
-    switch (e.kind) {
-      case 'model.call':
-        await deps.routerProxy.add('model.call', { ...e.call, org_id: l.doc.org_id }, opts(e.job_id, e.delay_ms));
-        break;
-      case 'session.command':
-        await deps.mailbox.send({ session_id: l.state.id, command: e.command }, priority, e.delay_ms);
-        break;
-      case 'tool.run':
-        await deps.toolRunner.add('tool.run', { ...e.job, org_id: l.doc.org_id }, opts(e.job_id));
-        break;
-      case 'webhook':
-        await deps.webhooks.add(e.job.kind, { ...e.job, org_id: l.doc.org_id }, { ...opts(e.job_id), attempts: 1 });
-        break;
-      case 'batch.child_settled':
-        await deps.batches.add('child.settled', { ...e.job, org_id: l.doc.org_id }, opts(e.job_id));
-        break;
-    }
-  }
+  return { doc, state: sessionState(doc), messages: new Map(), touched: new Set(), publish: [] };
 }
 
 function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null, status?: string): TurnReply {
@@ -146,22 +125,24 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
   return docs.map(envelope);
 }
 
-async function publish(deps: TurnDeps, sessionId: string, envelopes: EventEnvelope[]): Promise<void> {
-  if (!envelopes.length) return;
-  const channel = deps.keys.sessionEvents(sessionId);
-  const pipe = deps.publisher.pipeline();
-  for (const ev of envelopes) pipe.publish(channel, JSON.stringify(ev));
-  await pipe.exec();
+function publications(deps: TurnDeps, l: Loaded): Publication[] {
+  const channel = deps.eventsChannel(l.state.id);
+  return l.publish.map((ev) => ({ channel, payload: JSON.stringify(ev) }));
+}
+
+/** Aborts go out first, so workers stop a cancelled message's work before clients hear of the cancel. */
+function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, effects: readonly Effect[]): Outcome {
+  const aborts = abortedMessages(effects).map((message_id): Publication => ({ channel: deps.cancelsChannel, payload: JSON.stringify({ session_id: l.state.id, message_id }) }));
+  return { reply: value, publish: [...aborts, ...publications(deps, l)], sends: effectSends(l.doc, effects) };
 }
 
 /** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */
-async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise<TurnReply | null> {
+async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise<Outcome | null> {
   const first = await deps.ledger.get(l.state.id, firstSequence);
   if (!first) return null;
-  // Its effects' job ids are deterministic, so re-issuing them runs none twice.
-  await runEffects(deps, l, effectsOf(first) as Effect[]);
   await loadMessages(deps, l, [first.message_id]);
-  return reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined);
+  // Its effects' job ids are deterministic, so re-issuing them runs none twice.
+  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effectsOf(first) as Effect[]);
 }
 
 const MAX_CONFLICTS = 3;
@@ -176,7 +157,7 @@ const MAX_CONFLICTS = 3;
  * command changes nothing. On FerretDB a probe for a missing row scans the
  * whole ledger, so the common path must not pay for it.
  */
-export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnReply | SessionDeleted> {
+export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
   try {
     if (job.command.kind === 'session.delete') return await deleteSessionTurn(deps, job.session_id);
     return await turn(deps, job);
@@ -187,7 +168,7 @@ export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<TurnRepl
   }
 }
 
-async function turn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
+async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
   const l = await load(deps, job.session_id);
   const doc = l.doc;
   const cmd = job.command;
@@ -215,8 +196,8 @@ async function turn(deps: TurnDeps, job: SessionJob): Promise<TurnReply> {
     apply(l, envs);
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
     if (envs.length) await save(deps, l);
-    await publish(deps, l.state.id, envs);
-    await runEffects(deps, l, decision.effects);
-    return reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
+    l.publish.push(...envs);
+    const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
+    return outcome(deps, l, value, decision.effects);
   }
 }

@@ -1,9 +1,11 @@
+import { actorAddress, safeJobId, type Priority } from '../runtime/actor.js';
+
 /**
  * Jobs of the tool-runner actor (queue `tool-runner`): run one custom tool
  * call in the sandbox and report back to the session actor with a
  * `tool.completed` command.
  */
-export const TOOL_RUNNER_QUEUE = 'tool-runner';
+export const TOOL_RUNNER = actorAddress('tool-runner', { attempts: 8 });
 
 export interface ToolRunJob {
   org_id: string;
@@ -13,10 +15,12 @@ export interface ToolRunJob {
   tool_call_id: string;
   tool_name: string;
   arguments: Record<string, unknown>;
+  /** The session's priority, which the result keeps. */
+  priority?: Priority;
 }
 
 export function toolRunJobId(job: Pick<ToolRunJob, 'message_id' | 'attempt' | 'tool_call_id'>): string {
-  return `tool-${job.message_id}-${job.attempt}-${job.tool_call_id}`.replace(/:/g, '_');
+  return safeJobId(`tool-${job.message_id}-${job.attempt}-${job.tool_call_id}`);
 }
 
 /** The `tool.completed` command that carries a tool run's result back to the session. */

@@ -17,8 +17,6 @@ export interface ToolRunnerDeps {
   /** Checks out the session's storage binding for one call (src/storage/area.ts). */
   storage?(session: SessionDoc): Promise<StorageMount>;
   memoryMb: number;
-  /** Aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
-  signal?: AbortSignal;
 }
 
 /** A storage binding checked out into a directory for one call. */
@@ -50,11 +48,12 @@ async function load(deps: ToolRunnerDeps, job: ToolRunJob): Promise<Found | stri
  * got wrong is an error result for the model; only infrastructure failures
  * (database, blob store, disk) throw, so the queue retries them.
  */
-export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise<ToolRunResult> {
+/** `signal` is aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
+export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal, cancel?: AbortSignal): Promise<ToolRunResult> {
   const found = await load(deps, job);
   if (typeof found === 'string') return { ok: false, error: found };
   const { session, version, tool } = found;
-  const invalid = checkArguments(`${version._id}/${tool.name}`, tool.input_schema, job.arguments);
+  const invalid = checkArguments(tool.input_schema, job.arguments);
   if (invalid) return { ok: false, error: invalid };
   const dir = await deps.versionDir(version);
   const env = await deps.secrets(session, version.manifest.sandbox?.secrets ?? []);
@@ -71,9 +70,10 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob): Promise
       internetAccess: session.internet_access,
       scratchDir: scratch.path,
       storageDir: storage?.dir,
-      signal: deps.signal,
+      // Either ends the process: shutdown (the job is retried elsewhere) or the message's cancel.
+      signal: signal && cancel ? AbortSignal.any([signal, cancel]) : (signal ?? cancel),
     });
-    if (deps.signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
+    if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
     // Files persist like a disk's: whatever the call left is saved, also after a failure.
     const refused = storage ? await storage.commit() : null;
     if (refused) return { ok: false, error: result.ok ? refused : `${result.error}; ${refused}` };

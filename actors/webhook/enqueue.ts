@@ -1,20 +1,9 @@
-import type { Redis } from 'ioredis';
-import type { RedisKeys } from '../../infra/redis/keys.js';
-import { batchProducers } from '../../src/batches/producers.js';
 import { newId } from '../../src/domain/ids.js';
-import type { RedeliverJob } from './messages.js';
+import type { Send } from '../runtime/actor.js';
+import { WEBHOOKS, type RedeliverJob } from './messages.js';
 
-/**
- * Asks the webhook actor for one more attempt of a logged delivery, now. Web
- * nodes have no data plane, so this uses the `webhooks` producer kept per
- * command connection. Each request is its own job.
- */
-export async function requestRedelivery(deps: { redis: Redis; keys: RedisKeys; config: { sessionShards: number } }, job: Omit<RedeliverJob, 'kind'>): Promise<void> {
+/** A client's request for one more attempt of a logged delivery, now. Each request is its own job. */
+export function redeliverySend(job: Omit<RedeliverJob, 'kind'>): Send {
   const data: RedeliverJob = { kind: 'redeliver', ...job };
-  await batchProducers(deps).webhooks.add('redeliver', data, {
-    jobId: `whr-${job.delivery_id}-${newId('request')}`,
-    attempts: 1,
-    removeOnComplete: { age: 3600, count: 10_000 },
-    removeOnFail: { age: 7 * 24 * 3600 },
-  });
+  return { to: WEBHOOKS, name: 'redeliver', data, job_id: `whr-${job.delivery_id}-${newId('request')}` };
 }

@@ -1,10 +1,13 @@
+import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
+
 /**
  * Jobs of the webhook delivery actor (queue `webhooks`). Producers (the
  * session and batch actors) enqueue one job per event with a deterministic
  * job id; the actor checks the agent's subscription, builds the body, signs,
  * delivers and retries.
  */
-export const WEBHOOK_QUEUE = 'webhooks';
+/** Deliveries retry on their own schedule (moved to delayed), so a job is attempted once by BullMQ. */
+export const WEBHOOKS = actorAddress('webhooks', { attempts: 1 });
 
 /** Body of a `tool.call_requested` delivery: exactly the spec's fields. */
 export interface ToolCallRequestedBody {
@@ -40,7 +43,7 @@ export function webhookEventId(job: WebhookJob): string {
 
 /** BullMQ job ids may not contain ':'. */
 export function webhookJobId(job: WebhookJob): string {
-  return `wh-${webhookEventId(job).replace(/:/g, '_')}`;
+  return safeJobId(`wh-${webhookEventId(job)}`);
 }
 
 /** A client's POST .../redeliver: one more attempt now, with the delivery's stored id and body. */
@@ -60,3 +63,8 @@ export type WebhookQueueJob = ((WebhookJob & { delivery_id?: string; retries?: n
   /** Re-runs after a store or queue error (not a receiver failure). */
   infra_retries?: number;
 };
+
+/** A delivery job for one event; its id makes a repeated send one delivery. */
+export function webhookSend(job: WebhookJob): Send {
+  return { to: WEBHOOKS, name: job.kind, data: job, job_id: webhookJobId(job) };
+}

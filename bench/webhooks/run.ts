@@ -9,8 +9,7 @@
  */
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
-import { webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';
@@ -47,7 +46,7 @@ async function main(): Promise<void> {
   const running = await startRoles(['webhooks'], env, createLogger('warn'));
   try {
     await running.core.stores.webhookConfigs.put('org_bench', 'agt_bench', url, ['tool.call_requested']);
-    const queue = dataPlane(running.core).webhooks;
+    const queue = running.core.plane.queues.queue(WEBHOOKS.name);
     const measure = async (label: string, gapMs: number) => {
       const run = `${label}${Date.now()}`;
       const sent = new Map<string, number>();

@@ -6,14 +6,16 @@ import type { RedisKeys } from '../redis/keys.js';
  * BullMQ queues and workers, with Troupe's hash-tagged key prefix so that a
  * queue's keys stay in one Redis Cluster slot. Producers share the process's
  * command connection; each worker gets a blocking connection of its own
- * (`maxRetriesPerRequest: null`, as BullMQ requires).
+ * (`maxRetriesPerRequest: null`, as BullMQ requires). Built once per process,
+ * by the composition root.
  */
 export class QueueFactory {
   private readonly queues = new Map<string, Queue>();
 
   constructor(
     private readonly keys: RedisKeys,
-    private readonly producerConnection: Redis,
+    /** The command connection every queue produces on. */
+    readonly producer: Redis,
     private readonly blockingConnection: (name: string) => Redis,
     private readonly onError: (err: Error, queue: string) => void = () => undefined,
   ) {}
@@ -21,7 +23,7 @@ export class QueueFactory {
   queue(name: string): Queue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection: this.producerConnection, prefix: this.keys.queuePrefix(name) });
+      q = new Queue(name, { connection: this.producer, prefix: this.keys.queuePrefix(name) });
       // Without a listener BullMQ prints every reconnect failure during a Redis outage.
       q.on('error', (err) => this.onError(err, name));
       this.queues.set(name, q);
@@ -31,9 +33,6 @@ export class QueueFactory {
 
   worker<T, R>(name: string, processor: Processor<T, R>, opts: Omit<WorkerOptions, 'connection' | 'prefix'> = {}): Worker<T, R> {
     return new Worker<T, R>(name, processor, {
-      // A dead worker's jobs are taken over once their lock lapses; check for
-      // that at half the lock, not BullMQ's fixed 30 s.
-      ...(opts.lockDuration ? { stalledInterval: Math.max(1000, opts.lockDuration / 2) } : {}),
       ...opts,
       connection: this.blockingConnection(`worker:${name}`),
       prefix: this.keys.queuePrefix(name),

@@ -23,6 +23,11 @@ export class RedisKeys {
     return `${this.prefix}:deltas:${sessionId}`;
   }
 
+  /** Pub/sub channel of message cancellations: workers abort the model calls and tool runs of a cancelled message. */
+  messageCancels(): string {
+    return `${this.prefix}:cancels`;
+  }
+
   /** The ledger sequence a session's read model was last saved at; validates workers' cached state. */
   sessionSaved(sessionId: string): string {
     return `${this.prefix}:saved:${sessionId}`;
@@ -31,6 +36,11 @@ export class RedisKeys {
   /** The routing interface's stickiness record of one conversation (model and request-level effort). */
   routingConversation(orgId: string, routerId: string, conversationId: string): string {
     return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
+  }
+
+  /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */
+  rateLimit(counter: string): string {
+    return `${this.prefix}:rl:${counter}`;
   }
 
 }

@@ -28,7 +28,11 @@ const llmOption: JsonSchema = {
     router_id: { type: 'string', minLength: 1, maxLength: 128 },
     script: path,
     params: { type: 'object' },
+    input_price: { type: 'number', minimum: 0, description: 'Per million input tokens; with output_price, usage reports a cost.' },
+    output_price: { type: 'number', minimum: 0, description: 'Per million output tokens.' },
+    currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the prices; default USD.' },
   },
+  dependencies: { input_price: ['output_price'], output_price: ['input_price'], currency: ['input_price'] },
 };
 
 const tool: JsonSchema = {

@@ -1,7 +1,5 @@
-import Ajv from 'ajv';
-import addFormats from 'ajv-formats';
 import { InvalidRequestError } from '../domain/errors.js';
-import { check, type JsonSchema } from '../schemas/validator.js';
+import { check, compileUserSchema, type JsonSchema } from '../schemas/validator.js';
 import type { Manifest, ManifestTool, ToolDef } from '../store/agents.js';
 import { dirname, resolveInside } from './paths.js';
 
@@ -42,8 +40,8 @@ export function parseJsonFile(path: string, bytes: Buffer | null | undefined, pa
 
 /**
  * Compiles a tool's JSON Schema once, at publish, so a broken schema is a 400
- * now rather than a failed turn later. A fresh Ajv per schema keeps one
- * tool's `$id` from colliding with another's.
+ * now rather than a failed turn later; turns judge it with the same Ajv
+ * options (compileUserSchema).
  */
 export function compileToolSchema(schema: unknown, path: string, param: string, mustBeObject: boolean): Record<string, unknown> {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
@@ -52,10 +50,8 @@ export function compileToolSchema(schema: unknown, path: string, param: string, 
   if (mustBeObject && (schema as { type?: unknown }).type !== 'object') {
     throw new InvalidRequestError(`${path}: an input schema must have "type": "object" (tool arguments are an object).`, param, 'invalid_tool_schema');
   }
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats.default(ajv);
   try {
-    ajv.compile(schema);
+    compileUserSchema(schema as JsonSchema);
   } catch (e) {
     throw new InvalidRequestError(`${path} is not a valid JSON Schema: ${(e as Error).message}`, param, 'invalid_tool_schema');
   }

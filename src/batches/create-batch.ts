@@ -1,14 +1,16 @@
+import type { Send } from '../../actors/runtime/actor.js';
+import { finishIfSettled } from '../../actors/batch/terminal.js';
+import { effectSends } from '../../actors/session/effects.js';
+import { messageStart, sessionCommand } from '../../actors/session/messages.js';
 import type { SecretBox } from '../crypto/secret-box.js';
+import { batchStatus } from '../domain/batch-status.js';
 import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { AgentStore } from '../store/agents.js';
-import { isDuplicateKey, type BatchDoc, type BatchItem, type BatchStore } from '../store/batches.js';
+import { isDuplicateKey, itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from '../store/batches.js';
 import { bodyHash } from '../store/idempotency.js';
 import type { Stores } from '../store/stores.js';
 import { createdItem, planItems, rejectedItem, type ItemCheck } from './plan.js';
-import type { BatchProducers } from './producers.js';
-import { batchStatus } from './status.js';
-import { finishIfSettled } from './terminal.js';
 import { writeFirstTurns } from './write.js';
 
 /** The envelope as validated; items are raw until each is checked on its own. */
@@ -16,8 +18,6 @@ export interface CreateBatchBody {
   idempotency_key?: string;
   items: unknown[];
 }
-
-export interface BatchItemView extends Omit<BatchItem, 'message_id'> {}
 
 export interface CreatedBatch {
   batch_id: string;
@@ -30,13 +30,10 @@ export interface BatchDeps {
   batches: BatchStore;
   agents: AgentStore;
   box: SecretBox;
-  producers: BatchProducers;
+  /** Hands the first turns' effects to the session actors, and a terminal webhook to the webhook actor. */
+  outbox: { send(sends: Send[]): Promise<void> };
+  publicUrl: string;
   checkItem: ItemCheck;
-}
-
-export function itemView(item: BatchItem): BatchItemView {
-  const { message_id: _m, ...view } = item;
-  return view;
 }
 
 function agentIdOf(item: unknown): string | null {
@@ -58,10 +55,14 @@ export function checkOneAgent(items: unknown[]): string {
   return agentId;
 }
 
-/** Wakes the stored sessions' actors with one bulk add per shard queue, behind interactive work. */
-async function wake(deps: BatchDeps, batchId: string, items: BatchItem[]): Promise<void> {
-  const jobs = items.flatMap((i) => (i.session_id && i.message_id ? [{ session_id: i.session_id, command: { kind: 'message.start' as const, command_id: `start-${i.message_id}`, message_id: i.message_id } }] : []));
-  if (jobs.length) await deps.producers.mailbox.sendBulk(jobs, 'batch');
+/**
+ * Hands off the stored first turns' effects (each a deferred `message.start`,
+ * queued behind interactive work), all in one Redis round trip. `sends` are
+ * the decisions' own effects; a replay rebuilds them from the items.
+ */
+async function wake(deps: BatchDeps, batchId: string, items: BatchItem[], sends?: Send[]): Promise<void> {
+  const all = sends ?? items.flatMap((i) => (i.session_id && i.message_id ? [sessionCommand(i.session_id, messageStart(i.message_id), 'batch')] : []));
+  if (all.length) await deps.outbox.send(all);
   await deps.batches.markWoken(batchId);
 }
 
@@ -104,17 +105,18 @@ async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | nul
   }
 }
 
-/** Plans, writes and wakes; returns the item results in input order. */
-async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise<BatchItem[]> {
-  const planned = await planItems(deps.agents, deps.box, doc.org_id, { id: doc._id, agentId: doc.agent_id }, inputs, deps.checkItem);
+/** Plans and writes; returns the item results in input order, and the stored turns' effects. */
+async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise<{ items: BatchItem[]; sends: Send[] }> {
+  const planned = await planItems(deps.agents, deps.box, deps.publicUrl, doc.org_id, { id: doc._id, agentId: doc.agent_id }, inputs, deps.checkItem);
   const turns = planned.flatMap((p) => ('turn' in p ? [p.turn] : []));
-  const { lost } = await writeFirstTurns(deps.stores, turns);
+  const { stored, lost } = await writeFirstTurns(deps.stores, turns);
   const lostIds = new Set(lost.map((t) => t.session._id));
-  return planned.map((p) => {
+  const items = planned.map((p) => {
     if ('rejected' in p) return p.rejected;
     if (lostIds.has(p.turn.session._id)) return rejectedItem(p.index, inputs[p.index], 'The session could not be stored; retry this item in a new batch.', doc.agent_id);
     return createdItem(p.index, p.turn);
   });
+  return { items, sends: stored.flatMap((t) => effectSends(t.session, t.effects)) };
 }
 
 /**
@@ -130,8 +132,9 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
   const replayed = await claim(deps, doc);
   if (replayed) return replayed;
   let items: BatchItem[];
+  let sends: Send[];
   try {
-    items = await build(deps, doc, body.items);
+    ({ items, sends } = await build(deps, doc, body.items));
     const created = items.filter((i) => i.session_id).length;
     const status = batchStatus(items.map((i) => (i.session_id ? 'queued' : 'rejected')));
     const chunks = await deps.batches.saveItems(doc._id, items);
@@ -142,8 +145,8 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
     await deps.batches.col.deleteOne({ _id: doc._id }).catch(() => undefined);
     throw err;
   }
-  await wake(deps, doc._id, items);
+  await wake(deps, doc._id, items, sends);
   // A batch whose every item failed is terminal now; no child will ever report.
-  if (doc.created_count === 0) await finishIfSettled(deps.batches, deps.producers.webhooks, doc);
+  if (doc.created_count === 0) await finishIfSettled(deps.batches, deps.outbox, doc);
   return { batch_id: doc._id, status: doc.initial_status!, sessions: items.map(itemView) };
 }

@@ -5,7 +5,7 @@ import type { SecretBox } from '../crypto/secret-box.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../store/agents.js';
 import type { BatchItem } from '../store/batches.js';
-import { firstTurn, type FirstTurn } from './first-turn.js';
+import { firstTurn, type FirstTurn } from '../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
 export interface BatchItemInput {
@@ -77,7 +77,7 @@ export function createdItem(index: number, turn: FirstTurn): BatchItem {
  * reads. An invalid item or a domain error (unknown version, bad llm_id)
  * fails that item only.
  */
-export async function planItems(agents: AgentStore, box: SecretBox, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
+export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: string, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
   const versions = new Map<string, Promise<AgentVersionDoc>>();
   const versionOf = (input: BatchItemInput) => {
     const key = input.version_id ?? '';
@@ -97,7 +97,7 @@ export async function planItems(agents: AgentStore, box: SecretBox, orgId: strin
       const input = await checkItem(raw, index);
       const version = await versionOf(input);
       const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
-      planned.push({ index, turn: firstTurn(doc, newId('message'), input.message.content, now) });
+      planned.push({ index, turn: firstTurn(doc, version, publicUrl, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;
       // The error names the field when its message does not already.

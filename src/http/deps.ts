@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Db, MongoClient } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { Config } from '../config/config.js';
 import type { SecretBox } from '../crypto/secret-box.js';
@@ -7,21 +7,27 @@ import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Stores } from '../store/stores.js';
 import type { Asker } from '../../actors/runtime/asker.js';
+import type { Send } from '../../actors/runtime/actor.js';
 import type { PubSubHub } from '../pubsub/hub.js';
+import type { Limits } from '../limits/limits.js';
 
-/** Everything the web app needs, built by the composition root (src/main.ts) or a test. */
+/** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
   config: Config;
   log: Logger;
-  mongo: MongoClient;
+  /** For the readiness probe. */
   db: Db;
   redis: Redis;
   keys: RedisKeys;
   box: SecretBox;
   metrics: Metrics;
   stores: Stores;
-  /** Session actors' front door; present on web nodes. */
+  /** Hands messages to actors without waiting for them (batch wake-ups, webhook redeliveries). */
+  outbox: { send(sends: Send[]): Promise<void> };
+  /** Session actors' front door and the process's subscriber; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub };
+  /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
+  limits?: Limits;
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

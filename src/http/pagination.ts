@@ -1,3 +1,4 @@
+import type { PageRequest } from '../store/page.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import type { JsonSchema } from '../schemas/validator.js';
 
@@ -13,10 +14,7 @@ export const pageQuery: JsonSchema = {
   },
 };
 
-export interface PageRequest {
-  limit: number;
-  after: string | null;
-}
+export type { PageRequest } from '../store/page.js';
 
 export function parsePage(query: Record<string, string | string[] | undefined>): PageRequest {
   const rawLimit = query.limit;

@@ -1,16 +1,21 @@
 import type { Redis } from 'ioredis';
+import type { Db, MongoClient } from 'mongodb';
+import { QueueFactory } from '../../infra/queues/queues.js';
 import { createRedis } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
+import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import type { Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
+import { createLimits, type Limits } from '../limits/limits.js';
 import { Metrics } from '../metrics/metrics.js';
+import { PubSubHub } from '../pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { connectMongo } from '../store/mongo.js';
-import { createStores } from '../store/stores.js';
+import { createStores, type Stores } from '../store/stores.js';
 
 /**
  * QUIT when connected (lets replies in flight arrive); otherwise, or if QUIT
@@ -32,13 +37,57 @@ async function closeRedis(conn: Redis): Promise<void> {
   }
 }
 
-export interface Core extends AppDeps {
+/** Queues, the dispatcher over them, and the process's one subscriber: built once per process, here. */
+export interface DataPlane {
+  queues: QueueFactory;
+  dispatcher: Dispatcher;
+  hub: PubSubHub;
+}
+
+/** Connections, stores and the data plane shared by every role in this process, opened once. */
+export interface Core {
+  config: Config;
+  log: Logger;
+  mongo: MongoClient;
+  db: Db;
+  redis: Redis;
+  keys: RedisKeys;
+  box: SecretBox;
+  metrics: Metrics;
+  stores: Stores;
+  /** Request rates and the running-session cap, shared by the web and router roles. */
+  limits: Limits;
+  plane: DataPlane;
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
   redisFor(role: 'worker' | 'subscriber', name: string): Redis;
 }
 
-/** Connections and stores shared by every role in this process, opened once. */
+function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: Redis, redisFor: Core['redisFor'], shutdown: ShutdownList): DataPlane {
+  let reported = false;
+  const queues = new QueueFactory(keys, redis, (name) => redisFor('worker', name), (err) => {
+    if (!reported) log.warn({ err: err.message }, 'queue connection error');
+    reported = true;
+  });
+  // Closed in reverse: the queues before the connection they use.
+  shutdown.add(once('queues', () => queues.close()));
+  let hub: PubSubHub | null = null;
+  return {
+    queues,
+    dispatcher: new Dispatcher(queues, config.sessionShards),
+    // Opened on first use: web nodes (streams, replies) and workers (message cancels) subscribe.
+    get hub() {
+      if (!hub) {
+        const opened = new PubSubHub(redisFor('subscriber', 'hub'));
+        shutdown.add(once('pubsub-hub', () => opened.close()));
+        hub = opened;
+      }
+      return hub;
+    },
+  };
+}
+
+/** The composition root's first step: connections, stores and the data plane for this process. */
 export async function openCore(config: Config, log: Logger, role: string): Promise<Core> {
   const shutdown = new ShutdownList(log);
   const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`);
@@ -50,21 +99,31 @@ export async function openCore(config: Config, log: Logger, role: string): Promi
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
   const stores = createStores(mongo.db, box);
   await bootstrapKeys(config, stores, log);
+  const keys = new RedisKeys(config.redisPrefix);
+  const metrics = new Metrics(role);
+  const redisFor: Core['redisFor'] = (kind, name) => {
+    const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
+    shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
+    return conn;
+  };
   return {
     config,
     log,
     mongo: mongo.client,
     db: mongo.db,
     redis,
-    keys: new RedisKeys(config.redisPrefix),
+    keys,
     box,
-    metrics: new Metrics(role),
+    metrics,
     stores,
+    limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits }),
+    plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,
-    redisFor(kind, name) {
-      const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
-      shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
-      return conn;
-    },
+    redisFor,
   };
+}
+
+/** The web app's dependencies, from the core: the actors' front door is added by the web role. */
+export function appDeps(core: Core): AppDeps {
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, limits: core.limits };
 }

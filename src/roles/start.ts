@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { once } from '../lifecycle/shutdown.js';
 import { openCore, type Core } from './core.js';
 
 export const ROLES = ['web', 'router', 'worker', 'webhooks'] as const;
@@ -32,8 +33,18 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'));
   const ports: Running['ports'] = {};
   try {
-    if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core);
-    if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core);
+    if (roles.includes('worker') || roles.includes('webhooks')) {
+      const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
+      const { dispatcher, queues } = core.plane;
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs });
+      try {
+        if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core, runtime);
+        if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core, runtime);
+      } finally {
+        // Registered after the workers' connections, so that, closing in reverse, the workers stop first.
+        core.shutdown.add(once('actor-runtime', () => runtime.close()));
+      }
+    }
     if (roles.includes('router')) ports.router = (await (await import('./router.js')).startRouter(core)).port;
     if (roles.includes('web')) ports.web = (await (await import('./web.js')).startWeb(core)).port;
   } catch (err) {

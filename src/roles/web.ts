@@ -1,22 +1,21 @@
 import { Asker } from '../../actors/runtime/asker.js';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
 import { createApp } from '../http/app.js';
 import { once } from '../lifecycle/shutdown.js';
-import type { Core } from './core.js';
+import { appDeps, type Core } from './core.js';
 import { listen } from './http-server.js';
 
 /** The `{base_url}` API and SSE streams. */
 export async function startWeb(core: Core, port = core.config.port): Promise<{ port: number }> {
-  const plane = dataPlane(core);
-  const asker = new Asker(plane.hub, plane.mailbox, `${core.config.redisPrefix}:reply:`);
+  const { hub, dispatcher } = core.plane;
+  const asker = new Asker(hub, dispatcher, `${core.config.redisPrefix}:reply:`);
   await asker.start();
   core.shutdown.add(once('asker', () => asker.close()));
   // Probed on this node (same image as the workers) so /healthz shows the enforcement level in force.
   const { sandboxCapabilities } = await import('../sandbox/capabilities.js');
   const sandbox = sandboxCapabilities();
-  const app = createApp({ ...core, sessionsRuntime: { asker, hub: plane.hub }, health: () => ({ ...(core.health?.() ?? {}), sandbox }) });
-  const { port: actual, closer } = await listen('web', app.callback(), port, Math.min(5000, core.config.shutdownTimeoutMs));
+  const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub }, health: () => ({ sandbox }) });
+  const { port: actual, closer } = await listen('web', app.callback(), port, core.config.host, Math.min(5000, core.config.shutdownTimeoutMs));
   core.shutdown.add(closer);
-  core.log.info({ role: 'web', port: actual, base_url: core.config.publicUrl }, 'web listening');
+  core.log.info({ role: 'web', host: core.config.host ?? '*', port: actual, base_url: core.config.publicUrl }, 'web listening');
   return { port: actual };
 }

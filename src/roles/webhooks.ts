@@ -1,8 +1,13 @@
+import type { ActorRuntime } from '../../actors/runtime/runtime.js';
+import type { Resolver } from '../net/resolver.js';
+import { webhookPorts } from './actor-ports.js';
 import type { Core } from './core.js';
 
 /** The webhook delivery actor (Procfile role `webhooks`). */
-export async function startWebhooks(core: Core): Promise<void> {
-  const { startWebhookActor } = await import('../../actors/webhook/worker.js');
-  await startWebhookActor(core);
-  core.log.info({ role: 'webhooks', actors: ['webhook'], retries: core.config.webhookRetrySchedule.length }, 'webhooks started');
+export async function startWebhooks(core: Core, runtime: ActorRuntime, opts: { resolver?: Resolver } = {}): Promise<void> {
+  const { webhookActor } = await import('../../actors/webhook/actor.js');
+  const { config } = core;
+  // An attempt may take the whole timeout; the lock must outlast it.
+  await runtime.start(webhookActor, webhookPorts(core, opts), { concurrency: config.webhookConcurrency, lockMs: Math.max(30_000, config.webhookTimeoutMs * 2 + 10_000) });
+  core.log.info({ role: 'webhooks', actors: ['webhook'], retries: config.webhookRetrySchedule.length }, 'webhooks started');
 }

@@ -1,27 +1,36 @@
+import type { ActorRuntime } from '../../actors/runtime/runtime.js';
 import { once } from '../lifecycle/shutdown.js';
 import { logReap, reap } from '../maintenance/reaper.js';
+import { VersionCache } from '../store/version-cache.js';
+import { CancelRegistry } from '../pubsub/cancels.js';
+import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';
+import { startSweeper } from './sweeper.js';
 
 const REAP_EVERY_MS = 10 * 60 * 1000;
 
 /** Session, router-proxy, tool-runner and batch actors, the stranded-work sweeper and the periodic reaper. */
-export async function startWorker(core: Core): Promise<void> {
-  const lockMs = core.config.actorLockMs;
-  const { startSessionActors } = await import('../../actors/session/worker.js');
-  const { startRouterProxy } = await import('../../actors/router-proxy/worker.js');
-  const { startToolRunner } = await import('../../actors/tool-runner/worker.js');
-  const { startBatchActor } = await import('../../actors/batch/worker.js');
-  await startSessionActors(core, lockMs);
-  const { startSweeper } = await import('../../actors/session/sweep-loop.js');
-  startSweeper(core);
-  await startRouterProxy(core, 32, lockMs);
-  await startToolRunner(core, lockMs);
-  await startBatchActor(core, 16, lockMs);
+export async function startWorker(core: Core, runtime: ActorRuntime): Promise<void> {
+  const { sessionActor } = await import('../../actors/session/actor.js');
+  const { routerProxyActor } = await import('../../actors/router-proxy/actor.js');
+  const { toolRunnerActor } = await import('../../actors/tool-runner/actor.js');
+  const { batchActor } = await import('../../actors/batch/actor.js');
+  const versions = new VersionCache((org, id) => core.stores.agents.getVersion(org, id));
+  await runtime.start(sessionActor, sessionPorts(core, versions));
+  startSweeper(core, versions);
+  // One listener per process: a cancelled message's model calls and tool runs here are aborted.
+  const cancels = new CancelRegistry();
+  await cancels.listen((channel, listener) => core.plane.hub.subscribe(channel, listener), core.keys.messageCancels());
+  core.shutdown.add(once('cancel-listener', async () => cancels.close()));
+  await runtime.start(routerProxyActor, routerProxyPorts(core, versions, cancels), { concurrency: 32 });
+  await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency });
+  await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
-  const { dataPlane } = await import('../../actors/runtime/data-plane.js');
-  const mailbox = dataPlane(core).mailbox;
+  const { sessionCommand } = await import('../../actors/session/messages.js');
   const hooks = {
-    deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) => mailbox.send({ session_id: s._id, command: { kind: 'session.delete', command_id: `retention-${s._id}` } }, s.priority ?? 'interactive'),
+    // Deleted by the session's own actor, so no turn of it runs meanwhile.
+    deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
+      core.plane.dispatcher.send([sessionCommand(s._id, { kind: 'session.delete', command_id: `retention-${s._id}` }, s.priority ?? 'interactive')]),
   };
   const reaper = setInterval(() => {
     reap(core.stores, Date.now(), hooks).then(

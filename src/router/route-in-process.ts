@@ -12,7 +12,7 @@ import type { StreamServices } from './stream.js';
  * `routing`): the same selection, stickiness, fallback and usage as the
  * routing interface, without an HTTP hop.
  */
-export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger): Promise<LlmResponse & { selected_model: string }> {
+export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string }> {
   const router = await svc.lookup.router(orgId, routerId);
   const ingress = INGRESS.chat;
   const effort = planEffort(req);
@@ -21,15 +21,16 @@ export async function routeInProcess(svc: StreamServices, orgId: string, routerI
   checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
   const label = effort.effective && ingress.effortLabel(effort.effective);
   const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
-  const call: RoutedCall = { orgId, router, ingress, req: { ...req, stream: false }, plan: effort, convId, sticky, selection, log };
+  const call: RoutedCall = { orgId, router, ingress, req: { ...req, stream: false }, plan: effort, convId, sticky, selection, log, billedTo };
   const failures: string[] = [];
   for (const c of selection.order) {
     try {
-      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c));
+      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
       return { ...res, selected_model: c.model };
     } catch (e) {
-      if (!isRetryable(e)) throw upstreamFailure(e, failures);
+      // A cancelled caller gets no fallback to the next candidate.
+      if (signal?.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
     }
   }

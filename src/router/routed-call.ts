@@ -1,3 +1,4 @@
+import type { Price } from '../store/usage.js';
 import { ErrorType, TroupeError } from '../domain/errors.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
@@ -21,6 +22,13 @@ export interface RoutedCall {
   sticky: StickyRecord | null;
   selection: Selection;
   log: Logger;
+  /** Set for agent turns: their usage is the session's, not the routing interface's. */
+  billedTo?: { agentId: string; sessionId: string };
+}
+
+/** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
+export function candidatePrice(c: CandidateDoc): Price {
+  return { input_price: c.input_price ?? 0, output_price: c.output_price ?? 0, currency: c.currency ?? 'USD' };
 }
 
 /** The request as one candidate receives it. */
@@ -47,7 +55,7 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log.warn({ err }, 'could not store routing stickiness'));
   }
-  usageBuffer.add(call.orgId, call.router.router_id, c.model, usage.inputTokens, usage.outputTokens);
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, usage.inputTokens, usage.outputTokens, candidatePrice(c));
 }
 
 /** An upstream failure that is not retried, or the last one, as the client sees it. */

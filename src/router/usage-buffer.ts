@@ -1,22 +1,21 @@
 import type { Logger } from '../log/logger.js';
-import type { UsageStore } from '../store/usage.js';
+import { costOf, type Price, type UsageCounts, type UsageKey, type UsageStore } from '../store/usage.js';
 
-interface Pending {
-  orgId: string;
-  routerId: string;
-  model: string;
-  requests: number;
-  input: number;
-  output: number;
+/** Who a model call is billed to beyond the org: a session's turns name their agent and session. */
+export interface UsageSource {
+  routerId: string | null;
+  agentId?: string | null;
+  sessionId?: string | null;
 }
 
 /**
- * Sums token counts in memory and writes them once a second, so a routed
- * call costs no Mongo round trip of its own. A crash loses at most one
- * interval of counts; close() writes what is left.
+ * Sums token counts and cost in memory and writes them once a second, so a
+ * model call costs no Mongo round trip of its own. A crash loses at most one
+ * interval of counts; close() writes what is left. Streamed and non-streamed
+ * calls are added here alike, from the usage their provider reported.
  */
 export class UsageBuffer {
-  private pending = new Map<string, Pending>();
+  private pending = new Map<string, { key: UsageKey; counts: UsageCounts }>();
   private readonly timer: NodeJS.Timeout;
   private closing: Promise<void> | null = null;
 
@@ -29,23 +28,24 @@ export class UsageBuffer {
     this.timer.unref();
   }
 
-  add(orgId: string, routerId: string, model: string, input: number, output: number): void {
-    const key = `${orgId}\u0000${routerId}\u0000${model}`;
-    const p = this.pending.get(key);
+  add(orgId: string, source: UsageSource, model: string, input: number, output: number, price: Price | null): void {
+    const key: UsageKey = { orgId, routerId: source.routerId, agentId: source.agentId ?? null, sessionId: source.sessionId ?? null, model, currency: price?.currency ?? null };
+    const id = JSON.stringify(key);
+    const cost = costOf(price, input, output);
+    const p = this.pending.get(id);
     if (p) {
-      p.requests++;
-      p.input += input;
-      p.output += output;
-    } else this.pending.set(key, { orgId, routerId, model, requests: 1, input, output });
+      p.counts.requests++;
+      p.counts.input += input;
+      p.counts.output += output;
+      p.counts.cost += cost;
+    } else this.pending.set(id, { key, counts: { requests: 1, input, output, cost } });
   }
 
   async flush(): Promise<void> {
     if (this.pending.size === 0) return;
     const batch = [...this.pending.values()];
     this.pending = new Map();
-    await Promise.all(
-      batch.map((p) => this.store.record(p.orgId, p.routerId, p.model, p.input, p.output, new Date(), p.requests).catch((err) => this.log.warn({ err }, 'could not record routing usage'))),
-    );
+    await Promise.all(batch.map((p) => this.store.add(p.key, p.counts).catch((err) => this.log.warn({ err }, 'could not record model usage'))));
   }
 
   close(): Promise<void> {

@@ -5,10 +5,46 @@ import { InvalidRequestError } from '../domain/errors.js';
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
 export type JsonSchema = Record<string, unknown>;
 
-export const ajv = new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true });
-addFormats.default(ajv);
+/**
+ * The one Ajv factory. `api`: Troupe's own request schemas, strict, so a
+ * typo in them fails at start. `user`: schemas agents bring (tool input and
+ * output schemas), judged leniently: strict mode refuses keywords such as
+ * `example` that are common in the wild. Publish and turns both use `user`,
+ * so a schema accepted at publish is never refused by a turn.
+ */
+export function createAjv(kind: 'api' | 'user'): Ajv {
+  const instance =
+    kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true }) : new Ajv({ strict: false, allErrors: true });
+  addFormats.default(instance);
+  return instance;
+}
+
+export const ajv = createAjv('api');
 
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
+const userCache = new WeakMap<JsonSchema, ValidateFunction>();
+
+/**
+ * Compiles a user-supplied JSON Schema (throws if it is not one). Each gets an
+ * Ajv of its own, so one tool's `$id` cannot collide with another's; the
+ * result is cached per schema object (versions are immutable and cached).
+ */
+export function compileUserSchema(schema: JsonSchema): ValidateFunction {
+  let fn = userCache.get(schema);
+  if (!fn) {
+    fn = createAjv('user').compile(schema);
+    userCache.set(schema, fn);
+  }
+  return fn;
+}
+
+/** Null when `value` fits the user schema; else the first problem, as `<path> <message>`. */
+export function userSchemaProblem(schema: JsonSchema, value: unknown): string | null {
+  const validate = compileUserSchema(schema);
+  if (validate(value)) return null;
+  const e = validate.errors?.[0];
+  return e ? `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}` : 'invalid';
+}
 
 export function compile<T>(schema: JsonSchema): (value: unknown) => value is T {
   let fn = cache.get(schema);

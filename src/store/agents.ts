@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { PageRequest } from '../http/pagination.js';
+import type { PageRequest } from './page.js';
 
 /** LLM option of a manifest (DESIGN §8); the first one is the default `llm_id`. */
 export interface LlmOption {
@@ -12,6 +12,10 @@ export interface LlmOption {
   /** Archive path of the script file; `scripted` only. */
   script?: string;
   params?: Record<string, unknown>;
+  /** Per million tokens; both or neither. */
+  input_price?: number;
+  output_price?: number;
+  currency?: string;
 }
 
 export interface ManifestTool {

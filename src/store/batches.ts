@@ -15,6 +15,14 @@ export interface BatchItem {
   message_id?: string;
 }
 
+/** An item as clients see it: without the internal message id. */
+export interface BatchItemView extends Omit<BatchItem, 'message_id'> {}
+
+export function itemView(item: BatchItem): BatchItemView {
+  const { message_id: _m, ...view } = item;
+  return view;
+}
+
 /**
  * The batch header. Kept small on purpose: the batch actor `$inc`s it once
  * per child, and FerretDB v1 rewrites the whole document on every update, so

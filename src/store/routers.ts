@@ -13,6 +13,8 @@ export interface CandidateDoc {
   context_window: number;
   input_price: number;
   output_price: number;
+  /** ISO 4217 code of the prices; USD when absent. */
+  currency?: string;
   /** The model understands responses `configuration_update` items (openai-responses only). */
   configuration_update?: boolean;
 }

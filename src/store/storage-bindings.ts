@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { PageRequest } from '../http/pagination.js';
+import type { PageRequest } from './page.js';
 
 /** A named, org-scoped, persistent file area; its files are `StorageFileDoc`s with bytes in the `storage` GridFS bucket. */
 export interface StorageBindingDoc {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { onChildSettled } from '../../actors/batch/handlers.js';
-import { batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
-import type { WebhookJob } from '../../actors/webhook/messages.js';
-import type { SessionMailbox } from '../../actors/runtime/queues.js';
+import { BATCH, batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
+import type { Send } from '../../actors/runtime/actor.js';
+import { SESSION } from '../../actors/session/messages.js';
+import { WEBHOOKS, type WebhookJob } from '../../actors/webhook/messages.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';
 import { batchItemSchema } from '../../src/http/routes/session-batches/schema.js';
@@ -48,7 +48,7 @@ describe('session batches', () => {
   const item = (t: string, extra: Record<string, unknown> = {}) => ({ agent_id: agentId, message: { content: text(t) }, ...extra });
 
   async function webhookJobs(batchId: string): Promise<WebhookJob[]> {
-    const jobs = await dataPlane(h.running.core).webhooks.getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
+    const jobs = await h.running.core.plane.queues.queue(WEBHOOKS.name).getJobs(['waiting', 'prioritized', 'active', 'completed', 'failed', 'delayed']);
     return jobs.map((j) => j.data as WebhookJob).filter((d) => d.kind === 'batch.lifecycle' && d.batch_id === batchId);
   }
 
@@ -199,19 +199,20 @@ describe('session batches', () => {
 
   it('fires the terminal webhook exactly once, however often children are reported', async () => {
     // Created without waking the sessions, so only the reports below settle its children.
-    const asleep = { mailbox: { sendBulk: async () => undefined } as unknown as SessionMailbox, webhooks: dataPlane(h.running.core).webhooks };
+    const dispatcher = h.running.core.plane.dispatcher;
+    const asleep = { send: (sends: Send[]) => dispatcher.send(sends.filter((s) => s.to !== SESSION)) };
     const core = h.running.core;
     const body = { items: [item('p'), item('q'), item('r', { llm_id: 'nope' })] };
-    const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, producers: asleep, checkItem: (i, n) => check(batchItemSchema, i, `items[${n}]`) }, orgId, body)) as Batch;
+    const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, outbox: asleep, publicUrl: core.config.publicUrl, checkItem: (i, n) => check(batchItemSchema, i, `items[${n}]`) }, orgId, body)) as Batch;
     const settled = (s: Item): BatchChildSettled => ({ org_id: orgId, batch_id: b.batch_id, session_id: s.session_id!, message_id: 'msg_x', status: 'completed' });
     const [p, q] = b.sessions;
-    const deps = { batches: h.running.core.stores.batches, webhooks: dataPlane(h.running.core).webhooks };
+    const deps = { batches: h.running.core.stores.batches, outbox: dispatcher };
     // One child only: not terminal yet, however often it is reported.
     const early = await Promise.all(Array.from({ length: 5 }, () => onChildSettled(deps, settled(p))));
     assert.ok(!early.includes('fired'));
     assert.equal((await webhookJobs(b.batch_id)).length, 0);
     // Through the queue, with duplicates under distinct job ids, and directly, concurrently.
-    const queue = dataPlane(h.running.core).batches;
+    const queue = h.running.core.plane.queues.queue(BATCH.name);
     for (let i = 0; i < 3; i++) await queue.add('child.settled', settled(q), { jobId: `${batchJobId(settled(q))}-${i}` });
     const direct = await Promise.all(Array.from({ length: 10 }, () => onChildSettled(deps, settled(q))));
     await until(async () => {

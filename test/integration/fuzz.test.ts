@@ -39,7 +39,8 @@ interface Report {
 function runSchemathesis(schemaUrl: string, config: string, reportDir: string, maxExamples: number, maxTime: number): Promise<Report> {
   const args = ['--config-file', config, 'run', schemaUrl, '--checks', 'not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance', '--max-examples', String(maxExamples), '--max-time', String(maxTime), '--phases', 'examples,coverage,fuzzing', '--workers', '2', '--seed', '1', '--no-color', '--request-timeout', '20', '--report', 'ndjson', '--report-ndjson-path', join(reportDir, 'events.ndjson'), '--suppress-health-check', 'all'];
   return new Promise((res) => {
-    const child = spawn(ST, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    // cwd is the run's temp dir: schemathesis keeps its cache (.schemathesis/) in the working directory.
+    const child = spawn(ST, args, { cwd: reportDir, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));

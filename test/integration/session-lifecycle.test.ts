@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
+import { sessionCommand } from '../../actors/session/messages.js';
 import { reap } from '../../src/maintenance/reaper.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolDef } from '../../src/store/agents.js';
@@ -105,8 +105,8 @@ describe('session lifecycle: delete and retention', function () {
     await json(await h.api(`/v1/sessions/${oldActive}/messages/sync`, { method: 'POST', json: { parts: text('still here') } }), 200);
     const backdate = new Date(Date.now() - 3 * DAY);
     await core.db.collection('sessions').updateMany({ _id: { $in: [old, oldActive] } as never }, { $set: { created_at: backdate } });
-    const mailbox = dataPlane(core).mailbox;
-    const hooks = { deleteSession: (s: SessionDoc) => mailbox.send({ session_id: s._id, command: { kind: 'session.delete', command_id: `retention-${s._id}` } }) };
+    const { dispatcher } = core.plane;
+    const hooks = { deleteSession: (s: SessionDoc) => dispatcher.send([sessionCommand(s._id, { kind: 'session.delete', command_id: `retention-${s._id}` })]) };
 
     assert.equal((await reap(core.stores, Date.now(), hooks)).sessions, 0, 'no retention set: nothing expires');
     const set = await json<{ session_retention_days: number }>(await h.api('/v1/organization', { method: 'PATCH', json: { session_retention_days: 2 } }), 200);

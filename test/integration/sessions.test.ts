@@ -207,7 +207,7 @@ describe('sessions and the ledger', () => {
 
   it('keeps one Redis subscription per session however many streams are open', async () => {
     const s = await newSession();
-    const hub = h.running.core && (await import('../../actors/runtime/data-plane.js')).dataPlane(h.running.core).hub;
+    const hub = h.running.core.plane.hub;
     const before = hub.channelCount;
     const clients = Array.from({ length: 5 }, () => new SseClient(`${h.baseUrl}/v1/sessions/${s.id}/stream`, { Authorization: `Bearer ${h.apiKey}` }));
     await Promise.all(clients.map((c) => c.open()));

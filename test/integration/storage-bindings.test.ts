@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
 import { runToolJob } from '../../actors/tool-runner/run-tool-job.js';
-import { toolRunnerDeps } from '../../actors/tool-runner/worker.js';
+import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore, type Manifest, type ToolDef } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';

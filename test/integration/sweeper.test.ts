@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
+import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
@@ -20,17 +20,17 @@ describe('stranded-work sweeper', function () {
 
   it('resumes a running session whose queued jobs Redis lost, once, with no duplicate turn', async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'resumed' }]);
-    const plane = dataPlane(h.running.core);
+    const routerProxy = h.running.core.plane.queues.queue(ROUTER_PROXY.name);
     // Hold model calls back, lose them (as a Redis restart without persistence would), then let workers run again.
-    await plane.routerProxy.pause();
+    await routerProxy.pause();
     const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST' }), 201)).id;
     const posted = await json<{ message: { id: string } }>(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hi' }] } }), 201);
     const mid = posted.message.id;
-    await until(() => plane.routerProxy.getJob(`model-${mid}-1-0`));
-    await plane.routerProxy.obliterate({ force: true });
-    assert.equal(await plane.routerProxy.getJob(`model-${mid}-1-0`), undefined);
+    await until(() => routerProxy.getJob(`model-${mid}-1-0`));
+    await routerProxy.obliterate({ force: true });
+    assert.equal(await routerProxy.getJob(`model-${mid}-1-0`), undefined);
     const lostAt = Date.now();
-    await plane.routerProxy.resume();
+    await routerProxy.resume();
     const done = await until(async () => {
       const m = await json<{ status: string }>(await h.api(`/v1/sessions/${sid}/messages/${mid}`), 200);
       return m.status === 'completed' ? m : null;

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
-import { toolRunJobId, type ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { SESSION } from '../../actors/session/messages.js';
+import { TOOL_RUNNER, toolRunJobId, type ToolRunJob } from '../../actors/tool-runner/messages.js';
 import { runToolJob, type ToolRunnerDeps } from '../../actors/tool-runner/run-tool-job.js';
-import { toolRunnerDeps } from '../../actors/tool-runner/worker.js';
+import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';
 import { newId } from '../../src/domain/ids.js';
 import type { SandboxRequest } from '../../src/sandbox/types.js';
 import { buildSession } from '../../src/sessions/create-session.js';
@@ -121,11 +121,11 @@ describe('tool-runner', function () {
   });
 
   it('takes a job from the tool-runner queue and sends tool.completed to the session shard', async () => {
-    const plane = dataPlane(h.running.core);
+    const { dispatcher } = h.running.core.plane;
     const j = job('add', { a: 20, b: 3 });
-    await plane.toolRunner.add('tool.run', j, { jobId: toolRunJobId(j) });
+    await dispatcher.send([{ to: TOOL_RUNNER, name: 'tool.run', data: j, job_id: toolRunJobId(j) }]);
     const commandId = `toolres-${j.message_id}-${j.attempt}-${j.tool_call_id}`;
-    const queue = plane.mailbox.queueFor(sessionId);
+    const queue = dispatcher.queueOf(SESSION, sessionId);
     let found = null;
     for (let i = 0; i < 100 && !found; i++) {
       found = await queue.getJob(`${sessionId}.${commandId}`);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
-import { dataPlane } from '../../actors/runtime/data-plane.js';
-import { webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -70,12 +69,12 @@ describe('webhook deliveries', () => {
 
   async function enqueue(job: WebhookJob): Promise<string> {
     const jobId = webhookJobId(job);
-    await dataPlane(h.running.core).webhooks.add(job.kind, job, { jobId, attempts: 1 });
+    await h.running.core.plane.queues.queue(WEBHOOKS.name).add(job.kind, job, { jobId, attempts: 1 });
     return jobId;
   }
 
   async function settledJob(jobId: string): Promise<void> {
-    const q = dataPlane(h.running.core).webhooks;
+    const q = h.running.core.plane.queues.queue(WEBHOOKS.name);
     await until(async () => (await q.getJobState(jobId)) === 'completed');
   }
 

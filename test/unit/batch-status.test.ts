@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
-import { batchStatus, childState, countChildren, terminalWebhookType, type ChildState } from '../../src/batches/status.js';
-import { firstTurn } from '../../src/batches/first-turn.js';
+import { firstTurn } from '../../actors/session/first-turn.js';
+import { batchStatus, childState, countChildren, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 
 describe('batch status (DESIGN §6)', () => {
@@ -52,11 +53,14 @@ describe('batch first turn', () => {
     status: 'idle', last_sequence: 0, last_message_id: null, last_message_status: null, running_message_id: null, queued_message_ids: [], recent_commands: [],
   } as SessionDoc;
 
-  it('projects the session as the actor would after a user.message turn', () => {
-    const t = firstTurn(doc, 'msg_1', [{ type: 'text', text: 'hi' }], new Date(1000));
+  const version = { _id: 'ver_1', org_id: 'org_1', tools: [], agent_config: null } as unknown as AgentVersionDoc;
+
+  it("is the session actor's own decision, with the start deferred to a turn of its own", () => {
+    const t = firstTurn(doc, version, 'http://x', 'msg_1', [{ type: 'text', text: 'hi' }], new Date(1000));
     assert.deepEqual(t.events.map((e) => [e._id, e.type]), [['ses_01:1', 'user.message'], ['ses_01:2', 'message.status_changed'], ['ses_01:3', 'session.status_changed']]);
     assert.equal(t.events[0].command_id, 'um-msg_1');
     assert.deepEqual(JSON.parse(t.events[0].effects_json!), [{ kind: 'session.command', command: { kind: 'message.start', command_id: 'start-msg_1', message_id: 'msg_1' } }]);
+    assert.deepEqual(t.effects, [{ kind: 'session.command', command: { kind: 'message.start', command_id: 'start-msg_1', message_id: 'msg_1' } }]);
     assert.equal(t.events[1].command_id, undefined);
     assert.equal(t.session.status, 'running');
     assert.equal(t.session.last_sequence, 3);

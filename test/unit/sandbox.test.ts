@@ -66,10 +66,10 @@ describe('sandbox exit classification', () => {
 describe('tool arguments', () => {
   const schema = { type: 'object', required: ['city'], properties: { city: { type: 'string' } } };
   it('checks arguments against input_schema', () => {
-    assert.equal(checkArguments('v/t', schema, { city: 'Oslo' }), null);
-    assert.match(checkArguments('v/t', schema, {})!, /^arguments do not match input_schema: arguments must have required property 'city'/);
-    assert.match(checkArguments('v/none', null, [])!, /must be an object/);
-    assert.equal(checkArguments('v/none', null, { any: 1 }), null);
+    assert.equal(checkArguments(schema, { city: 'Oslo' }), null);
+    assert.match(checkArguments(schema, {})!, /^arguments do not match input_schema: arguments must have required property 'city'/);
+    assert.match(checkArguments(null, [])!, /must be an object/);
+    assert.equal(checkArguments(null, { any: 1 }), null);
   });
 });
 

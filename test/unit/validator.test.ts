@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { InvalidRequestError } from '../../src/domain/errors.js';
-import { check } from '../../src/schemas/validator.js';
+import { agentContext } from '../../actors/session/agent-context.js';
+import { checkArguments } from '../../actors/tool-runner/input-check.js';
+import { compileToolSchema } from '../../src/agents/tool-definitions.js';
+import { check, createAjv } from '../../src/schemas/validator.js';
+import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
+import type { SessionDoc } from '../../src/store/sessions.js';
 
 const schema = {
   type: 'object',
@@ -24,5 +29,32 @@ describe('check', () => {
 
   it('returns valid input unchanged', () => {
     assert.deepEqual(check(schema, { items: [] }), { items: [] });
+  });
+});
+
+describe('user schemas: publish and turn judge them alike', () => {
+  // Common in the wild, refused by Ajv's strict mode: a schema with "example".
+  const output = { type: 'object', required: ['temp'], properties: { temp: { type: 'number', example: 21.5 } }, example: { temp: 3 } };
+  const tool: ToolDef = { name: 'forecast', kind: 'external', path: 't.json', timeout_seconds: 5, description: null, input_schema: { type: 'object' }, output_schema: output };
+  const doc = { _id: 'ses_1', org_id: 'org_1', agent_id: 'agt_1', batch_id: null } as unknown as SessionDoc;
+  const version = { tools: [tool], agent_config: null } as unknown as AgentVersionDoc;
+
+  it('the strict API validator would refuse it (why one factory matters)', () => {
+    assert.throws(() => createAjv('api').compile(output), /strict mode/);
+  });
+
+  it('publish accepts an output_schema with "example"', () => {
+    assert.deepEqual(compileToolSchema(output, 'tools/forecast.output.json', 'manifest', false), output);
+  });
+
+  it('the turn validates results against it instead of failing to compile', () => {
+    const agent = agentContext(doc, version, 'http://x');
+    assert.equal(agent.validate_output(tool, { temp: 12 }), null);
+    assert.equal(agent.validate_output(tool, { temp: 'warm' }), '/temp must be number');
+    assert.equal(agent.validate_output(tool, {}), "(root) must have required property 'temp'");
+  });
+
+  it('tool arguments are checked with the same options', () => {
+    assert.equal(checkArguments({ type: 'object', properties: { city: { type: 'string', example: 'Oslo' } } }, { city: 'Oslo' }), null);
   });
 });

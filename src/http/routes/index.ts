@@ -9,6 +9,7 @@ import { eventRoutes } from './sessions/events.js';
 import { messageRoutes } from './sessions/messages.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionBatchRoutes } from './session-batches/session-batches.js';
+import { usageRoutes } from './usage/usage.js';
 import { organizationRoutes } from './organization/organization.js';
 import { storageBindingRoutes } from './storage-bindings/storage-bindings.js';
 import { streamRoutes } from './sessions/stream.js';
@@ -31,5 +32,6 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   routes.push(...webhookConfigRoutes(deps), ...webhookDeliveryRoutes(deps));
   routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps), ...toolCallRoutes(deps));
   routes.push(...sessionBatchRoutes(deps));
+  routes.push(...usageRoutes(deps));
   return routes;
 }

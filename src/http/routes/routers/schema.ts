@@ -20,6 +20,7 @@ const candidate: JsonSchema = {
     context_window: { type: 'integer', minimum: 1, default: 128000 },
     input_price: { type: 'number', minimum: 0, default: 0, description: 'Per million input tokens.' },
     output_price: { type: 'number', minimum: 0, default: 0, description: 'Per million output tokens.' },
+    currency: { type: 'string', pattern: '^[A-Z]{3}$', default: 'USD', description: 'ISO 4217 code of input_price and output_price; usage reports cost in it.' },
     configuration_update: { type: 'boolean', default: false, description: 'openai-responses only: forward configuration_update items to this model.' },
   },
 };

@@ -1,5 +1,5 @@
 import type { TurnReply } from '../../../../actors/session/turn.js';
-import type { SessionCommand } from '../../../../actors/session/messages.js';
+import { sessionCommand, type SessionCommand } from '../../../../actors/session/messages.js';
 import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
 import { bodyHash } from '../../../store/idempotency.js';
 import type { SessionDoc } from '../../../store/sessions.js';
@@ -17,8 +17,13 @@ export async function sessionOr404(deps: AppDeps, orgId: string, id: string): Pr
   return s;
 }
 
+/** Before a user message: refuses (429) one that would start a session running past the org's cap. */
+export async function admitUserMessage(deps: AppDeps, orgId: string, session: SessionDoc | null): Promise<void> {
+  await deps.limits?.sessions.admit(orgId, session);
+}
+
 export function ask(deps: AppDeps, session: SessionDoc, command: SessionCommand): Promise<TurnReply> {
-  return runtimeOf(deps).asker.ask<TurnReply>({ session_id: session._id, command }, session.priority ?? 'interactive');
+  return runtimeOf(deps).asker.ask<TurnReply>(sessionCommand(session._id, command, session.priority ?? 'interactive'));
 }
 
 /**

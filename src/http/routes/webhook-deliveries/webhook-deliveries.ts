@@ -1,4 +1,4 @@
-import { requestRedelivery } from '../../../../actors/webhook/enqueue.js';
+import { redeliverySend } from '../../../../actors/webhook/enqueue.js';
 import { ConflictError, NotFoundError } from '../../../domain/errors.js';
 import { deliveryDetailView, deliveryView, type WebhookDeliveryDoc } from '../../../store/webhook-deliveries.js';
 import type { AppDeps } from '../../deps.js';
@@ -61,7 +61,7 @@ export function webhookDeliveryRoutes(deps: AppDeps): RouteSpec[] {
         const target = await stores.webhookConfigs.deliveryTarget(d.org_id, d.agent_id);
         if (!target) throw new ConflictError('The agent has no webhook configured.', 'webhook_not_configured');
         if (target.disabled) throw new ConflictError('The webhook is disabled after its receiver answered 410; PUT it again to re-enable.', 'webhook_disabled');
-        await requestRedelivery(deps, { org_id: d.org_id, agent_id: d.agent_id, delivery_id: d._id });
+        await deps.outbox.send([redeliverySend({ org_id: d.org_id, agent_id: d.agent_id, delivery_id: d._id })]);
         return deliveryView(d);
       },
     },

@@ -1,0 +1,105 @@
+/**
+ * The one shape of a Troupe actor, in the spirit of Restate's keyed objects
+ * and Temporal's workflow/activity split. An actor declares:
+ *  - its address (name, keyed or not, how often a message is attempted),
+ *  - the messages it accepts (its `messages.ts`),
+ *  - the ports it needs (narrow interfaces, wired by the composition root),
+ *  - `handle(ctx, message)`: a pure decision wrapped in the loads and writes
+ *    of its own state, returning an Outcome.
+ * The runtime alone owns BullMQ, locking, retries, publishing and the
+ * hand-off of effects: actors never import bullmq or ioredis.
+ */
+
+/** BullMQ priorities: lower runs first. Interactive sessions go ahead of batch work. */
+export const PRIORITY = Object.freeze({ interactive: 1, batch: 10 } as const);
+export type Priority = keyof typeof PRIORITY;
+
+/** Where messages for an actor go. Declared in the actor's `messages.ts`, so senders need not load its handler. */
+export interface ActorAddress {
+  readonly name: string;
+  /**
+   * A keyed actor handles one message at a time per key, cluster-wide: its
+   * queue is sharded by key and each shard runs one job at a time. Unkeyed
+   * actors (activities) run many messages at once.
+   */
+  readonly keyed: boolean;
+  /** Attempts before a message is given up; retries only follow failures that are not domain errors. */
+  readonly attempts: number;
+}
+
+export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number } = {}): ActorAddress {
+  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8 });
+}
+
+/** Who waits for a keyed actor's answer: a web node's reply channel and its request id. */
+export interface ReplyTo {
+  channel: string;
+  request_id: string;
+}
+
+/** A message handed to an actor. The job id is deterministic, so a repeated send is one job. */
+export interface Send {
+  to: ActorAddress;
+  /** The key of a keyed actor (picks the shard). */
+  key?: string;
+  /** The message kind (BullMQ job name). */
+  name: string;
+  data: unknown;
+  job_id: string;
+  delay_ms?: number;
+  priority?: Priority;
+}
+
+/** A pub/sub notification published after the turn's writes (a hint: readers repair from the store). */
+export interface Publication {
+  channel: string;
+  payload: string;
+}
+
+/** What a handler decided, for the runtime to carry out after it returns. */
+export interface Outcome {
+  /** The answer for an asking caller (keyed actors). */
+  reply?: unknown;
+  /** Published, then `sends` handed off, in one Redis round trip. */
+  publish?: Publication[];
+  sends?: Send[];
+  /** Run this message again at `at` (epoch ms) with `data`; not counted as a failed attempt. */
+  later?: { at: number; data: unknown };
+}
+
+export const DONE: Outcome = Object.freeze({});
+
+/** What a handler may use besides its ports. */
+export interface ActorContext<P> {
+  readonly ports: P;
+  readonly job: { id: string; attempt: number; enqueued_at: number };
+  /** Aborted when the process shuts down; handlers that wait on the outside world pass it on. */
+  readonly signal: AbortSignal;
+  /** Hands messages off now (before the handler returns), for when later writes depend on it. */
+  send(sends: Send[]): Promise<void>;
+}
+
+export interface ActorDefinition<M, P> {
+  readonly address: ActorAddress;
+  handle(ctx: ActorContext<P>, message: M): Promise<Outcome>;
+  /** After the last attempt failed: what to tell others (e.g. report an error result to the session). */
+  onGiveUp?(ctx: ActorContext<P>, message: M, err: Error): Promise<Outcome>;
+}
+
+export function defineActor<M, P>(def: ActorDefinition<M, P>): ActorDefinition<M, P> {
+  return Object.freeze(def);
+}
+
+/** BullMQ job ids may not contain ':'; ids built from session ids and event ids do. */
+export function safeJobId(id: string): string {
+  return id.replace(/:/g, '_');
+}
+
+/** Where a job stands: BullMQ's states, or null when there is no such job. */
+export type JobState = 'waiting' | 'prioritized' | 'delayed' | 'active' | 'completed' | 'failed' | 'waiting-children' | 'unknown';
+
+/** Looks at and removes jobs by address and id (the stranded-work sweeper). */
+export interface JobProbe {
+  state(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<JobState | null>;
+  remove(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<void>;
+}

@@ -1,0 +1,75 @@
+import { Job, type JobsOptions, type Queue } from 'bullmq';
+import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
+import { PRIORITY, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
+
+/** Shard `n` of a keyed actor's queue. */
+export function shardQueueName(actor: string, shard: number): string {
+  return `${actor}-${shard}`;
+}
+
+interface Pipeline {
+  publish(channel: string, message: string): unknown;
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+function jobOptions(s: Send): JobsOptions {
+  return {
+    attempts: s.to.attempts,
+    backoff: { type: 'exponential', delay: 100 },
+    removeOnComplete: { age: 3600, count: 50_000 },
+    removeOnFail: { age: 7 * 24 * 3600 },
+    jobId: s.job_id,
+    priority: PRIORITY[s.priority ?? 'interactive'],
+    ...(s.delay_ms ? { delay: s.delay_ms } : {}),
+  };
+}
+
+/**
+ * Hands messages to actors' queues. Everything a turn hands off (its pub/sub
+ * notifications and every job it sends, to any queue) goes out in one
+ * pipeline: one Redis round trip however many effects a turn has. Built once
+ * per process by the composition root; web nodes use it to ask and to wake.
+ */
+export class Dispatcher implements JobProbe {
+  constructor(
+    private readonly queues: QueueFactory,
+    readonly shards: number,
+  ) {}
+
+  queueOf(to: ActorAddress, key?: string): Queue {
+    if (!to.keyed) return this.queues.queue(to.name);
+    if (key === undefined) throw new Error(`a message to keyed actor ${to.name} needs a key`);
+    return this.queues.queue(shardQueueName(to.name, shardOf(key, this.shards)));
+  }
+
+  async state(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<JobState | null> {
+    const found = await this.queueOf(job.to, job.key).getJob(job.job_id);
+    return found ? ((await found.getState()) as JobState) : null;
+  }
+
+  async remove(job: Pick<Send, 'to' | 'key' | 'job_id'>): Promise<void> {
+    await (await this.queueOf(job.to, job.key).getJob(job.job_id))?.remove();
+  }
+
+  send(sends: Send[]): Promise<void> {
+    return this.deliver([], sends);
+  }
+
+  /** Publishes, then adds the jobs, in one pipeline; throws if any part failed (job ids make a retry safe). */
+  async deliver(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
+    if (!publish.length && !sends.length) return;
+    const queues = sends.map((s) => this.queueOf(s.to, s.key));
+    // Every queue shares the producer connection; a queue's client resolves once BullMQ's scripts are loaded on it.
+    const clients = await Promise.all([...new Set(queues)].map((q) => q.getBackend().client));
+    // BullMQ's wrapped pipeline runs its scripts by name; it is the connection's own ioredis pipeline underneath.
+    const pipe = (clients[0]?.pipeline() ?? this.queues.producer.pipeline()) as unknown as Pipeline;
+    for (const p of publish) pipe.publish(p.channel, p.payload);
+    const added = sends.map((s, i) => new Job(queues[i], s.name, s.data, jobOptions(s), s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
+    // Observed so that a failed add is not an unhandled rejection; its error also shows in exec's results.
+    const settled = Promise.allSettled(added);
+    const results = (await pipe.exec()) ?? [];
+    const failed = results.find(([err]) => err);
+    if (failed) throw failed[0];
+    for (const r of await settled) if (r.status === 'rejected') throw r.reason;
+  }
+}

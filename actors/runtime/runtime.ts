@@ -1,0 +1,148 @@
+import { DelayedError, type Job, type Worker } from 'bullmq';
+import { ensureError, TroupeError } from '../../src/domain/errors.js';
+import type { QueueFactory } from '../../infra/queues/queues.js';
+import type { ActorContext, ActorDefinition, Outcome, Publication, ReplyTo } from './actor.js';
+import type { Asked, ReplyBody } from './asker.js';
+import { shardQueueName, type Dispatcher } from './dispatcher.js';
+import { ShardGuard } from './shard-guard.js';
+import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
+
+export interface RuntimeLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface RuntimeOptions {
+  queues: QueueFactory;
+  dispatcher: Dispatcher;
+  log: RuntimeLog;
+  /**
+   * How long a job's lock lasts; BullMQ renews it at half that while the
+   * handler runs. A killed worker's jobs are taken over once it lapses, so
+   * this bounds failover.
+   */
+  lockMs: number;
+  observer?: TurnObserver;
+}
+
+export interface StartOptions {
+  /** Messages handled at once per process (unkeyed actors; keyed actors run one per shard). */
+  concurrency?: number;
+  /** A longer lock for handlers that legitimately wait long (webhook attempts). */
+  lockMs?: number;
+}
+
+function replyOf(to: ReplyTo | undefined, body: ReplyBody): Publication[] {
+  return to ? [{ channel: to.channel, payload: JSON.stringify({ ...body, request_id: to.request_id }) }] : [];
+}
+
+/**
+ * Hosts actors: one BullMQ worker per queue (per shard for keyed actors),
+ * locks and stalled-job takeover, retries, the reply to an asker, and the
+ * hand-off of what a handler decided. Imports no specific actor: the
+ * composition root starts each definition with its ports.
+ */
+export class ActorRuntime {
+  private readonly workers: Worker[] = [];
+  private readonly stopping = new AbortController();
+  private readonly observer: TurnObserver;
+  private readonly guard: ShardGuard;
+  private closing: Promise<void> | null = null;
+
+  constructor(private readonly opts: RuntimeOptions) {
+    this.observer = opts.observer ?? NO_OBSERVER;
+    this.guard = new ShardGuard(opts.queues.producer, opts.log);
+  }
+
+  async start<M extends object, P>(def: ActorDefinition<M, P>, ports: P, start: StartOptions = {}): Promise<void> {
+    const names = def.address.keyed ? Array.from({ length: this.opts.dispatcher.shards }, (_, i) => shardQueueName(def.address.name, i)) : [def.address.name];
+    if (def.address.keyed) await this.guard.keep(names.map((n) => this.opts.queues.queue(n)));
+    const lockMs = start.lockMs ?? this.opts.lockMs;
+    for (const name of names) {
+      const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) => this.process(def, ports, job, token), {
+        concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
+        lockDuration: lockMs,
+        // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
+        stalledInterval: Math.max(500, Math.min(lockMs / 2, 30_000)),
+        // Handlers are idempotent, so a job taken over several times (a busy host missing renewals) is retried, not lost.
+        maxStalledCount: 5,
+      });
+      worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
+      worker.on('error', (err) => this.opts.log.error({ err: err.message, queue: name }, 'actor worker error'));
+      this.workers.push(worker);
+    }
+    this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
+  }
+
+  private context<P>(ports: P, job: Job): ActorContext<P> {
+    return {
+      ports,
+      job: { id: job.id ?? '', attempt: job.attemptsMade + 1, enqueued_at: job.timestamp },
+      signal: this.stopping.signal,
+      send: (sends) => this.opts.dispatcher.send(sends),
+    };
+  }
+
+  private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
+    const started = Date.now();
+    let outcome: Outcome;
+    let result: TurnResult = 'done';
+    let reply: Publication[];
+    try {
+      outcome = await def.handle(this.context(ports, job), job.data);
+      reply = replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
+    } catch (err) {
+      // A domain error is the message's answer and is never retried.
+      if (!(err instanceof TroupeError)) {
+        this.observe(def, job, 'failed', started, ensureError(err).message);
+        throw err;
+      }
+      outcome = {};
+      result = 'rejected';
+      reply = replyOf(job.data.reply_to, { ok: false, status: err.status, error: err.toBody() });
+    }
+    await this.opts.dispatcher.deliver([...(outcome.publish ?? []), ...reply], outcome.sends ?? []);
+    if (outcome.later) {
+      this.observe(def, job, 'later', started);
+      await job.updateData(outcome.later.data as M & Asked);
+      await job.moveToDelayed(outcome.later.at, token);
+      throw new DelayedError();
+    }
+    this.observe(def, job, result, started);
+  }
+
+  /** After the last attempt: the asker gets a 503 it can retry, and the actor may tell others. */
+  private async failed<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked> | undefined, err: Error): Promise<void> {
+    if (!job || err instanceof DelayedError) return;
+    this.opts.log.warn({ actor: def.address.name, err: err.message, job: job.id, attempts: job.attemptsMade }, 'actor message failed');
+    if (job.attemptsMade < (job.opts.attempts ?? 1) || this.stopping.signal.aborted) return;
+    try {
+      const reply = replyOf(job.data.reply_to, { ok: false, status: 503, error: { type: 'service_unavailable', code: 'turn_failed', message: 'The session could not process the command; retry.' } });
+      const outcome = def.onGiveUp ? await def.onGiveUp(this.context(ports, job), job.data, err) : {};
+      await this.opts.dispatcher.deliver([...(outcome.publish ?? []), ...reply], outcome.sends ?? []);
+    } catch (e) {
+      this.opts.log.error({ actor: def.address.name, err: ensureError(e).message, job: job.id }, 'could not report a message given up');
+    }
+  }
+
+  private observe(def: ActorDefinition<unknown, unknown>, job: Job, result: TurnResult, started: number, error?: string): void {
+    try {
+      this.observer.turn({ actor: def.address.name, queue: job.queueName, job_id: job.id ?? '', attempt: job.attemptsMade + 1, result, duration_ms: Date.now() - started, waited_ms: Math.max(0, started - job.timestamp - (job.delay ?? 0)), ...(error ? { error } : {}) });
+    } catch {
+      // An observer must never fail a turn.
+    }
+  }
+
+  /** Stops taking messages, aborts handlers that wait on the outside, and lets running ones finish. Idempotent. */
+  close(): Promise<void> {
+    if (!this.closing) {
+      this.closing = (async () => {
+        this.stopping.abort();
+        this.guard.stop();
+        await Promise.allSettled(this.workers.map((w) => w.close()));
+      })();
+    }
+    return this.closing;
+  }
+}

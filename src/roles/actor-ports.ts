@@ -1,0 +1,149 @@
+import type { BatchPorts } from '../../actors/batch/actor.js';
+import type { RouterProxyPorts } from '../../actors/router-proxy/actor.js';
+import type { SessionPorts } from '../../actors/session/actor.js';
+import { SessionCache } from '../../actors/session/session-cache.js';
+import type { ToolRunnerPorts } from '../../actors/tool-runner/actor.js';
+import type { WebhookPorts } from '../../actors/webhook/actor.js';
+import { webhookMetrics } from '../../actors/webhook/metrics.js';
+import { WebhookSender } from '../../actors/webhook/send.js';
+import { once } from '../lifecycle/shutdown.js';
+import { LlmClient } from '../llm/client.js';
+import type { FileSource } from '../llm/file-parts.js';
+import type { Resolver } from '../net/resolver.js';
+import { Stickiness } from '../router/conversation.js';
+import { RoutingLookup } from '../router/lookup.js';
+import { UsageBuffer } from '../router/usage-buffer.js';
+import { hostSandbox } from '../sandbox/capabilities.js';
+import { runInSandbox } from '../sandbox/run.js';
+import { sandboxSecrets } from '../sandbox/secrets.js';
+import { SANDBOX_UID } from '../sandbox/types.js';
+import { VersionFiles } from '../sandbox/version-files.js';
+import { StorageArea } from '../storage/area.js';
+import { purgeSession } from '../sessions/delete-session.js';
+import { CancelRegistry, type CancelTracker } from '../pubsub/cancels.js';
+import { readBatch } from '../store/batch-view.js';
+import { BlobStore } from '../store/blobs.js';
+import { messageState } from '../store/messages.js';
+import { VersionCache } from '../store/version-cache.js';
+import type { Core } from './core.js';
+
+/**
+ * Each actor's ports, wired from this process's connections and stores: the
+ * composition root is the only place that knows both sides.
+ */
+
+const SAVED_TTL_SECONDS = 24 * 3600;
+const HISTORY_LIMIT = 100;
+
+export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
+  const { redis, keys, stores } = core;
+  return {
+    sessions: stores.sessions,
+    ledger: stores.ledger,
+    messages: stores.messages,
+    versions,
+    savedSequence: {
+      get: async (id) => {
+        const v = await redis.get(keys.sessionSaved(id));
+        return v === null ? null : Number(v);
+      },
+      set: async (id, seq) => void (await redis.set(keys.sessionSaved(id), String(seq), 'EX', SAVED_TTL_SECONDS)),
+    },
+    eventsChannel: (id) => keys.sessionEvents(id),
+    cancelsChannel: keys.messageCancels(),
+    purge: (org, id) => purgeSession(stores, org, id),
+    publicUrl: core.config.publicUrl,
+    cache: new SessionCache(),
+  };
+}
+
+/** Files a model call may attach, read from the org's file store. */
+function fileSource(stores: Core['stores']): FileSource {
+  return {
+    get: async (org, id) => {
+      const f = await stores.files.get(org, id);
+      return f && { id: f._id, filename: f.filename, content_type: f.content_type, size_bytes: f.size_bytes };
+    },
+    bytes: async (id) => {
+      const chunks: Buffer[] = [];
+      for await (const c of stores.blobs.download('files', id)) chunks.push(c as Buffer);
+      return Buffer.concat(chunks);
+    },
+  };
+}
+
+export function routerProxyPorts(core: Core, versions: VersionCache, cancels: CancelTracker = new CancelRegistry()): RouterProxyPorts {
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
+  core.shutdown.add(once('llm-client', () => client.close()));
+  const usage = new UsageBuffer(core.stores.usage, core.log);
+  core.shutdown.add(once('routing-usage', () => usage.close()));
+  return {
+    session: (id) => core.stores.sessions.byId(id),
+    version: (org, id) => versions.get(org, id),
+    message: async (org, sid, id) => {
+      const m = await core.stores.messages.get(org, sid, id);
+      return m ? messageState(m) : null;
+    },
+    history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
+    client,
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client },
+    log: core.log,
+    box: core.box,
+    revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
+    files: fileSource(core.stores),
+    usage,
+    publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
+    cancels,
+  };
+}
+
+export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: CancelTracker = new CancelRegistry()): ToolRunnerPorts {
+  const agents = core.stores.agents;
+  const blobs = new BlobStore(core.db);
+  const dropUser = hostSandbox().user === 'dropped';
+  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser);
+  const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
+  return {
+    session: (id) => core.stores.sessions.byId(id),
+    version: (org, id) => (versions ? versions.get(org, id) : agents.getVersion(org, id)),
+    secrets: (session, declared) => sandboxSecrets({ box: core.box, reveal: (org, name) => core.stores.credentials.reveal(org, name) }, session, declared),
+    versionDir: (v) => files.dirFor(v),
+    scratch: () => files.scratch(),
+    sandbox: runInSandbox,
+    storage: async (session) => {
+      const dir = await files.scratch();
+      try {
+        const before = await area.checkout(session.org_id, session.storage_binding_id!, dir.path);
+        return { dir: dir.path, commit: () => area.commit(session.org_id, session.storage_binding_id!, dir.path, before), remove: dir.remove };
+      } catch (err) {
+        await dir.remove();
+        throw err;
+      }
+    },
+    memoryMb: core.config.sandboxMemoryMb,
+    cancels,
+  };
+}
+
+export function batchPorts(core: Core): BatchPorts {
+  return { batches: core.stores.batches, log: core.log };
+}
+
+export function webhookPorts(core: Core, opts: { resolver?: Resolver } = {}): WebhookPorts {
+  const { config, stores } = core;
+  const sender = new WebhookSender({ allowPrivate: config.webhooksAllowPrivate, timeoutMs: config.webhookTimeoutMs, resolver: opts.resolver });
+  core.shutdown.add(once('webhook-sender', () => sender.close()));
+  return {
+    target: (org, agent) => stores.webhookConfigs.deliveryTarget(org, agent),
+    disable: (org, agent, url) => stores.webhookConfigs.disable(org, agent, url),
+    deliveries: stores.webhookDeliveries,
+    sources: {
+      session: (id) => stores.sessions.byId(id),
+      batch: (org, id) => readBatch(stores.batches, stores.sessions, org, id).then((b) => ({ counts: { ...b.counts } }), () => null),
+    },
+    send: (req) => sender.send(req),
+    schedule: config.webhookRetrySchedule,
+    metrics: webhookMetrics(core.metrics.registry),
+    log: core.log,
+  };
+}
