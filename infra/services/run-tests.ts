@@ -79,7 +79,7 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   try {
-    const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium };
+    const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium, TROUPE_TEST_LEG: String(index + 1) };
     let failures = suites.integration ? await mocha('.mocharc.integration.json', env) : 0;
     // `npm test` runs the fault suite at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
     if (suites.faults) failures += await mocha('.mocharc.faults.json', env);

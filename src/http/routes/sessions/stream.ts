@@ -15,6 +15,13 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
       responseType: 'text/event-stream',
+      // OpenAPI 3.1 reads an event stream's schema as one event's (SSE fields as a parser yields them).
+      response: {
+        type: 'object',
+        description: 'One Server-Sent Event: id is <session_id>:<sequence_number> (absent on assistant.delta), event the event type, data the event envelope as JSON.',
+        required: ['event', 'data'],
+        properties: { id: { type: 'string' }, event: { type: 'string' }, data: { type: 'string', contentMediaType: 'application/json' }, retry: { type: 'integer' } },
+      },
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
