@@ -11,7 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
-import { pool, scriptedAgent, startStack } from '../support/stack.js';
+import { pool, roundTripsPer, scriptedAgent, startStack } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
@@ -72,11 +72,17 @@ async function main(): Promise<void> {
     const expected = SESSIONS * EVENTS_PER_MESSAGE;
     let allSeen!: () => void;
     const finished = new Promise<void>((r) => (allSeen = r));
-    await pool(sessions, 200, (id) => stream(`${base}/v1/sessions/${id}/stream`, apiKey, (_seq, createdAt) => {
+    // Gapless SSE: each stream must see 1, 2, 3, ... in order (a repeat is dropped by the server, never sent).
+    const last = new Map<string, number>();
+    let gaps = 0;
+    await pool(sessions, 200, (id) => stream(`${base}/v1/sessions/${id}/stream`, apiKey, (seq, createdAt) => {
+      if (seq !== (last.get(id) ?? 0) + 1) gaps++;
+      last.set(id, seq);
       delivery.push(Date.now() - createdAt);
       if (++seen === expected) allSeen();
     }, abort.signal));
     const post: number[] = [];
+    const countsBefore = stack.roundTrips();
     const started = Date.now();
     await pool(sessions, CONCURRENCY, async (id) => {
       const t = performance.now();
@@ -87,11 +93,15 @@ async function main(): Promise<void> {
     await Promise.race([finished, new Promise((r) => setTimeout(r, 300_000))]);
     const seconds = (Date.now() - started) / 1000;
     abort.abort();
+    // The workers write their counts twice a second.
+    await new Promise((r) => setTimeout(r, 1200));
+    const countsAfter = stack.roundTrips();
     const p = summary(post);
     const d = summary(delivery);
-    console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s`);
+    console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s, ${gaps} out-of-order or missing`);
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
+    console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
     const idle = new AbortController();
     const rssBefore = await rssOf(base);
     await pool(Array.from({ length: STREAMS }, (_, i) => sessions[i % sessions.length]), 200, (id) => stream(`${base}/v1/sessions/${id}/stream?last_event_id=${id}:${EVENTS_PER_MESSAGE}`, apiKey, () => undefined, idle.signal));

@@ -1,7 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
+import type { RoundTrips } from '../../infra/diagnostics/round-trips.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { newId } from '../../src/domain/ids.js';
@@ -17,7 +20,35 @@ export interface Stack {
   apiKey: string;
   services: LocalServices;
   db: Db;
+  /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
+  roundTrips(): RoundTrips;
   close(): Promise<void>;
+}
+
+function sum(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+function readRoundTrips(files: string[]): RoundTrips {
+  const total: RoundTrips = { mongo: { total: 0, commands: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+  for (const f of files) {
+    if (!existsSync(f)) continue;
+    const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
+    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands) };
+    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines };
+  }
+  return total;
+}
+
+/** What changed between two readings, per `per` units (e.g. per message). */
+export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number): string {
+  const diff = (a: Record<string, number>, b: Record<string, number>) =>
+    Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join(', ');
+  const mongo = (after.mongo.total - before.mongo.total) / per;
+  const redis = (after.redis.total - before.redis.total) / per;
+  return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
 }
 
 function role(name: string, env: NodeJS.ProcessEnv): ChildProcess {
@@ -31,7 +62,8 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...opts.env };
-  const children = [role('web', env), ...Array.from({ length: opts.workers ?? 1 }, () => role('worker', env))];
+  const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
+  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
@@ -41,12 +73,14 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     apiKey,
     services,
     db: mongo.db('bench'),
+    roundTrips: () => readRoundTrips(counters),
     async close() {
       for (const c of children) c.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 1500));
       for (const c of children) c.kill('SIGKILL');
       await mongo.close();
       await services.stop();
+      for (const f of counters) rmSync(f, { force: true });
     },
   };
 }
