@@ -51,19 +51,22 @@ export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number
   return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
 }
 
-function role(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
   return child;
 }
 
 export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
-  const services = await startLocalServices({ log: () => undefined });
+  // MONGODB_URL / REDIS_URL run the benchmark against servers of your choice (e.g. the default store of another build).
+  const services = await startLocalServices({ log: () => undefined, mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL });
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...opts.env };
   const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
-  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }))];
+  // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
