@@ -1,9 +1,10 @@
 /**
- * Writes that many callers make at once share round trips: each caller's
- * items join the next flush, and a flush starts as soon as the previous one
- * finished (or, when idle, on the next turn of the event loop). Under load a
- * flush carries the writes of every turn that ran meanwhile; alone, a write
- * waits for nobody. `flush` settles each entry itself.
+ * Writes that many callers make at once share round trips: the writes
+ * submitted during one turn of the event loop go out together. Up to
+ * `maxInFlight` flushes run at once, so a write never waits behind more
+ * than that many others; under load each flush carries the writes of every
+ * turn that ran meanwhile, alone a write waits for nobody. `flush` settles
+ * each entry itself.
  */
 export interface Pending<T> {
   item: T;
@@ -13,17 +14,19 @@ export interface Pending<T> {
 
 export class GroupCommit<T> {
   private queue: Pending<T>[] = [];
-  private running: Promise<void> | null = null;
+  private inFlight = 0;
+  private scheduled = false;
 
   constructor(
     private readonly flush: (batch: Pending<T>[]) => Promise<void>,
+    private readonly maxInFlight = 4,
     private readonly maxBatch = 1000,
   ) {}
 
   submit(item: T): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      this.running ??= this.drain();
+      this.schedule();
     });
   }
 
@@ -32,17 +35,27 @@ export class GroupCommit<T> {
     this.queue.unshift(...entries);
   }
 
-  private async drain(): Promise<void> {
-    // Let the turns already under way in this tick join the first flush.
-    await new Promise<void>((r) => setImmediate(r));
-    while (this.queue.length) {
-      const batch = this.queue.splice(0, this.maxBatch);
-      try {
-        await this.flush(batch);
-      } catch (err) {
-        for (const p of batch) p.reject(err as Error);
-      }
+  private schedule(): void {
+    if (this.scheduled || this.inFlight >= this.maxInFlight || !this.queue.length) return;
+    this.scheduled = true;
+    // Let the turns already under way in this tick join the flush.
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flushOnce();
+    });
+  }
+
+  private async flushOnce(): Promise<void> {
+    const batch = this.queue.splice(0, this.maxBatch);
+    if (!batch.length) return;
+    this.inFlight++;
+    try {
+      await this.flush(batch);
+    } catch (err) {
+      for (const p of batch) p.reject(err as Error);
+    } finally {
+      this.inFlight--;
+      this.schedule();
     }
-    this.running = null;
   }
 }
