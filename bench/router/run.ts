@@ -17,6 +17,7 @@ import { Agent, request } from 'undici';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { fmt, summary } from '../support/percentiles.js';
+import { BENCH_LIMITS } from '../support/stack.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 
 const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false } } });
@@ -97,7 +98,7 @@ async function run(): Promise<void> {
   const [webPort, routerPort] = [await freePort(), await freePort()];
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn' };
+  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', ...BENCH_LIMITS };
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), spawnNode('../../src/main.js', ['router'], env)];
   const litellmPort = await freePort();
   if (!values['no-litellm']) procs.push(startLitellm(litellmPort, fakeUrl));

@@ -22,8 +22,59 @@ export interface Stack {
   db: Db;
   /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
   roundTrips(): RoundTrips;
+  /** CPU seconds (user + system) the local MongoDB-wire server has used so far; null with MONGODB_URL. */
+  mongoCpuSeconds(): number | null;
   close(): Promise<void>;
 }
+
+/** utime + stime of a process, from /proc/<pid>/stat, in seconds (all threads). */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Samples the MongoDB-wire server's CPU once a second while `fn` runs and
+ * reports its average and its busiest second, in cores.
+ */
+export async function withServerCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: { average: number; peak: number } | null }> {
+  const first = stack.mongoCpuSeconds();
+  if (first === null) return { result: await fn(), cpu: null };
+  const started = Date.now();
+  let last = { at: started, cpu: first };
+  let peak = 0;
+  const timer = setInterval(() => {
+    const now = { at: Date.now(), cpu: stack.mongoCpuSeconds() ?? last.cpu };
+    peak = Math.max(peak, (now.cpu - last.cpu) / ((now.at - last.at) / 1000));
+    last = now;
+  }, 1000);
+  try {
+    const result = await fn();
+    const average = ((stack.mongoCpuSeconds() ?? last.cpu) - first) / ((Date.now() - started) / 1000);
+    return { result, cpu: { average, peak: Math.max(peak, average) } };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/**
+ * Benchmarks drive one org far past the default request rates on purpose. The
+ * limits are raised, not switched off, so their Redis round trip stays in the
+ * measured path as in production.
+ */
+export const BENCH_LIMITS: Record<string, string> = {
+  TROUPE_RATE_LIMIT_API_PER_MIN: '1000000000',
+  TROUPE_RATE_LIMIT_API_KEY_PER_MIN: '1000000000',
+  TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '1000000000',
+  TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '1000000000',
+  TROUPE_MAX_RUNNING_SESSIONS: '1000000000',
+};
 
 function sum(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
   const out = { ...a };
@@ -58,11 +109,12 @@ function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Ch
 }
 
 export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
-  // MONGODB_URL / REDIS_URL run the benchmark against servers of your choice (e.g. the default store of another build).
-  const services = await startLocalServices({ log: () => undefined, mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL });
+  // MONGODB_URL / REDIS_URL run the benchmark against those servers; TROUPE_LOCAL_MONGO picks the local one.
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+  process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...opts.env };
+  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...BENCH_LIMITS, ...opts.env };
   const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
   // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
@@ -77,6 +129,10 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     services,
     db: mongo.db('bench'),
     roundTrips: () => readRoundTrips(counters),
+    mongoCpuSeconds() {
+      const proc = services.processes.find((p) => p.name !== 'redis-server');
+      return proc ? cpuSeconds(proc.pid) : null;
+    },
     async close() {
       for (const c of children) c.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 1500));

@@ -23,9 +23,19 @@ export class RedisKeys {
     return `${this.prefix}:deltas:${sessionId}`;
   }
 
+  /** Pub/sub channel of message cancellations: workers abort the model calls and tool runs of a cancelled message. */
+  messageCancels(): string {
+    return `${this.prefix}:cancels`;
+  }
+
   /** The routing interface's stickiness record of one conversation (model and request-level effort). */
   routingConversation(orgId: string, routerId: string, conversationId: string): string {
     return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
+  }
+
+  /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */
+  rateLimit(counter: string): string {
+    return `${this.prefix}:rl:${counter}`;
   }
 
 }

@@ -33,6 +33,8 @@ export async function main(_args: string[]): Promise<void> {
     TROUPE_BOOTSTRAP_API_KEY: process.env.TROUPE_BOOTSTRAP_API_KEY || keys.api,
     TROUPE_BOOTSTRAP_ROUTING_KEY: process.env.TROUPE_BOOTSTRAP_ROUTING_KEY || keys.routing,
     TROUPE_WEBHOOKS_ALLOW_PRIVATE: process.env.TROUPE_WEBHOOKS_ALLOW_PRIVATE ?? '1',
+    // A laptop run with the dev keys printed on screen stays off the network unless asked (HOST=*).
+    HOST: process.env.HOST || '127.0.0.1',
     // A local model server (Ollama, vLLM on localhost) is the usual thing to point a dev agent at.
     TROUPE_MODELS_ALLOW_PRIVATE: process.env.TROUPE_MODELS_ALLOW_PRIVATE ?? '1',
     LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
@@ -45,6 +47,8 @@ export async function main(_args: string[]): Promise<void> {
     throw err;
   }
   const { config } = running.core;
+  // The CLI reads this file as its dev profile when run inside the checkout (clients/cli/config.ts).
+  writeFileSync(join(dataDir, 'dev-keys.json'), JSON.stringify({ ...keys, base_url: config.publicUrl }, null, 2), { mode: 0o600 });
   const lines = [
     '',
     'Troupe is running (roles: web, router, worker, webhooks).',
@@ -56,8 +60,11 @@ export async function main(_args: string[]): Promise<void> {
     `  MongoDB-wire: ${services.mongodbUrl} (${services.mongoKind})`,
     `  data:         ${dataDir}`,
     '',
-    `Try: curl ${config.publicUrl}/readyz`,
-    `     curl -H "Authorization: Bearer ${env.TROUPE_BOOTSTRAP_API_KEY}" ${config.publicUrl}/v1/credentials`,
+    `  console:      ${config.publicUrl}/console (paste the API key)`,
+    `  dev keys:     ${join(dataDir, 'dev-keys.json')} (the CLI's default profile in this checkout)`,
+    '',
+    'Try: npx troupe deploy examples/weather-agent',
+    `     curl ${config.publicUrl}/readyz`,
     'Ctrl-C stops Troupe and the local servers.',
     '',
   ];

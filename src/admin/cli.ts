@@ -3,7 +3,8 @@ import { parseArgs } from 'node:util';
 import { connectMongo } from '../store/mongo.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
-import { OrgStore } from '../store/orgs.js';
+import { OrgStore, type OrgDoc } from '../store/orgs.js';
+import { LIMIT_ENV, type OrgLimits } from '../config/config.js';
 
 const USAGE = `usage: troupe-admin <command> [options]
   org create <name>                         create an org
@@ -12,9 +13,34 @@ const USAGE = `usage: troupe-admin <command> [options]
                                             create a key; it is printed once, only its hash is stored
   key list --org <name> [--prefix <p>]      list keys (prefix, kind, status), never the key itself
   key revoke --org <name> <key id|prefix>   revoke one key
+  org limits <name> [--api-per-min N] [--api-key-per-min N] [--routing-per-min N]
+             [--routing-key-per-min N] [--running-sessions N]
+                                            show or set an org's limits; N = 0 is unlimited,
+                                            "default" goes back to the environment's default
 Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).`;
 
 class UsageError extends Error {}
+
+const LIMIT_FIELDS = Object.keys(LIMIT_ENV) as (keyof OrgLimits)[];
+/** `api_key_per_min` → `api-key-per-min` */
+const flagOf = (field: string) => field.replace(/_/g, '-');
+
+function limitChanges(values: Record<string, unknown>): Partial<Record<keyof OrgLimits, number | null>> {
+  const changes: Partial<Record<keyof OrgLimits, number | null>> = {};
+  for (const f of LIMIT_FIELDS) {
+    const raw = values[flagOf(f)];
+    if (typeof raw !== 'string') continue;
+    if (raw === 'default') changes[f] = null;
+    else if (/^\d{1,9}$/.test(raw)) changes[f] = Number(raw);
+    else throw new UsageError(`--${flagOf(f)} must be a whole number or "default"`);
+  }
+  return changes;
+}
+
+/** Stored overrides only; unset fields follow the environment of the running processes. */
+function limitsRow(o: OrgDoc) {
+  return { id: o._id, name: o.name, limits: o.limits ?? {}, note: `Unset limits take the defaults from ${Object.values(LIMIT_ENV).join(', ')}; changes apply within 5 s.` };
+}
 
 function keyRow(k: ApiKeyDoc) {
   return { id: k._id, prefix: k.prefix, kind: k.kind, name: k.name, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null };
@@ -24,7 +50,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' } },
+    options: { org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
   });
   const [noun, verb, arg] = positionals;
   if (!noun || !verb) throw new UsageError('missing command');
@@ -48,6 +74,12 @@ async function run(argv: string[]): Promise<unknown> {
         if (await orgs.byName(arg)) throw new UsageError(`org ${JSON.stringify(arg)} already exists`);
         const o = await orgs.create(arg);
         return { id: o._id, name: o.name, created_at: o.created_at.toISOString() };
+      }
+      case 'org limits': {
+        if (!arg) throw new UsageError('org limits needs an org name');
+        const found = await orgs.byName(arg);
+        if (!found) throw new UsageError(`no org named ${JSON.stringify(arg)}`);
+        return limitsRow((await orgs.setLimits(found._id, limitChanges(values)))!);
       }
       case 'org list':
         return (await orgs.list()).map((o) => ({ id: o._id, name: o.name }));

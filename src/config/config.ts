@@ -10,6 +10,10 @@ import { isAbsolute, join } from 'node:path';
 export interface Config {
   readonly port: number;
   readonly routerPort: number;
+  /** Interface the base API listens on; null = all interfaces. */
+  readonly host: string | null;
+  /** Interface the routing interface listens on; null = all interfaces. */
+  readonly routerHost: string | null;
   readonly mongodbUrl: string;
   readonly mongodbDb: string;
   readonly redisUrl: string;
@@ -49,7 +53,35 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Deliveries one webhooks process sends at once. */
   readonly webhookConcurrency: number;
+  /** Default limits of every org; an org's own `limits` override them field by field. 0 = no limit. */
+  readonly limits: OrgLimits;
 }
+
+/** Request rates (per minute) and the running-session cap; 0 means unlimited. */
+export interface OrgLimits {
+  readonly api_per_min: number;
+  readonly api_key_per_min: number;
+  readonly routing_per_min: number;
+  readonly routing_key_per_min: number;
+  readonly running_sessions: number;
+}
+
+/** Environment variable of each limit's default, in one place for config, docs and the admin command. */
+export const LIMIT_ENV: Readonly<Record<keyof OrgLimits, string>> = Object.freeze({
+  api_per_min: 'TROUPE_RATE_LIMIT_API_PER_MIN',
+  api_key_per_min: 'TROUPE_RATE_LIMIT_API_KEY_PER_MIN',
+  routing_per_min: 'TROUPE_RATE_LIMIT_ROUTING_PER_MIN',
+  routing_key_per_min: 'TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN',
+  running_sessions: 'TROUPE_MAX_RUNNING_SESSIONS',
+});
+
+/**
+ * Defaults: generous enough that a normal integration, the test suite and
+ * the benchmarks never meet them (100 base-API requests/s, 1000 routing
+ * requests/s, 10,000 sessions running at once, a full batch), tight enough to stop one
+ * runaway client from starving the others.
+ */
+const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 10_000 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -145,6 +177,21 @@ function sandboxDir(env: Env): string {
   return raw;
 }
 
+/**
+ * `HOST` / `ROUTER_HOST`: an IP literal or host name to bind. Production
+ * defaults to all interfaces (a container's port mapping needs that); any
+ * other environment defaults to loopback, so a laptop run is not reachable
+ * from the network by accident. `*` or `0.0.0.0`/`::` ask for all interfaces.
+ */
+function host(env: Env, name: string, dflt: string | null): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return dflt;
+  if (raw === '*') return null;
+  const bare = raw.replace(/^\[(.*)\]$/, '$1');
+  if (!/^[A-Za-z0-9.:%_-]{1,253}$/.test(bare)) throw new ConfigError(`${name} must be an IP address or host name, got ${JSON.stringify(raw)}`);
+  return bare;
+}
+
 function apiKey(env: Env, name: string): string | null {
   const raw = env[name];
   if (!raw) return null;
@@ -166,9 +213,12 @@ export function loadConfig(env: Env = process.env): Config {
   const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']);
   const prefix = env.TROUPE_REDIS_PREFIX || 'troupe';
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new ConfigError('TROUPE_REDIS_PREFIX must be 1-64 of [A-Za-z0-9_.:-]');
+  const bindHost = host(env, 'HOST', production ? null : '127.0.0.1');
   return Object.freeze({
     port,
     routerPort,
+    host: bindHost,
+    routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,
     mongodbDb: env.TROUPE_MONGODB_DB || new URL(mongodbUrl.replace(/^mongodb\+srv:/, 'http:').replace(/^mongodb:/, 'http:')).pathname.slice(1) || 'troupe',
     redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
@@ -196,5 +246,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
+    limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
   });
 }

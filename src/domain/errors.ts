@@ -121,3 +121,10 @@ export class NotImplementedError extends TroupeError {
     super(501, ErrorType.api, 'not_implemented', message);
   }
 }
+
+/** 429: a request rate or the running-session cap was reached; headers say when to retry. */
+export class RateLimitError extends TroupeError {
+  constructor(message: string, code: 'rate_limited' | 'concurrency_limited', headers: Record<string, string>) {
+    super(429, ErrorType.rateLimit, code, message, undefined, headers);
+  }
+}

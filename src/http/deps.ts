@@ -9,6 +9,7 @@ import type { Stores } from '../store/stores.js';
 import type { Asker } from '../../actors/runtime/asker.js';
 import type { Send } from '../../actors/runtime/actor.js';
 import type { PubSubHub } from '../pubsub/hub.js';
+import type { Limits } from '../limits/limits.js';
 
 /** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
@@ -25,6 +26,8 @@ export interface AppDeps {
   outbox: { send(sends: Send[]): Promise<void> };
   /** Session actors' front door and the process's subscriber; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub };
+  /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
+  limits?: Limits;
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

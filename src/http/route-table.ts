@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { compile } from '../schemas/validator.js';
 import { parseJsonBody } from './middleware/body.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
+import type { RequestLimiter } from '../limits/request-limiter.js';
 import type { AppState, Ctx, RouteSpec } from './types.js';
 
 /** `/v1/agents/{agent_id}` → `/v1/agents/:agent_id` */
@@ -10,8 +11,8 @@ export function koaPath(path: string): string {
   return path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
 }
 
-/** Mounts route specs on a Koa router: auth, then body validation, then the handler. */
-export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyBytes: number): Router<AppState> {
+/** Mounts route specs on a Koa router: auth, rate limits, then body validation, then the handler. */
+export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyBytes: number, limiter?: RequestLimiter): Router<AppState> {
   const router = new Router<AppState>();
   for (const spec of specs) {
     // Compile now: a broken schema fails the process at start, not a request later.
@@ -19,7 +20,11 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
     const mw: Middleware<AppState> = async (koaCtx) => {
       const ctx = koaCtx as unknown as Ctx;
       ctx.state.route = spec.path;
-      if ((spec.auth ?? 'api') === 'api') ctx.state.auth = await auth.authenticate(ctx.get('Authorization') || undefined, 'api');
+      if ((spec.auth ?? 'api') === 'api') {
+        const who = (ctx.state.auth = await auth.authenticate(ctx.get('Authorization') || undefined, 'api'));
+        // Counted once authenticated, before the body is read: a refused request costs little.
+        if (limiter) ctx.set(await limiter.admit('api', who.orgId, who.key._id));
+      }
       if (spec.body) await parseJsonBody(ctx, spec.body, maxBodyBytes);
       const result = await spec.handler(ctx);
       if (result !== undefined) {

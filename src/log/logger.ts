@@ -10,6 +10,7 @@ export type { Logger };
 export const REDACT_PATHS = [
   'req.headers.authorization',
   'req.headers["x-upload-token"]',
+  'req.headers["x-api-key"]',
   'req.headers.cookie',
   'headers.authorization',
   'authorization',

@@ -9,6 +9,7 @@ import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
+import { createLimits, type Limits } from '../limits/limits.js';
 import { Metrics } from '../metrics/metrics.js';
 import { PubSubHub } from '../pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
@@ -54,6 +55,8 @@ export interface Core {
   box: SecretBox;
   metrics: Metrics;
   stores: Stores;
+  /** Request rates and the running-session cap, shared by the web and router roles. */
+  limits: Limits;
   plane: DataPlane;
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
@@ -72,7 +75,7 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: Redis, r
   return {
     queues,
     dispatcher: new Dispatcher(queues, config.sessionShards),
-    // Opened on first use: only web nodes subscribe.
+    // Opened on first use: web nodes (streams, replies) and workers (message cancels) subscribe.
     get hub() {
       if (!hub) {
         const opened = new PubSubHub(redisFor('subscriber', 'hub'));
@@ -97,6 +100,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const stores = createStores(mongo.db, box);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
+  const metrics = new Metrics(role);
   const redisFor: Core['redisFor'] = (kind, name) => {
     const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
@@ -110,8 +114,9 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     redis,
     keys,
     box,
-    metrics: new Metrics(role),
+    metrics,
     stores,
+    limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits }),
     plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,
     redisFor,
@@ -120,5 +125,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, limits: core.limits };
 }

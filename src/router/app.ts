@@ -8,8 +8,10 @@ import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
 import { Stickiness } from './conversation.js';
 import { handleRouting, type RouterServices } from './handler.js';
+import { routingEnvelope } from './envelope.js';
 import { matchRoutingPath } from './ingress.js';
 import { RoutingLookup } from './lookup.js';
+import { handleModels, matchModelsPath } from './models.js';
 import { UsageBuffer } from './usage-buffer.js';
 
 /** Bodies carry whole conversations with images, so the limit is well above the base API's. */
@@ -22,7 +24,7 @@ export interface RouterApp {
 }
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
-export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
@@ -32,16 +34,22 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     usage,
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
+    limiter: deps.limits?.requests,
   };
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
-  app.use(errorMapper());
+  app.use(errorMapper(routingEnvelope));
   app.use(async (koaCtx) => {
     const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
       return;
+    }
+    const models = ctx.method === 'GET' ? matchModelsPath(ctx.path) : null;
+    if (models) {
+      ctx.state.route = models.route;
+      return handleModels(ctx, models.routerId, svc);
     }
     const match = ctx.method === 'POST' ? matchRoutingPath(ctx.path) : null;
     if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);

@@ -2,8 +2,10 @@ import { InvalidRequestError, UnsupportedMediaTypeError } from '../domain/errors
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
 import { isJsonType, readRaw } from '../http/middleware/body.js';
 import type { Ctx } from '../http/types.js';
+import type { RequestLimiter } from '../limits/request-limiter.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
+import { authenticateRouting } from './credentials.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';
 import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
@@ -13,6 +15,12 @@ import { streamRouted, type StreamServices } from './stream.js';
 export interface RouterServices extends StreamServices {
   auth: KeyAuthenticator;
   maxBodyBytes: number;
+  limiter?: RequestLimiter;
+}
+
+/** Counts the request against the org's and key's routing rates; the 429 or the headers land on ctx. */
+export async function admitRouting(ctx: Ctx, svc: Pick<RouterServices, 'limiter'>, orgId: string, keyId: string): Promise<void> {
+  if (svc.limiter) ctx.set(await svc.limiter.admit('routing', orgId, keyId));
 }
 
 async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
@@ -34,8 +42,18 @@ async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Reco
 
 /** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
 async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
-  const { orgId } = await svc.auth.authenticate(ctx.get('Authorization') || undefined, 'routing');
-  const body = await readBody(ctx, ingress, svc.maxBodyBytes);
+  const { orgId, key } = await authenticateRouting(ctx, svc.auth, ingress.format === 'anthropic');
+  // The Redis round trip of the rate check overlaps reading the body.
+  const admitted = admitRouting(ctx, svc, orgId, key._id);
+  admitted.catch(() => undefined);
+  let body: Record<string, unknown>;
+  try {
+    body = await readBody(ctx, ingress, svc.maxBodyBytes);
+  } catch (e) {
+    await admitted; // a refusal outranks what is wrong with the body
+    throw e;
+  }
+  await admitted;
   const router = await svc.lookup.router(orgId, routerId);
   const req = ingress.wire.parseRequest(body);
   const effort = planEffort(req);

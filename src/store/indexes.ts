@@ -23,6 +23,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   sessions: [
     { key: { org_id: 1, _id: 1 }, name: 'org_id' },
     { key: { batch_id: 1 }, name: 'batch' },
+    { key: { org_id: 1, status: 1 }, name: 'org_status' },
     { key: { org_id: 1, storage_binding_id: 1 }, name: 'org_storage_binding' },
     // The stranded-work sweeper lists running sessions every few seconds.
     { key: { status: 1, _id: 1 }, name: 'status' },

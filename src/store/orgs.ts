@@ -1,10 +1,13 @@
 import type { Collection, Db } from 'mongodb';
+import type { OrgLimits } from '../config/config.js';
 import { newId } from '../domain/ids.js';
 
 export interface OrgDoc {
   _id: string;
   name: string;
   created_at: Date;
+  /** This org's own limits; a missing field takes the environment's default. */
+  limits?: Partial<OrgLimits>;
   /** Idle sessions older than this many days are deleted by the reaper; absent or null keeps them forever. */
   session_retention_days?: number | null;
 }
@@ -42,6 +45,19 @@ export class OrgStore {
 
   byId(id: string): Promise<OrgDoc | null> {
     return this.orgs.findOne({ _id: id });
+  }
+
+  /** Sets (number) or clears (null, back to the default) limits of one org; null when there is no such org. */
+  async setLimits(id: string, changes: Partial<Record<keyof OrgLimits, number | null>>): Promise<OrgDoc | null> {
+    const set: Record<string, number> = {};
+    const unset: Record<string, ''> = {};
+    for (const [k, v] of Object.entries(changes)) {
+      if (v === null) unset[`limits.${k}`] = '';
+      else set[`limits.${k}`] = v;
+    }
+    const update = { ...(Object.keys(set).length ? { $set: set } : {}), ...(Object.keys(unset).length ? { $unset: unset } : {}) };
+    if (!Object.keys(update).length) return this.byId(id);
+    return this.orgs.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 
   async setSettings(id: string, settings: { session_retention_days?: number | null }): Promise<OrgDoc | null> {

@@ -75,6 +75,11 @@ export class SessionStore {
     this.col = db.collection<SessionDoc>('sessions');
   }
 
+  /** Sessions of an org with status running, counted up to `upTo` (enough to compare with a cap). */
+  countRunning(orgId: string, upTo: number): Promise<number> {
+    return this.col.countDocuments({ org_id: orgId, status: 'running' }, { limit: upTo });
+  }
+
   async insert(doc: SessionDoc): Promise<void> {
     await this.col.insertOne(doc);
   }

@@ -34,6 +34,20 @@ describe('config', () => {
     });
   }
 
+  it('binds loopback by default, all interfaces in production, and takes HOST / ROUTER_HOST', () => {
+    const key = randomBytes(32).toString('base64');
+    assert.equal(loadConfig(base).host, '127.0.0.1');
+    assert.equal(loadConfig(base).routerHost, '127.0.0.1');
+    const prod = loadConfig({ ...base, NODE_ENV: 'production', TROUPE_MASTER_KEY: key });
+    assert.equal(prod.host, null);
+    assert.equal(prod.routerHost, null);
+    const split = loadConfig({ ...base, HOST: '*', ROUTER_HOST: '[::1]' });
+    assert.equal(split.host, null);
+    assert.equal(split.routerHost, '::1');
+    assert.equal(loadConfig({ ...base, HOST: '10.0.0.5' }).routerHost, '10.0.0.5');
+    assert.throws(() => loadConfig({ ...base, HOST: 'a b' }), /HOST must be an IP address or host name/);
+  });
+
   it('requires MONGODB_URL and REDIS_URL', () => {
     assert.throws(() => loadConfig({ REDIS_URL: base.REDIS_URL }), /MONGODB_URL is required/);
     assert.throws(() => loadConfig({ MONGODB_URL: base.MONGODB_URL }), /REDIS_URL is required/);

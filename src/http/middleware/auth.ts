@@ -18,7 +18,12 @@ export class KeyAuthenticator {
   async authenticate(header: string | undefined, kind: KeyKindName): Promise<{ orgId: string; key: ApiKeyDoc }> {
     const m = header ? BEARER.exec(header) : null;
     if (!m) throw new AuthenticationError('Missing API key. Send it as "Authorization: Bearer <key>".', 'missing_api_key');
-    const doc = await this.lookup(m[1]);
+    return this.authenticateKey(m[1], kind);
+  }
+
+  /** The key itself, however it was sent (Bearer, or Anthropic's `x-api-key` on the routing interface). */
+  async authenticateKey(key: string, kind: KeyKindName): Promise<{ orgId: string; key: ApiKeyDoc }> {
+    const doc = await this.lookup(key);
     if (!doc) throw new AuthenticationError('The API key is not valid or has been revoked.', 'invalid_api_key');
     if (doc.kind !== kind) {
       if (kind === 'routing') throw new AuthenticationError('This endpoint takes a routing key; the key given is not one.', 'invalid_api_key');

@@ -1,5 +1,5 @@
 import type { Middleware } from 'koa';
-import { ErrorType, TroupeError } from '../../domain/errors.js';
+import { ErrorType, TroupeError, type ErrorBody } from '../../domain/errors.js';
 import type { AppState } from '../types.js';
 
 interface HttpLikeError {
@@ -29,7 +29,12 @@ const TYPE_BY_STATUS: Record<number, (typeof ErrorType)[keyof typeof ErrorType]>
  * encodings, aborted bodies) keep their 4xx; anything else is a 500 whose
  * details go to the log, never to the client.
  */
-export function errorMapper(): Middleware<AppState> {
+/** Wraps the error body for the wire; the base API sends `{"error": body}`. */
+export type ErrorEnvelope = (path: string, status: number, body: ErrorBody, requestId: string) => unknown;
+
+const troupeEnvelope: ErrorEnvelope = (_path, _status, body) => ({ error: body });
+
+export function errorMapper(envelope: ErrorEnvelope = troupeEnvelope): Middleware<AppState> {
   return async (ctx, next) => {
     try {
       await next();
@@ -39,7 +44,7 @@ export function errorMapper(): Middleware<AppState> {
         return;
       }
       let status: number;
-      let body: { type: string; code: string; message: string; param?: string };
+      let body: ErrorBody;
       if (thrown instanceof TroupeError) {
         status = thrown.status;
         body = thrown.toBody();
@@ -58,7 +63,7 @@ export function errorMapper(): Middleware<AppState> {
       }
       ctx.status = status;
       ctx.type = 'application/json';
-      ctx.body = { error: body };
+      ctx.body = envelope(ctx.path, status, body, ctx.state.requestId);
     }
   };
 }

@@ -8,9 +8,10 @@ import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.j
 import { NotFoundError } from '../../../domain/errors.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
+import { admitUserMessage, ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
+import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
 import { sessionIdempotencyScope } from '../../../sessions/delete-session.js';
 
 type PostedEvent =
@@ -50,14 +51,18 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/events',
       summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key.',
       tag: 'events',
+      response: turnReplyResponse,
       body: { schema: postEventBody },
       status: 201,
       handler: async (ctx) => {
-        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const orgId = requireAuth(ctx).orgId;
+        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
             await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
+            // Inside the idempotent work, so a replay of an accepted message is never refused.
+            await admitUserMessage(deps, orgId, session);
             const messageId = newId('message');
             return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
           }
@@ -81,6 +86,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/events',
       summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
       tag: 'events',
+      response: eventListResponse,
       query: pageQuery,
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
@@ -95,6 +101,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages/{message_id}/cancel',
       summary: 'Cancel a queued or running message.',
       tag: 'messages',
+      response: turnReplyResponse,
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const messageId = ctx.params.message_id;
@@ -106,12 +113,14 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages/sync',
       summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound.',
       tag: 'messages',
+      response: messageResponse,
       body: { schema: syncBody },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
         await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
+        await admitUserMessage(deps, orgId, session);
         const messageId = newId('message');
         await ask(deps, session, { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content: body.parts, metadata: body.metadata ?? null });
         const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);

@@ -17,6 +17,11 @@ export async function sessionOr404(deps: AppDeps, orgId: string, id: string): Pr
   return s;
 }
 
+/** Before a user message: refuses (429) one that would start a session running past the org's cap. */
+export async function admitUserMessage(deps: AppDeps, orgId: string, session: SessionDoc | null): Promise<void> {
+  await deps.limits?.sessions.admit(orgId, session);
+}
+
 export function ask(deps: AppDeps, session: SessionDoc, command: SessionCommand): Promise<TurnReply> {
   return runtimeOf(deps).asker.ask<TurnReply>(sessionCommand(session._id, command, session.priority ?? 'interactive'));
 }

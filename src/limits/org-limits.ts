@@ -1,0 +1,30 @@
+import type { OrgLimits } from '../config/config.js';
+import type { OrgStore } from '../store/orgs.js';
+
+const TTL_MS = 5000;
+const MAX_CACHED = 10_000;
+
+/**
+ * An org's effective limits: its own where set, the environment's default
+ * otherwise. Cached for a few seconds per process (like keys), so a change
+ * made with the admin command applies everywhere within TTL_MS.
+ */
+export class OrgLimitsLookup {
+  private readonly cache = new Map<string, { limits: OrgLimits; until: number }>();
+
+  constructor(
+    private readonly orgs: OrgStore,
+    private readonly defaults: OrgLimits,
+  ) {}
+
+  async of(orgId: string): Promise<OrgLimits> {
+    const now = Date.now();
+    const hit = this.cache.get(orgId);
+    if (hit && hit.until > now) return hit.limits;
+    const doc = await this.orgs.byId(orgId);
+    const limits = { ...this.defaults, ...(doc?.limits ?? {}) };
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    this.cache.set(orgId, { limits, until: now + TTL_MS });
+    return limits;
+  }
+}
