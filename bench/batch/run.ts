@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fmt, summary } from '../support/percentiles.js';
-import { scriptedAgent, startStack, withServerCpu, type Stack } from '../support/stack.js';
+import { formatCpu, scriptedAgent, startStack, withCpu, type Stack } from '../support/stack.js';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000' }, workers: { type: 'string', default: '1' }, timeout: { type: 'string', default: '600' } } });
 
@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 20; i++) interactive.push(((await (await fetch(`${stack.base}/v1/agents/${agentId}/sessions`, { method: 'POST', headers: auth, body: '{}' })).json()) as { id: string }).id);
     for (const size of values.sizes!.split(',').map(Number)) {
       const items = Array.from({ length: size }, (_, i) => ({ agent_id: agentId, metadata: { n: String(i) }, message: { content: [{ type: 'text', text: `item ${i}` }] } }));
-      const { result, cpu } = await withServerCpu(stack, async () => {
+      const { result, cpu } = await withCpu(stack, async () => {
         const started = performance.now();
         const res = await fetch(`${stack.base}/v1/session-batches`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
         const body = (await res.json()) as { batch_id: string; sessions: { session_id: string | null }[] };
@@ -68,7 +68,8 @@ async function main(): Promise<void> {
       });
       const { accepted, done, total, ids, sync } = result;
       const p = summary(sync.latencies);
-      console.log(`batch of ${size}: POST answered in ${(accepted / 1000).toFixed(2)} s; ${done}/${ids.size} first turns completed after ${(total / 1000).toFixed(1)} s${done < ids.size ? ' (timed out)' : ''}${cpu ? `; ${stack.services.mongoKind} CPU ${cpu.average.toFixed(2)} cores on average, ${cpu.peak.toFixed(2)} peak` : ''}`);
+      console.log(`batch of ${size}: POST answered in ${(accepted / 1000).toFixed(2)} s; ${done}/${ids.size} first turns completed after ${(total / 1000).toFixed(1)} s${done < ids.size ? ' (timed out)' : ''} on ${stack.services.mongoKind}`);
+      console.log(`  CPU, cores average/busiest second: ${formatCpu(cpu)}`);
       console.log(`  interactive messages/sync during the drain: n=${p.n}, p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}, not completed ${sync.failures}`);
     }
   } finally {

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import type { RoundTrips } from '../../infra/diagnostics/round-trips.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
+import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore, type ScriptTurn } from '../../src/store/agents.js';
@@ -22,8 +23,8 @@ export interface Stack {
   db: Db;
   /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
   roundTrips(): RoundTrips;
-  /** CPU seconds (user + system) the local MongoDB-wire server has used so far; null with MONGODB_URL. */
-  mongoCpuSeconds(): number | null;
+  /** The stack's processes by role: web, worker1.., and the local servers it started (by kind). */
+  pids(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -39,28 +40,58 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+export interface CpuFigures {
+  /** Cores used on average over the measured phase. */
+  average: number;
+  /** Cores used in the busiest one-second sample. */
+  peak: number;
+}
+
 /**
- * Samples the MongoDB-wire server's CPU once a second while `fn` runs and
- * reports its average and its busiest second, in cores.
+ * Samples the CPU of every process of the stack (and of this client) once a
+ * second while `fn` runs: a coarse profile of where the machine's time went.
  */
-export async function withServerCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: { average: number; peak: number } | null }> {
-  const first = stack.mongoCpuSeconds();
-  if (first === null) return { result: await fn(), cpu: null };
+export async function withCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: Record<string, CpuFigures> }> {
+  const read = (): Record<string, number> => {
+    const own = process.cpuUsage();
+    const out: Record<string, number> = { client: (own.user + own.system) / 1e6 };
+    for (const [name, pid] of Object.entries(stack.pids())) {
+      const c = cpuSeconds(pid);
+      if (c !== null) out[name] = c;
+    }
+    return out;
+  };
   const started = Date.now();
+  const first = read();
   let last = { at: started, cpu: first };
-  let peak = 0;
+  const peak: Record<string, number> = {};
   const timer = setInterval(() => {
-    const now = { at: Date.now(), cpu: stack.mongoCpuSeconds() ?? last.cpu };
-    peak = Math.max(peak, (now.cpu - last.cpu) / ((now.at - last.at) / 1000));
+    const now = { at: Date.now(), cpu: read() };
+    const dt = (now.at - last.at) / 1000;
+    for (const k of Object.keys(now.cpu)) if (k in last.cpu) peak[k] = Math.max(peak[k] ?? 0, (now.cpu[k] - last.cpu[k]) / dt);
     last = now;
   }, 1000);
   try {
     const result = await fn();
-    const average = ((stack.mongoCpuSeconds() ?? last.cpu) - first) / ((Date.now() - started) / 1000);
-    return { result, cpu: { average, peak: Math.max(peak, average) } };
+    const end = read();
+    const seconds = (Date.now() - started) / 1000;
+    const cpu: Record<string, CpuFigures> = {};
+    for (const k of Object.keys(first)) {
+      if (!(k in end)) continue;
+      const average = (end[k] - first[k]) / seconds;
+      cpu[k] = { average, peak: Math.max(peak[k] ?? 0, average) };
+    }
+    return { result, cpu };
   } finally {
     clearInterval(timer);
   }
+}
+
+/** One line: `name average/peak` per process, in cores. */
+export function formatCpu(cpu: Record<string, CpuFigures>): string {
+  return Object.entries(cpu)
+    .map(([k, v]) => `${k} ${v.average.toFixed(2)}/${v.peak.toFixed(2)}`)
+    .join(', ');
 }
 
 /**
@@ -108,9 +139,9 @@ function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Ch
   return child;
 }
 
-export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
-  // MONGODB_URL / REDIS_URL run the benchmark against those servers; TROUPE_LOCAL_MONGO picks the local one.
-  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind } = {}): Promise<Stack> {
+  // MONGODB_URL / REDIS_URL run the benchmark against those servers; `mongoKind` (or TROUPE_LOCAL_MONGO) picks the local one.
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, log: (m) => process.stderr.write(`[services] ${m}\n`) });
   process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
@@ -129,9 +160,11 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     services,
     db: mongo.db('bench'),
     roundTrips: () => readRoundTrips(counters),
-    mongoCpuSeconds() {
-      const proc = services.processes.find((p) => p.name !== 'redis-server');
-      return proc ? cpuSeconds(proc.pid) : null;
+    pids() {
+      const out: Record<string, number> = {};
+      for (const p of services.processes) out[p.name] = p.pid;
+      children.forEach((c, i) => (out[i === 0 ? 'web' : `worker${i}`] = c.pid ?? -1));
+      return out;
     },
     async close() {
       for (const c of children) c.kill('SIGTERM');
