@@ -51,5 +51,17 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     await core.shutdown.close();
     throw err;
   }
-  return { core, ports, close: () => core.shutdown.close() };
+  let closing: Promise<void> | null = null;
+  return { core, ports, close: () => (closing ??= drainThenClose(core)) };
+}
+
+/**
+ * Draining first: readiness turns 503, waiters and streams are answered, and
+ * the listeners keep serving for TROUPE_DRAIN_DELAY_MS so a load balancer
+ * notices; then everything closes in order (listeners, actors, connections).
+ */
+async function drainThenClose(core: Core): Promise<void> {
+  core.drain.begin();
+  if (core.config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, core.config.drainDelayMs));
+  await core.shutdown.close();
 }

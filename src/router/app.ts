@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { RouteNotFoundError } from '../domain/errors.js';
+import { RouteNotFoundError, UnavailableError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { KeyAuthenticator } from '../http/middleware/auth.js';
 import { errorMapper } from '../http/middleware/errors.js';
@@ -24,7 +24,7 @@ export interface RouterApp {
 }
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
-export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
@@ -44,6 +44,13 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/readyz') {
+      ctx.state.route = '/readyz';
+      // 503 from the first moment of a shutdown, so the load balancer sends new calls elsewhere.
+      if (deps.drain?.draining) throw new UnavailableError('Not ready: this process is shutting down.', 'draining');
+      ctx.body = { status: 'ready', role: 'router' };
       return;
     }
     const models = ctx.method === 'GET' ? matchModelsPath(ctx.path) : null;

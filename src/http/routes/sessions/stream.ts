@@ -6,6 +6,9 @@ import { requireAuth, type RouteSpec } from '../../types.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
 import { SESSION_DELETED } from '../../../../actors/session/delete.js';
 
+/** How soon a client cut off by a shutdown reconnects; long enough for the load balancer to have noticed /readyz. */
+export const DRAIN_RETRY_MS = 1000;
+
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -36,8 +39,13 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         };
         const stop = () => {
           unsubscribe();
+          offDrain();
           stream.close();
         };
+        const offDrain = deps.drain?.onDrain(() => {
+          unsubscribe();
+          stream.drain(DRAIN_RETRY_MS);
+        }) ?? (() => undefined);
         ctx.req.once('close', stop);
         stream.out.once('close', unsubscribe);
         ctx.req.socket.setTimeout(0);

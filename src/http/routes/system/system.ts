@@ -38,10 +38,12 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
     {
       method: 'GET',
       path: '/readyz',
-      summary: 'Readiness: MongoDB and Redis answer.',
+      summary: 'Readiness: MongoDB and Redis answer, and the process is not shutting down.',
       tag: 'system',
       auth: 'none',
       handler: async (ctx) => {
+        // At once on SIGTERM, so the load balancer stops sending new work while in-flight requests finish.
+        if (deps.drain?.draining) throw new UnavailableError('Not ready: this process is shutting down.', 'draining');
         const checks = await Promise.all([
           probe('mongodb', () => deps.db.command({ ping: 1 })),
           probe('redis', async () => {
