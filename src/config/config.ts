@@ -10,6 +10,8 @@ import { isAbsolute, join } from 'node:path';
 export interface Config {
   readonly port: number;
   readonly routerPort: number;
+  /** `/metrics` and `/healthz` of a process running only worker and/or webhooks roles. */
+  readonly metricsPort: number;
   /** Interface the base API listens on; null = all interfaces. */
   readonly host: string | null;
   /** Interface the routing interface listens on; null = all interfaces. */
@@ -219,6 +221,8 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port,
     routerPort,
+    // Production scrapes a fixed port; elsewhere several workers share one machine, so any free port.
+    metricsPort: int(env, 'METRICS_PORT', production ? 9091 : 0, 0, 65535),
     host: bindHost,
     routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,

@@ -24,6 +24,8 @@ import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { messageState } from '../store/messages.js';
 import { VersionCache } from '../store/version-cache.js';
+import { countedLedger } from '../metrics/actor-metrics.js';
+import { modelCallMetrics } from '../metrics/model-metrics.js';
 import type { Core } from './core.js';
 
 /**
@@ -38,7 +40,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
   const { redis, keys, stores } = core;
   return {
     sessions: stores.sessions,
-    ledger: stores.ledger,
+    ledger: countedLedger(stores.ledger, core.metrics),
     messages: stores.messages,
     versions,
     savedSequence: {
@@ -71,7 +73,7 @@ function fileSource(stores: Core['stores']): FileSource {
 }
 
 export function routerProxyPorts(core: Core, versions: VersionCache): RouterProxyPorts {
-  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate, observe: modelCallMetrics(core.metrics) });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
   core.shutdown.add(once('routing-usage', () => usage.close()));
@@ -84,7 +86,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache): RouterProx
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
-    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client },
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics },
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),

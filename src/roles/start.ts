@@ -1,7 +1,9 @@
 import { loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { once } from '../lifecycle/shutdown.js';
+import { turnMetrics } from '../metrics/actor-metrics.js';
 import { openCore, type Core } from './core.js';
+import { startMetricsServer, watchActorQueues } from './metrics-server.js';
 
 export const ROLES = ['web', 'router', 'worker', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
@@ -19,7 +21,7 @@ export function parseRoles(args: string[]): Role[] {
 
 export interface Running {
   core: Core;
-  ports: { web?: number; router?: number };
+  ports: { web?: number; router?: number; metrics?: number };
   close(): Promise<void>;
 }
 
@@ -36,7 +38,8 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics) });
+      watchActorQueues(core, roles);
       try {
         if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core, runtime);
         if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core, runtime);
@@ -47,6 +50,8 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     }
     if (roles.includes('router')) ports.router = (await (await import('./router.js')).startRouter(core)).port;
     if (roles.includes('web')) ports.web = (await (await import('./web.js')).startWeb(core)).port;
+    // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT.
+    if (!roles.includes('web') && !roles.includes('router')) ports.metrics = await startMetricsServer(core, roles);
   } catch (err) {
     await core.shutdown.close();
     throw err;

@@ -6,6 +6,7 @@ import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
 import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
+import { modelCallMetrics } from '../metrics/model-metrics.js';
 import { Stickiness } from './conversation.js';
 import { handleRouting, type RouterServices } from './handler.js';
 import { routingEnvelope } from './envelope.js';
@@ -25,7 +26,7 @@ export interface RouterApp {
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
 export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
-  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
+  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics) });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys),
@@ -35,6 +36,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
+    metrics: deps.metrics,
   };
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
@@ -44,6 +46,12 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/metrics') {
+      ctx.state.route = '/metrics';
+      ctx.type = deps.metrics.registry.contentType;
+      ctx.body = await deps.metrics.registry.metrics();
       return;
     }
     if (ctx.method === 'GET' && ctx.path === '/readyz') {

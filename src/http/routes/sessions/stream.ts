@@ -33,7 +33,13 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         });
         // Token deltas are opt-in: they are ephemeral and most clients only want the ledger.
         const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), (msg) => stream.sendEphemeral('assistant.delta', msg)) : () => undefined;
+        // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
+        deps.metrics.sseClients.inc();
+        let subscribed = true;
         const unsubscribe = () => {
+          if (!subscribed) return;
+          subscribed = false;
+          deps.metrics.sseClients.dec();
           unsubscribeEvents();
           unsubscribeDeltas();
         };
