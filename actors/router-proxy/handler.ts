@@ -3,7 +3,7 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
 import { callProvider, callRouter, type ProviderDeps } from './providers.js';
-import { scriptedResponse } from './scripted.js';
+import { quotesToolResults, scriptedResponse } from './scripted.js';
 
 export interface ModelCallDeps extends ProviderDeps {
   session(id: string): Promise<SessionDoc | null>;
@@ -14,8 +14,8 @@ export interface ModelCallDeps extends ProviderDeps {
 /**
  * Makes one model call for a session's message, with the adapter its llm
  * option names. The call names the session's version and option, so the
- * scripted provider needs no read at all; real providers read the session
- * for its keys and history.
+ * scripted provider needs no session read (only the message, when its script
+ * quotes tool results); real providers read the session for its keys and history.
  */
 export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<ModelResult> {
   let session: SessionDoc | null = null;
@@ -27,7 +27,12 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
   if (!version) return { ok: false, error: `Agent version ${versionId} no longer exists.` };
   const option = version.llm_options.find((o) => o.id === llmId);
   if (!option) return { ok: false, error: `LLM option ${llmId} is not in version ${version._id}.` };
-  if (option.provider === 'scripted') return scriptedResponse(version.scripts?.[option.id], call.call_index);
+  if (option.provider === 'scripted') {
+    // A script that quotes tool results ({{tool.field}}) needs the message's output so far; others skip the read.
+    const script = version.scripts?.[option.id];
+    const output = quotesToolResults(script) ? ((await deps.message(call.org_id, call.session_id, call.message_id))?.output.parts ?? []) : [];
+    return scriptedResponse(script, call.call_index, output);
+  }
   const current = await loadSession();
   if (!current) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
   const message = await deps.message(call.org_id, call.session_id, call.message_id);

@@ -34,7 +34,11 @@ function ensureDependencies() {
 }
 
 function build() {
-  run(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
+  const code = require('./build.js').build();
+  if (code !== 0) {
+    process.stderr.write(`troupe: the build failed (exit ${code})\n`);
+    process.exit(code);
+  }
 }
 
 const [command, ...rest] = process.argv.slice(2);

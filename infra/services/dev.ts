@@ -47,6 +47,8 @@ export async function main(_args: string[]): Promise<void> {
     throw err;
   }
   const { config } = running.core;
+  // The CLI reads this file as its dev profile when run inside the checkout (clients/cli/config.ts).
+  writeFileSync(join(dataDir, 'dev-keys.json'), JSON.stringify({ ...keys, base_url: config.publicUrl }, null, 2), { mode: 0o600 });
   const lines = [
     '',
     'Troupe is running (roles: web, router, worker, webhooks).',
@@ -58,8 +60,11 @@ export async function main(_args: string[]): Promise<void> {
     `  MongoDB-wire: ${services.mongodbUrl} (${services.mongoKind})`,
     `  data:         ${dataDir}`,
     '',
-    `Try: curl ${config.publicUrl}/readyz`,
-    `     curl -H "Authorization: Bearer ${env.TROUPE_BOOTSTRAP_API_KEY}" ${config.publicUrl}/v1/credentials`,
+    `  console:      ${config.publicUrl}/console (paste the API key)`,
+    `  dev keys:     ${join(dataDir, 'dev-keys.json')} (the CLI's default profile in this checkout)`,
+    '',
+    'Try: npx troupe deploy examples/weather-agent',
+    `     curl ${config.publicUrl}/readyz`,
     'Ctrl-C stops Troupe and the local servers.',
     '',
   ];

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { ensureChromium } from './chromium.js';
 import { startLocalServices } from './local-services.js';
 
 /**
@@ -25,6 +26,8 @@ async function run(): Promise<number> {
   let failures = 0;
   if (!onlyIntegration) failures += await mocha('.mocharc.unit.json', process.env);
   if (onlyUnit) return failures;
+  // The console's browser test needs a browser; install it up front like the servers.
+  const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
   const started = Date.now();
   const services = await startLocalServices({ redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   process.stderr.write(`[services] redis ${services.redisUrl}, ${services.mongoKind} ${services.mongodbUrl} (${Date.now() - started} ms)\n`);
@@ -37,6 +40,7 @@ async function run(): Promise<number> {
       REDIS_URL: services.redisUrl,
       MONGODB_URL: services.mongodbUrl,
       TROUPE_TEST_MONGO_KIND: services.mongoKind,
+      TROUPE_CHROMIUM: chromium,
     });
   } finally {
     await services.stop();

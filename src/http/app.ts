@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import { RouteNotFoundError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
+import { consoleAssets } from './console.js';
 import { KeyAuthenticator } from './middleware/auth.js';
 import { errorMapper } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
@@ -15,6 +16,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const router = mountRoutes(allRoutes(deps), auth, deps.config.maxBodyBytes, deps.limits?.requests);
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper());
+  app.use(consoleAssets());
   app.use(router.routes());
   app.use(async (ctx) => {
     if (ctx.body === undefined && ctx.status === 404) {

@@ -36,6 +36,46 @@ export const createBatchBody: JsonSchema = {
   },
 };
 
+const batchSession: JsonSchema = {
+  type: 'object',
+  required: ['index', 'session_id', 'status', 'last_message_status', 'agent_id', 'metadata', 'error'],
+  properties: {
+    index: { type: 'integer' },
+    session_id: { type: ['string', 'null'], description: 'Null when the item was rejected.' },
+    status: { type: 'string' },
+    last_message_status: { type: ['string', 'null'] },
+    agent_id: { type: 'string' },
+    version_id: { type: ['string', 'null'] },
+    llm_id: { type: ['string', 'null'] },
+    metadata: { type: 'object', additionalProperties: { type: 'string' } },
+    transcript_url: { type: ['string', 'null'] },
+    error: { type: ['string', 'null'] },
+  },
+};
+
+const batchStatus = { type: 'string', enum: ['queued', 'running', 'completed', 'failed', 'partial_failed'] };
+
+export const createdBatchResponse: JsonSchema = {
+  type: 'object',
+  required: ['batch_id', 'status', 'sessions'],
+  properties: { batch_id: { type: 'string' }, status: batchStatus, sessions: { type: 'array', items: batchSession } },
+};
+
+export const batchResponse: JsonSchema = {
+  type: 'object',
+  required: ['batch_id', 'status', 'counts', 'sessions'],
+  properties: {
+    batch_id: { type: 'string' },
+    status: batchStatus,
+    counts: {
+      type: 'object',
+      required: ['queued', 'running', 'completed', 'failed'],
+      properties: { queued: { type: 'integer' }, running: { type: 'integer' }, completed: { type: 'integer' }, failed: { type: 'integer' } },
+    },
+    sessions: { type: 'array', items: batchSession },
+  },
+};
+
 /** For the OpenAPI document: the body as a client should send it. */
 export const createBatchDocBody: JsonSchema = {
   ...createBatchBody,

@@ -6,7 +6,7 @@ import type { AppDeps } from '../../deps.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../schemas/validator.js';
-import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, createBatchBody, createBatchDocBody } from './schema.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
@@ -26,6 +26,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'session-batches',
       // Parsed by the handler: a batch may exceed the global body limit.
       rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches. Only envelope problems are 400; an invalid item is returned with status "failed" and an error.`, schema: createBatchDocBody },
+      response: createdBatchResponse,
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
@@ -38,6 +39,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/session-batches/{batch_id}',
       summary: 'Read a batch: status and counts derived from its child sessions, and the items in input order.',
       tag: 'session-batches',
+      response: batchResponse,
       handler: async (ctx) => readBatch(batches, deps.stores.sessions, requireAuth(ctx).orgId, ctx.params.batch_id),
     },
   ];

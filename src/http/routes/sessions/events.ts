@@ -11,6 +11,7 @@ import { requireAuth, type RouteSpec } from '../../types.js';
 import { admitUserMessage, ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
+import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
 import { sessionIdempotencyScope } from '../../../sessions/delete-session.js';
 
 type PostedEvent =
@@ -53,6 +54,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/events',
       summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key.',
       tag: 'events',
+      response: turnReplyResponse,
       body: { schema: postEventBody },
       status: 201,
       handler: async (ctx) => {
@@ -87,6 +89,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/events',
       summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
       tag: 'events',
+      response: eventListResponse,
       query: pageQuery,
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
@@ -101,6 +104,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages/{message_id}/cancel',
       summary: 'Cancel a queued or running message.',
       tag: 'messages',
+      response: turnReplyResponse,
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const messageId = ctx.params.message_id;
@@ -112,6 +116,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages/sync',
       summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound.',
       tag: 'messages',
+      response: messageResponse,
       body: { schema: syncBody },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;

@@ -5,6 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';
+import { messageListResponse, messageResponse } from './responses.js';
 
 const TRANSCRIPT_MAX = 1000;
 
@@ -30,6 +31,7 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages',
       summary: 'List the session’s messages in sequence order; `after` is a sequence number.',
       tag: 'messages',
+      response: messageListResponse,
       query: pageQuery,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
@@ -45,6 +47,7 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/messages/{message_id}',
       summary: 'Read one message.',
       tag: 'messages',
+      response: messageResponse,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await sessionOr404(deps, orgId, ctx.params.session_id);

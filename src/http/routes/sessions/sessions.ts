@@ -12,6 +12,7 @@ import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
+import { sessionListResponse, sessionResponse, turnReplyResponse } from './responses.js';
 
 const METADATA_PARAM = /^metadata\.([A-Za-z0-9_-]{1,64})$/;
 
@@ -70,6 +71,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/sessions',
       summary: 'Create a durable session on the agent’s active version.',
       tag: 'sessions',
+      response: sessionResponse,
       body: { schema: createSessionBody, optional: true },
       status: 201,
       handler: async (ctx) => sessionView(await create(requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as SessionInput)),
@@ -79,6 +81,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}',
       summary: 'Read a session.',
       tag: 'sessions',
+      response: sessionResponse,
       handler: async (ctx) => sessionView(await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id)),
     },
     {
@@ -101,6 +104,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions',
       summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
       tag: 'sessions',
+      response: sessionListResponse,
       query: pageQuery,
       handler: async (ctx) => {
         const page = parsePage(ctx.query);
@@ -114,6 +118,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/messages',
       summary: 'Create a session and send its first user message in one request.',
       tag: 'sessions',
+      response: turnReplyResponse,
       body: { schema: agentMessageBody },
       status: 201,
       handler: async (ctx) => {

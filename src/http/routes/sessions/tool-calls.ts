@@ -3,6 +3,7 @@ import { messageState } from '../../../store/messages.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';
+import { toolCallListResponse } from './responses.js';
 
 /** Open tool calls, for clients that do not use webhooks (spec: "Without a webhook, clients can…"). */
 export function toolCallRoutes(deps: AppDeps): RouteSpec[] {
@@ -13,6 +14,7 @@ export function toolCallRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/tool-calls',
       summary: 'Tool calls of the running message that wait for a result (?status=pending, the only status listed).',
       tag: 'events',
+      response: toolCallListResponse,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);

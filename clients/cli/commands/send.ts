@@ -1,0 +1,41 @@
+import type { Command } from 'commander';
+import { isTerminal, type Message } from '../../typescript/src/client.js';
+import { context, pairs, positiveSeconds } from '../context.js';
+import { CliError, EXIT } from '../exit-codes.js';
+import { answerText } from '../format.js';
+
+export function sendCommand(program: Command): void {
+  program
+    .command('send')
+    .description("Send a user message to a session. Prints the message id, or with --wait the assistant's answer.")
+    .argument('<session_id>')
+    .argument('<text>')
+    .option('--wait', 'wait until the message is completed, failed or cancelled')
+    .option('--timeout <seconds>', 'how long --wait waits', positiveSeconds, 120)
+    .option('--metadata <key=value>', 'message metadata (repeatable)', pairs)
+    .addHelpText('after', '\nWith --wait, a message that needs an external tool result waits for it; answer it from another terminal with `troupe tool-result`.\nExit code 5 when the message failed or was cancelled, 6 when --timeout passed first.')
+    .option('--json', 'print JSON instead of text')
+    .action(async (sid: string, text: string, o: { wait?: boolean; timeout: number; metadata?: Record<string, string> }, cmd: Command) => {
+      const ctx = context(cmd);
+      if (!o.wait) {
+        const r = await ctx.client.sessions.send(sid, text, { metadata: o.metadata });
+        return ctx.out(ctx.json ? JSON.stringify(r) : (r.message?.id ?? ''));
+      }
+      const told = new Set<string>();
+      const onPoll = async (m: Message) => {
+        if (m.status !== 'requires_action') return;
+        for (const c of await ctx.client.sessions.pendingToolCalls(sid)) {
+          if (told.has(c.tool_call_id) || c.kind === 'custom') continue;
+          told.add(c.tool_call_id);
+          ctx.note(`waiting for a result of ${c.tool_name}(${JSON.stringify(c.arguments)}); answer it with:\n  troupe tool-result ${sid} ${c.tool_call_id} --json '{…}'`);
+        }
+      };
+      // Send, then poll here rather than hold the server's sync wait: a message waiting on a tool says so at once.
+      const sent = await ctx.client.sessions.send(sid, text, { metadata: o.metadata });
+      const m = await ctx.client.sessions.waitForMessage(sid, sent.message!.id, { timeoutMs: o.timeout * 1000, pollMs: 300, onPoll });
+      if (ctx.json) ctx.out(JSON.stringify(m));
+      else if (m.status === 'completed') ctx.out(answerText(m.output.parts));
+      if (!isTerminal(m.status)) throw new CliError(`message ${m.id} is still ${m.status} after ${o.timeout} s; follow it with: troupe tail ${sid}`, EXIT.timeout);
+      if (m.status !== 'completed') throw new CliError(`message ${m.id} ${m.status}${m.error ? `: ${m.error}` : ''}`, EXIT.failed);
+    });
+}

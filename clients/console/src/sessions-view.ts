@@ -1,0 +1,131 @@
+import type { Session } from '../../typescript/src/client.js';
+import { byId, clear, errorText, h, status } from './dom.js';
+import { client, state } from './state.js';
+import { renderPending } from './tool-form.js';
+import { Transcript } from './transcript.js';
+
+let streamStop: AbortController | null = null;
+const outputSchemas = new Map<string, unknown>();
+
+export async function loadAgents(onSelect: (agentId: string) => void): Promise<void> {
+  const list = byId('agents');
+  const { agents } = await client().agents.list({ limit: 100 });
+  list.replaceChildren(
+    ...agents.map((a) =>
+      h(
+        'li',
+        {
+          'data-agent': a.id,
+          onclick: (e: Event) => {
+            for (const li of list.children) li.classList.remove('selected');
+            (e.currentTarget as HTMLElement).classList.add('selected');
+            state.agentId = a.id;
+            (byId('new-session') as HTMLButtonElement).disabled = false;
+            onSelect(a.id);
+          },
+        },
+        a.name,
+        h('br'),
+        h('small', {}, a.id),
+      ),
+    ),
+  );
+  if (!agents.length) list.append(h('li', { class: 'muted' }, 'No agents yet: deploy one with `troupe deploy <folder>`.'));
+}
+
+function metadataFilter(): Record<string, string> {
+  const raw = (byId('metadata-filter') as HTMLInputElement).value;
+  const out: Record<string, string> = {};
+  for (const pair of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const eq = pair.indexOf('=');
+    if (eq < 1) throw new Error(`"${pair}" is not key=value`);
+    out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+  }
+  return out;
+}
+
+export async function loadSessions(): Promise<void> {
+  const list = byId('sessions');
+  const { sessions } = await client().sessions.list({ limit: 50, metadata: metadataFilter() });
+  list.replaceChildren(...sessions.map(sessionItem));
+  if (!sessions.length) list.append(h('li', { class: 'muted' }, 'No sessions match.'));
+}
+
+function sessionItem(s: Session): HTMLLIElement {
+  const meta = Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(', ');
+  return h(
+    'li',
+    { 'data-session': s.id, class: s.id === state.sessionId ? 'selected' : '', onclick: () => void openSession(s.id).catch((e) => status(errorText(e), true)) },
+    s.id,
+    h('br'),
+    h('small', {}, `${s.status} · ${s.last_message_status ?? 'no messages'}${meta ? ` · ${meta}` : ''}`),
+  );
+}
+
+async function refreshPending(sessionId: string): Promise<void> {
+  const calls = await client().sessions.pendingToolCalls(sessionId);
+  if (state.sessionId !== sessionId) return;
+  renderPending(byId('pending'), sessionId, calls, outputSchemas, () => {
+    status('Result submitted.');
+    void refreshPending(sessionId);
+  });
+}
+
+/** Shows a session and follows its stream until another one is opened. */
+export async function openSession(sessionId: string): Promise<void> {
+  streamStop?.abort();
+  const stop = new AbortController();
+  streamStop = stop;
+  state.sessionId = sessionId;
+  outputSchemas.clear();
+  for (const li of byId('sessions').children) li.classList.toggle('selected', (li as HTMLElement).dataset.session === sessionId);
+  const s = await client().sessions.get(sessionId);
+  byId('session-title').textContent = `Session ${s.id}`;
+  byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
+  byId('composer').hidden = false;
+  const list = byId('transcript');
+  clear(list);
+  clear(byId('pending'));
+  const transcript = new Transcript(list);
+  void refreshPending(sessionId);
+  void (async () => {
+    try {
+      // fetch-based SSE with the Authorization header (EventSource cannot send one); resumes by itself.
+      for await (const item of client().sessions.stream(sessionId, { deltas: true, signal: stop.signal, onReconnect: () => status('Stream dropped; resuming…') })) {
+        transcript.add(item);
+        if (item.type === 'tool.call_requested') outputSchemas.set(String((item.data as { tool_call_id?: string }).tool_call_id), (item.data as { output_schema?: unknown }).output_schema);
+        if (['tool.call_requested', 'tool.result_submitted', 'tool.call_failed', 'message.status_changed'].includes(item.type)) void refreshPending(sessionId);
+        if (item.type === 'session.status_changed') void loadSessions().catch(() => undefined);
+      }
+    } catch (err) {
+      if (!stop.signal.aborted) status(`Stream stopped: ${errorText(err)}`, true);
+    }
+  })();
+}
+
+export function wireSessions(): void {
+  byId('session-filter').addEventListener('submit', (e) => {
+    e.preventDefault();
+    loadSessions().catch((err) => status(errorText(err), true));
+  });
+  byId('new-session').addEventListener('click', () => {
+    if (!state.agentId) return;
+    client()
+      .sessions.create(state.agentId)
+      .then(async (s) => {
+        await loadSessions();
+        await openSession(s.id);
+      })
+      .catch((err) => status(errorText(err), true));
+  });
+  byId('composer').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const input = byId<HTMLInputElement>('message');
+    const text = input.value.trim();
+    if (!text || !state.sessionId) return;
+    client()
+      .sessions.send(state.sessionId, text)
+      .then(() => (input.value = ''))
+      .catch((err) => status(errorText(err), true));
+  });
+}

@@ -1,0 +1,238 @@
+import type * as Api from './generated/api.js';
+import { streamSession, type StreamItem, type StreamOptions } from './stream.js';
+import { readBody, Transport, type Args, type CallOptions, type ClientOptions } from './transport.js';
+
+export type Agent = Api.GetV1AgentsAgentIdResponse;
+export type AgentVersion = Api.PostV1AgentsAgentIdVersionsResponse;
+export type Session = Api.GetV1SessionsSessionIdResponse;
+export type Message = Api.GetV1SessionsSessionIdMessagesMessageIdResponse;
+export type TurnReply = Api.PostV1SessionsSessionIdEventsResponse;
+export type PendingToolCall = Api.GetV1SessionsSessionIdToolCallsResponse['tool_calls'][number];
+export type Batch = Api.GetV1SessionBatchesBatchIdResponse;
+export type BatchItem = Api.PostV1SessionBatchesBody['items'][number];
+export type WebhookDelivery = Api.GetV1AgentsAgentIdWebhookDeliveriesDeliveryIdResponse;
+export type ContentPart = Api.PostV1SessionsSessionIdMessagesSyncBody['parts'][number];
+export type Snapshot = Api.GetV1SourceSnapshotsSourceSnapshotIdResponse;
+
+export const TERMINAL_MESSAGE_STATUSES = ['completed', 'failed', 'cancelled'] as const;
+export const TERMINAL_BATCH_STATUSES = ['completed', 'failed', 'partial_failed'] as const;
+
+export interface Page {
+  limit?: number;
+  after?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Text, or parts as the API takes them. */
+function parts(content: string | ContentPart[]): ContentPart[] {
+  return typeof content === 'string' ? [{ type: 'text', text: content }] : content;
+}
+
+/**
+ * The Troupe API, one method per endpoint, typed from the OpenAPI document
+ * (src/generated/api.ts), plus the helpers most callers want: sync sends,
+ * tool-result submission, a resumable event stream and batch polling.
+ * Universal: it needs only fetch, so the browser console uses it too.
+ */
+export class TroupeClient {
+  readonly transport: Transport;
+
+  constructor(opts: ClientOptions) {
+    this.transport = new Transport(opts);
+  }
+
+  private async data<K extends Api.OperationId>(op: K, args: Args<K>, options?: CallOptions): Promise<Api.Operations[K]['response']> {
+    return (await this.transport.call(op, args, options)).data;
+  }
+
+  readonly system = {
+    health: () => this.data('getHealthz', {}),
+    ready: () => this.data('getReadyz', {}),
+    metrics: () => this.data('getMetrics', {}) as Promise<unknown> as Promise<string>,
+    openapi: () => this.data('getV1OpenapiJson', {}),
+  };
+
+  readonly organization = {
+    get: () => this.data('getV1Organization', {}),
+    update: (body: Api.PatchV1OrganizationBody) => this.data('patchV1Organization', { body }),
+  };
+
+  /** Tokens, model calls and cost of the org, grouped by model, agent or session. */
+  readonly usage = {
+    get: (query: Api.GetV1UsageQuery = {}) => this.data('getV1Usage', { query }),
+  };
+
+  readonly credentials = {
+    put: (name: string, value: string) => this.data('putV1CredentialsName', { path: { name }, body: { value } }),
+    list: () => this.data('getV1Credentials', {}),
+    delete: (name: string) => this.data('deleteV1CredentialsName', { path: { name } }),
+  };
+
+  readonly sourceSnapshots = {
+    reserve: (body: Api.PostV1SourceSnapshotsBody) => this.data('postV1SourceSnapshots', { body }),
+    /** PUT to the reservation's upload_url with its upload_headers (the upload token, not the API key). */
+    upload: async (reservation: Api.PostV1SourceSnapshotsResponse, archive: Uint8Array | ReadableStream<Uint8Array>): Promise<Api.PutV1SourceSnapshotsSourceSnapshotIdUploadResponse> => {
+      const res = await this.transport.raw(reservation.upload_url, {
+        method: 'PUT',
+        headers: { ...reservation.upload_headers },
+        body: archive as RequestInit['body'],
+        noAuth: true,
+        timeoutMs: 0,
+        ...(archive instanceof ReadableStream ? { duplex: 'half' as const } : {}),
+      });
+      return (await readBody(res)) as Api.PutV1SourceSnapshotsSourceSnapshotIdUploadResponse;
+    },
+    finalize: (id: string) => this.data('postV1SourceSnapshotsSourceSnapshotIdFinalize', { path: { source_snapshot_id: id } }),
+    get: (id: string) => this.data('getV1SourceSnapshotsSourceSnapshotId', { path: { source_snapshot_id: id } }),
+    delete: (id: string) => this.data('deleteV1SourceSnapshotsSourceSnapshotId', { path: { source_snapshot_id: id } }),
+  };
+
+  readonly agents = {
+    create: (body: Api.PostV1AgentsBody) => this.data('postV1Agents', { body }),
+    list: (page: Page = {}) => this.data('getV1Agents', { query: page }),
+    get: (id: string) => this.data('getV1AgentsAgentId', { path: { agent_id: id } }),
+    delete: (id: string) => this.data('deleteV1AgentsAgentId', { path: { agent_id: id } }),
+    publishVersion: (id: string, body: Api.PostV1AgentsAgentIdVersionsBody) => this.data('postV1AgentsAgentIdVersions', { path: { agent_id: id }, body }),
+    listVersions: (id: string, page: Page = {}) => this.data('getV1AgentsAgentIdVersions', { path: { agent_id: id }, query: page }),
+    getVersion: (id: string, versionId: string) => this.data('getV1AgentsAgentIdVersionsVersionId', { path: { agent_id: id, version_id: versionId } }),
+    activateVersion: (id: string, versionId: string) => this.data('postV1AgentsAgentIdVersionsVersionIdActivate', { path: { agent_id: id, version_id: versionId } }),
+    /** Every agent, following next_cursor. */
+    all: async (): Promise<Agent[]> => {
+      const out: Agent[] = [];
+      for (let after: string | undefined, i = 0; i < 1000; i++) {
+        const page = await this.agents.list({ limit: 100, after });
+        out.push(...page.agents);
+        if (!page.has_more || !page.next_cursor) break;
+        after = page.next_cursor;
+      }
+      return out;
+    },
+  };
+
+  readonly routers = {
+    put: (id: string, body: Api.PutV1RoutersRouterIdBody) => this.data('putV1RoutersRouterId', { path: { router_id: id }, body }),
+    list: (page: Page = {}) => this.data('getV1Routers', { query: page }),
+    get: (id: string) => this.data('getV1RoutersRouterId', { path: { router_id: id } }),
+    delete: (id: string) => this.data('deleteV1RoutersRouterId', { path: { router_id: id } }),
+  };
+
+  readonly files = {
+    upload: (file: Blob, filename: string) => {
+      const form = new FormData();
+      form.append('file', file, filename);
+      return this.data('postV1Files', { body: form });
+    },
+    list: (page: Page = {}) => this.data('getV1Files', { query: page }),
+    get: (id: string) => this.data('getV1FilesFileId', { path: { file_id: id } }),
+    /** The bytes of a file. */
+    content: async (id: string): Promise<Uint8Array> => {
+      const res = await this.transport.raw(this.transport.url('getV1FilesFileIdContent', { file_id: id }), { method: 'GET' });
+      if (!res.ok) await readBody(res);
+      return new Uint8Array(await res.arrayBuffer());
+    },
+    delete: (id: string) => this.data('deleteV1FilesFileId', { path: { file_id: id } }),
+  };
+
+  readonly storageBindings = {
+    create: (body: Api.PostV1StorageBindingsBody) => this.data('postV1StorageBindings', { body }),
+    list: (query: Api.GetV1StorageBindingsQuery = {}) => this.data('getV1StorageBindings', { query }),
+    get: (id: string) => this.data('getV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
+    delete: (id: string) => this.data('deleteV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
+    files: (id: string, query: Api.GetV1StorageBindingsStorageBindingIdFilesQuery = {}) => this.data('getV1StorageBindingsStorageBindingIdFiles', { path: { storage_binding_id: id }, query }),
+  };
+
+  readonly webhooks = {
+    get: (agentId: string) => this.data('getV1AgentsAgentIdWebhook', { path: { agent_id: agentId } }),
+    put: (agentId: string, body: Api.PutV1AgentsAgentIdWebhookBody) => this.data('putV1AgentsAgentIdWebhook', { path: { agent_id: agentId }, body }),
+    rotateSecret: (agentId: string) => this.data('postV1AgentsAgentIdWebhookRotateSecret', { path: { agent_id: agentId } }),
+    delete: (agentId: string) => this.data('deleteV1AgentsAgentIdWebhook', { path: { agent_id: agentId } }),
+    deliveries: (agentId: string, query: Api.GetV1AgentsAgentIdWebhookDeliveriesQuery = {}) => this.data('getV1AgentsAgentIdWebhookDeliveries', { path: { agent_id: agentId }, query }),
+    delivery: (agentId: string, deliveryId: string) => this.data('getV1AgentsAgentIdWebhookDeliveriesDeliveryId', { path: { agent_id: agentId, delivery_id: deliveryId } }),
+    redeliver: (agentId: string, deliveryId: string) => this.data('postV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliver', { path: { agent_id: agentId, delivery_id: deliveryId } }),
+  };
+
+  readonly sessions = {
+    create: (agentId: string, body: Api.PostV1AgentsAgentIdSessionsBody = {}) => this.data('postV1AgentsAgentIdSessions', { path: { agent_id: agentId }, body }),
+    /** Creates a session and sends its first message in one request. */
+    start: (agentId: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; session?: Api.PostV1AgentsAgentIdSessionsBody; idempotencyKey?: string } = {}) =>
+      this.data(
+        'postV1AgentsAgentIdMessages',
+        { path: { agent_id: agentId }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata, session: opts.session } },
+        { headers: idem(opts.idempotencyKey) },
+      ),
+    get: (id: string) => this.data('getV1SessionsSessionId', { path: { session_id: id } }),
+    /** Deletes a session; 409 while it is busy unless `force` cancels its work first. */
+    delete: (id: string, opts: { force?: boolean } = {}) => this.data('deleteV1SessionsSessionId', { path: { session_id: id }, query: opts.force ? { force: 'true' } : {} }),
+    /** Newest first; `metadata` filters on exact values (every pair must match). */
+    list: (opts: Page & { metadata?: Record<string, string> } = {}) =>
+      this.data('getV1Sessions', { query: { limit: opts.limit, after: opts.after } }, { extraQuery: Object.fromEntries(Object.entries(opts.metadata ?? {}).map(([k, v]) => [`metadata.${k}`, v])) }),
+    /** Appends a user message; answers at once with the queued message. */
+    send: (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; idempotencyKey?: string } = {}) =>
+      this.data('postV1SessionsSessionIdEvents', { path: { session_id: id }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata } }, { headers: idem(opts.idempotencyKey) }),
+    /** Answers an external tool call (or reports it failed with isError). */
+    submitToolResult: (id: string, call: { message_id: string; tool_call_id: string }, result: unknown, opts: { isError?: boolean; idempotencyKey?: string } = {}) =>
+      this.data(
+        'postV1SessionsSessionIdEvents',
+        { path: { session_id: id }, body: { type: 'tool.result_submitted', message_id: call.message_id, tool_call_id: call.tool_call_id, result, ...(opts.isError ? { is_error: true } : {}) } },
+        { headers: idem(opts.idempotencyKey) },
+      ),
+    events: (id: string, page: Page = {}) => this.data('getV1SessionsSessionIdEvents', { path: { session_id: id }, query: page }),
+    cancel: (id: string, messageId: string) => this.data('postV1SessionsSessionIdMessagesMessageIdCancel', { path: { session_id: id, message_id: messageId } }),
+    /**
+     * Sends a message and waits for it to finish: the server's sync wait
+     * first, then polling past it (a message waiting on an external tool
+     * needs someone to answer it). Resolves with the message in whatever
+     * status it has when it is terminal or `timeoutMs` passes.
+     */
+    sync: async (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; timeoutMs?: number; pollMs?: number; onPoll?: (m: Message) => void | Promise<void> } = {}): Promise<Message> => {
+      const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+      const first = await this.transport.call('postV1SessionsSessionIdMessagesSync', { path: { session_id: id }, body: { parts: parts(content), metadata: opts.metadata } }, { timeoutMs: 0 });
+      return this.sessions.waitForMessage(id, first.data, { ...opts, deadline });
+    },
+    /** Polls a message until it is terminal or the deadline passes. */
+    waitForMessage: async (id: string, message: Message | string, opts: { deadline?: number; timeoutMs?: number; pollMs?: number; onPoll?: (m: Message) => void | Promise<void> } = {}): Promise<Message> => {
+      const deadline = opts.deadline ?? Date.now() + (opts.timeoutMs ?? 120_000);
+      let m = typeof message === 'string' ? await this.sessions.message(id, message) : message;
+      while (!isTerminal(m.status) && Date.now() < deadline) {
+        await opts.onPoll?.(m);
+        await sleep(Math.min(opts.pollMs ?? 500, Math.max(0, deadline - Date.now())));
+        m = await this.sessions.message(id, m.id);
+      }
+      return m;
+    },
+    messages: (id: string, page: Page = {}) => this.data('getV1SessionsSessionIdMessages', { path: { session_id: id }, query: page }),
+    message: (id: string, messageId: string) => this.data('getV1SessionsSessionIdMessagesMessageId', { path: { session_id: id, message_id: messageId } }),
+    usage: (id: string) => this.data('getV1SessionsSessionIdUsage', { path: { session_id: id } }),
+    transcript: (id: string) => this.data('getV1SessionsSessionIdTranscript', { path: { session_id: id } }),
+    transcriptText: async (id: string): Promise<string> => String(await this.data('getV1SessionsSessionIdTranscript', { path: { session_id: id }, query: {} }, { extraQuery: { format: 'text' } })),
+    /** Tool calls of the running message waiting for a result. */
+    pendingToolCalls: async (id: string): Promise<PendingToolCall[]> => (await this.data('getV1SessionsSessionIdToolCalls', { path: { session_id: id } }, { extraQuery: { status: 'pending' } })).tool_calls,
+    /** The ledger as an async iterator that resumes by itself after a dropped connection; see streamSession. */
+    stream: (id: string, opts: StreamOptions = {}): AsyncGenerator<StreamItem> => streamSession(this.transport, id, opts),
+  };
+
+  readonly batches = {
+    create: (items: BatchItem[], opts: { idempotencyKey?: string } = {}) =>
+      this.data('postV1SessionBatches', { body: { items, ...(opts.idempotencyKey ? { idempotency_key: opts.idempotencyKey } : {}) } }, { timeoutMs: 0 }),
+    get: (id: string) => this.data('getV1SessionBatchesBatchId', { path: { batch_id: id } }),
+    /** Polls until the batch is terminal (completed, failed, partial_failed) or the timeout passes. */
+    wait: async (id: string, opts: { timeoutMs?: number; pollMs?: number; onProgress?: (b: Batch) => void } = {}): Promise<Batch> => {
+      const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+      for (;;) {
+        const b = await this.batches.get(id);
+        opts.onProgress?.(b);
+        if ((TERMINAL_BATCH_STATUSES as readonly string[]).includes(b.status) || Date.now() >= deadline) return b;
+        await sleep(Math.min(opts.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
+      }
+    },
+  };
+}
+
+export function isTerminal(status: string): boolean {
+  return (TERMINAL_MESSAGE_STATUSES as readonly string[]).includes(status);
+}
+
+function idem(key: string | undefined): Record<string, string> | undefined {
+  return key ? { 'Idempotency-Key': key } : undefined;
+}

@@ -1,0 +1,126 @@
+import type { JsonSchema } from '../../../schemas/validator.js';
+
+/**
+ * Response shapes of the session routes, for /v1/openapi.json and the typed
+ * client generated from it (clients/typescript). They describe what
+ * sessionView, messageView and the ledger envelope return.
+ */
+const nullableString = { type: ['string', 'null'] };
+const time = { type: 'string', format: 'date-time' };
+const page = { has_more: { type: 'boolean' }, next_cursor: nullableString };
+const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
+
+export const sessionResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'name', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_id', 'last_message_status', 'created_at', 'metadata'],
+  properties: {
+    id: { type: 'string' },
+    name: nullableString,
+    agent_id: { type: 'string' },
+    version_id: { type: 'string' },
+    storage_binding_id: nullableString,
+    llm_id: { type: 'string' },
+    internet_access: { type: 'boolean' },
+    status: { type: 'string', enum: ['idle', 'running'] },
+    last_message_id: nullableString,
+    last_message_status: nullableString,
+    created_at: time,
+    metadata: stringMap,
+  },
+};
+
+export const sessionListResponse: JsonSchema = { type: 'object', required: ['sessions', 'has_more', 'next_cursor'], properties: { sessions: { type: 'array', items: sessionResponse }, ...page } };
+
+export const eventResponse: JsonSchema = {
+  type: 'object',
+  description: 'One ledger event; `id` is `<session_id>:<sequence_number>` and is the SSE id.',
+  required: ['id', 'session_id', 'sequence_number', 'type', 'message_id', 'source', 'actor', 'data', 'created_at'],
+  properties: {
+    id: { type: 'string' },
+    session_id: { type: 'string' },
+    sequence_number: { type: 'integer' },
+    type: {
+      type: 'string',
+      enum: ['user.message', 'session.status_changed', 'message.status_changed', 'assistant.message_completed', 'tool.call_requested', 'tool.call_completed', 'tool.call_failed', 'tool.result_submitted', 'webhook.delivery_failed'],
+    },
+    message_id: nullableString,
+    source: { type: 'string', enum: ['user', 'platform'] },
+    actor: { type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', enum: ['user', 'system'] }, id: nullableString } },
+    data: { type: 'object', additionalProperties: {} },
+    created_at: time,
+  },
+};
+
+export const eventListResponse: JsonSchema = { type: 'object', required: ['events', 'has_more', 'next_cursor'], properties: { events: { type: 'array', items: eventResponse }, ...page } };
+
+const outputPart: JsonSchema = {
+  oneOf: [
+    { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } },
+    { type: 'object', required: ['type', 'id', 'name', 'arguments'], properties: { type: { const: 'tool_call' }, id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object', additionalProperties: {} } } },
+    {
+      type: 'object',
+      required: ['type', 'tool_call_id', 'tool_name', 'content', 'is_error'],
+      properties: {
+        type: { const: 'tool_result' },
+        tool_call_id: { type: 'string' },
+        tool_name: { type: 'string' },
+        content: { type: 'array', items: { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } } },
+        is_error: { type: 'boolean' },
+      },
+    },
+  ],
+};
+
+export const messageResponse: JsonSchema = {
+  type: 'object',
+  required: ['id', 'session_id', 'sequence_number', 'parts', 'metadata', 'status', 'attempt', 'output', 'error', 'created_at', 'completed_at'],
+  properties: {
+    id: { type: 'string' },
+    session_id: { type: 'string' },
+    sequence_number: { type: 'integer' },
+    parts: { type: 'array', items: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['text', 'file', 'image'] }, text: { type: 'string' }, file_id: { type: 'string' } } } },
+    metadata: { type: ['object', 'null'], additionalProperties: { type: 'string' } },
+    status: { type: 'string', enum: ['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled'] },
+    attempt: { type: 'integer' },
+    output: { type: 'object', required: ['parts'], properties: { parts: { type: 'array', items: outputPart } } },
+    error: nullableString,
+    created_at: time,
+    completed_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+};
+
+export const messageListResponse: JsonSchema = { type: 'object', required: ['messages', 'has_more', 'next_cursor'], properties: { messages: { type: 'array', items: messageResponse }, ...page } };
+
+/** What appending a command answers: the first event it wrote, the message it concerns, the session after it. */
+export const turnReplyResponse: JsonSchema = {
+  type: 'object',
+  required: ['event', 'message', 'session'],
+  properties: {
+    event: { oneOf: [eventResponse, { type: 'null' }] },
+    message: { oneOf: [{ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } }, { type: 'null' }] },
+    session: sessionResponse,
+  },
+};
+
+export const toolCallListResponse: JsonSchema = {
+  type: 'object',
+  required: ['tool_calls'],
+  properties: {
+    tool_calls: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['message_id', 'tool_call_id', 'tool_name', 'kind', 'arguments', 'status', 'expires_at'],
+        properties: {
+          message_id: { type: 'string' },
+          tool_call_id: { type: 'string' },
+          tool_name: { type: 'string' },
+          kind: { type: ['string', 'null'], enum: ['custom', 'external', null] },
+          arguments: { type: 'object', additionalProperties: {} },
+          status: { const: 'pending' },
+          expires_at: { type: ['string', 'null'], format: 'date-time' },
+        },
+      },
+    },
+  },
+};

@@ -1,0 +1,160 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TroupeClient } from '../../clients/typescript/src/client.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const ROOT = join(__dirname, '../../..');
+const CLI = join(ROOT, 'dist/clients/cli/main.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `troupe …` as a child process, the way a user or a script runs it. */
+function troupe(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 40_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`troupe ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+describe('troupe CLI', function () {
+  this.timeout(120_000);
+  let h: Harness;
+  let dir: string;
+  let env: Record<string, string>;
+  let client: TroupeClient;
+  let agent: string;
+  const run = (args: string[], timeoutMs?: number) => troupe(args, env, dir, timeoutMs);
+
+  /** Answers the first pending external call of a session, as the user's own service would. */
+  async function answer(sid: string, result: unknown): Promise<string> {
+    for (let i = 0; i < 400; i++) {
+      const [call] = (await client.sessions.pendingToolCalls(sid)).filter((c) => c.kind === 'external');
+      if (call) {
+        const r = await run(['tool-result', sid, call.tool_call_id, '--json', JSON.stringify(result)]);
+        assert.equal(r.code, 0, r.stderr);
+        return call.tool_call_id;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error(`no external call on ${sid}`);
+  }
+
+  before(async () => {
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
+    client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
+    dir = mkdtempSync(join(tmpdir(), 'troupe-cli-'));
+    env = { TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey, TROUPE_CONFIG: join(dir, 'config.json') };
+  });
+  after(async () => {
+    await h?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('deploys a folder: prints the agent id, then publishes a new version of the same agent', async () => {
+    const first = await run(['deploy', join(ROOT, 'examples/weather-agent')]);
+    assert.equal(first.code, 0, first.stderr);
+    agent = first.stdout.trim();
+    assert.match(agent, /^agt_/);
+    assert.match(first.stderr, /created agent/);
+    const second = await run(['deploy', join(ROOT, 'examples/weather-agent'), '--json']);
+    assert.equal(second.code, 0, second.stderr);
+    const out = JSON.parse(second.stdout) as { created: boolean; agent: { id: string }; version: { number: number } };
+    assert.deepEqual([out.created, out.agent.id, out.version.number], [false, agent, 2]);
+  });
+
+  it('sends with --wait while tail follows, answering the external tool with tool-result', async () => {
+    const created = await run(['sessions', 'create', agent, '--metadata', 'team=cli', '--metadata', 'run=1']);
+    assert.equal(created.code, 0, created.stderr);
+    const sid = created.stdout.trim();
+    const tail = run(['tail', sid, '--json', '--until-idle']);
+    const send = run(['send', sid, 'Weather in Oslo?', '--wait', '--timeout', '30']);
+    const callId = await answer(sid, { city: 'Oslo', summary: 'clear skies', high_c: 25, low_c: 14 });
+    const sent = await send;
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.equal(sent.stdout.trim(), 'Oslo today: a high of 25 °C (77 °F), clear skies.');
+    assert.equal(callId, 'call_0_0');
+    const tailed = await tail;
+    assert.equal(tailed.code, 0, tailed.stderr);
+    const lines = tailed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { sequence_number: number });
+    const ledger = (await client.sessions.events(sid, { limit: 100 })).events;
+    assert.deepEqual(lines, ledger, 'tail --json printed the ledger, each event once, in order');
+    const readable = await run(['tail', sid, '--until-idle']);
+    assert.match(readable.stdout, /user +Weather in Oslo\?/);
+    assert.match(readable.stdout, /result +call_0_0 → \{"city":"Oslo"/);
+    assert.match(readable.stdout, /assistant +Oslo today: a high of 25 °C/);
+    const listed = await run(['sessions', 'list', '--metadata', 'team=cli', '--json']);
+    assert.deepEqual((JSON.parse(listed.stdout) as { sessions: { id: string }[] }).sessions.map((s) => s.id), [sid]);
+    const none = await run(['sessions', 'list', '--metadata', 'team=nobody']);
+    assert.equal(none.code, 0);
+    assert.equal(none.stdout, '');
+  });
+
+  it('creates a batch from JSON Lines and reports progress until it is terminal', async () => {
+    const file = join(dir, 'items.jsonl');
+    writeFileSync(file, ['{"text":"one","metadata":{"n":"1"}}', '', `{"agent_id":"${agent}","message":{"content":[{"type":"text","text":"two"}]}}`].join('\n'));
+    const pending = run(['batch', 'create', '--file', file, '--agent', agent, '--timeout', '60']);
+    const batchSessions = async () => {
+      for (let i = 0; i < 400; i++) {
+        const page = await client.sessions.list({ limit: 100 });
+        const children = page.sessions.filter((s) => s.agent_id === agent && s.last_message_status === 'requires_action');
+        if (children.length === 2) return children;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      throw new Error('batch sessions never asked for the tool');
+    };
+    for (const s of await batchSessions()) await answer(s.id, { city: 'Oslo', summary: 'wind', high_c: 5, low_c: 0 });
+    const done = await pending;
+    assert.equal(done.code, 0, done.stderr);
+    assert.match(done.stdout.trim(), /^sbt_|^batch_|^[a-z]+_/);
+    assert.match(done.stderr, /completed: 2 completed, 0 failed/);
+  });
+
+  it('exits with the documented codes', async () => {
+    const noConfig = await troupe(['sessions', 'list'], { TROUPE_CONFIG: join(dir, 'none.json') }, dir);
+    assert.equal(noConfig.code, 2);
+    assert.match(noConfig.stderr, /No base URL configured/);
+    assert.equal((await run(['send'])).code, 2, 'missing arguments');
+    assert.equal((await run(['tool-result', 'ses_x', 'call_x', '--json', '{nope'])).code, 2);
+    const missing = await run(['send', 'ses_missing', 'hi']);
+    assert.equal(missing.code, 3);
+    assert.match(missing.stderr, /ses_missing \(404 session_not_found\)/);
+    const down = await troupe(['sessions', 'list'], { ...env, TROUPE_BASE_URL: 'http://127.0.0.1:1' }, dir);
+    assert.equal(down.code, 4);
+    assert.match(down.stderr, /cannot reach/);
+    const sid = (await run(['sessions', 'create', agent])).stdout.trim();
+    const slow = await run(['send', sid, 'Weather?', '--wait', '--timeout', '1']);
+    assert.equal(slow.code, 6, slow.stderr);
+    assert.match(slow.stderr, /still requires_action/);
+    assert.match(slow.stderr, new RegExp(`answer it with:\\n  troupe tool-result ${sid} call_0_0 --json`), 'send tells how to answer the tool call');
+    const notWaiting = await run(['tool-result', sid, 'call_nope', '--json', '{}', '--timeout', '0.5']);
+    assert.equal(notWaiting.code, 3);
+  });
+
+  it('keeps profiles in the config file', async () => {
+    const saved = await troupe(['login', '--base-url', h.baseUrl, '--api-key', h.apiKey, '--profile', 'ci'], { TROUPE_CONFIG: env.TROUPE_CONFIG }, dir);
+    assert.equal(saved.code, 0, saved.stderr);
+    const listed = await troupe(['--profile', 'ci', 'sessions', 'list', '--json'], { TROUPE_CONFIG: env.TROUPE_CONFIG }, dir);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok(Array.isArray((JSON.parse(listed.stdout) as { sessions: unknown[] }).sessions));
+    const unknown = await troupe(['--profile', 'nope', 'sessions', 'list'], { TROUPE_CONFIG: env.TROUPE_CONFIG }, dir);
+    assert.equal(unknown.code, 2);
+  });
+});

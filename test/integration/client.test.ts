@@ -1,0 +1,176 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import {
+  ConflictError,
+  deployFolder,
+  InvalidRequestError,
+  NotFoundError,
+  TroupeClient,
+  TroupeConnectionError,
+  verifyWebhook,
+  WEBHOOK_HEADERS,
+  type SessionEvent,
+} from '../../clients/typescript/src/index.js';
+import { signatureHeader } from '../../src/webhooks/signature.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
+
+const EXAMPLE = join(__dirname, '../../../examples/weather-agent');
+
+/** The TypeScript client against a real Troupe: deploy, typed errors, helpers, and a stream that survives dropped connections. */
+describe('TypeScript client', function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let client: TroupeClient;
+  let agentId: string;
+  before(async () => {
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
+    client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
+    const progress: number[] = [];
+    const deployed = await deployFolder(client, EXAMPLE, { onProgress: (sent) => progress.push(sent) });
+    assert.equal(deployed.created, true);
+    assert.equal(deployed.agent.name, 'weather-agent');
+    assert.equal(progress.at(-1), deployed.packed.size_bytes, 'the progress callback reached the archive size');
+    agentId = deployed.agent.id;
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('publishes a new version when the agent exists, and the same folder hashes the same', async () => {
+    const again = await deployFolder(client, EXAMPLE);
+    assert.equal(again.created, false);
+    assert.equal(again.agent.id, agentId);
+    assert.equal(again.version?.number, 2);
+    assert.equal(again.agent.active_version_id, again.version?.id);
+    const versions = await client.agents.listVersions(agentId);
+    assert.equal(versions.versions.length, 2);
+    assert.equal(versions.versions[0].source_snapshot_id === versions.versions[1].source_snapshot_id, false);
+  });
+
+  it('throws typed errors that carry the error shape', async () => {
+    await assert.rejects(client.sessions.get('ses_missing'), (err: unknown) => {
+      assert.ok(err instanceof NotFoundError);
+      assert.equal(err.status, 404);
+      assert.equal(err.type, 'not_found_error');
+      assert.match(err.message, /ses_missing/);
+      assert.ok(err.requestId);
+      return true;
+    });
+    await assert.rejects(client.sessions.create(agentId, { llm_id: '' }), (err: unknown) => err instanceof InvalidRequestError && err.status === 400 && err.param !== undefined);
+    const dead = new TroupeClient({ baseUrl: 'http://127.0.0.1:1', apiKey: h.apiKey });
+    await assert.rejects(dead.agents.list(), TroupeConnectionError);
+  });
+
+  it('streams a session across dropped connections with no gap and no duplicate', async () => {
+    const proxy = new TcpProxy(h.running.ports.web!);
+    const viaProxy = new TroupeClient({ baseUrl: await proxy.start(), apiKey: h.apiKey });
+    try {
+      const started = await client.sessions.start(agentId, 'Weather in Oslo?', { session: { metadata: { suite: 'client-stream' } } });
+      const sid = started.session.id;
+      const seen: SessionEvent[] = [];
+      const reconnects: (string | null)[] = [];
+      const stream = viaProxy.sessions.stream(sid, { reconnectDelayMs: 50, onReconnect: (r) => reconnects.push(r.lastEventId) });
+      for await (const ev of stream) {
+        if (!('sequence_number' in ev)) continue;
+        seen.push(ev);
+        // Cut the connection after every other event: events appended while it is down must still arrive, once.
+        if (ev.sequence_number % 2 === 1) proxy.dropAll();
+        if (ev.type === 'tool.call_requested' && (ev.data as { tool_name?: string }).tool_name === 'get_forecast') {
+          const [call] = (await client.sessions.pendingToolCalls(sid)).filter((c) => c.kind === 'external');
+          await client.sessions.submitToolResult(sid, call, { city: 'Oslo', summary: 'sunny', high_c: 20, low_c: 9 });
+          await assert.rejects(client.sessions.submitToolResult(sid, call, { city: 'Oslo', summary: 'again', high_c: 1, low_c: 0 }), ConflictError);
+        }
+        if (ev.type === 'session.status_changed' && (ev.data as { to?: string }).to === 'idle') break;
+        if (seen.length > 200) assert.fail('the stream did not reach idle');
+      }
+      const ledger = (await client.sessions.events(sid, { limit: 100 })).events;
+      assert.deepEqual(
+        seen.map((e) => e.sequence_number),
+        ledger.map((e) => e.sequence_number),
+      );
+      assert.deepEqual(seen, ledger, 'the streamed events are the ledger, byte for byte');
+      assert.deepEqual(
+        seen.map((e) => e.sequence_number),
+        seen.map((_, i) => i + 1),
+      );
+      assert.ok(proxy.drops >= 3 && reconnects.length >= 3, `cut ${proxy.drops} connections, reconnected ${reconnects.length} times`);
+      assert.ok(reconnects.every((id) => id?.startsWith(`${sid}:`)));
+      const answer = await client.sessions.message(sid, started.message!.id);
+      assert.equal(answer.status, 'completed');
+      const text = answer.output.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
+      assert.equal(text, 'Oslo today: a high of 20 °C (68 °F), sunny.', 'the scripted answer uses the submitted tool result');
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('resumes from a given event id and lists sessions by metadata', async () => {
+    const [mine] = (await client.sessions.list({ metadata: { suite: 'client-stream' } })).sessions;
+    assert.ok(mine);
+    assert.equal((await client.sessions.list({ metadata: { suite: 'nobody' } })).sessions.length, 0);
+    const ctl = new AbortController();
+    const got: number[] = [];
+    for await (const ev of client.sessions.stream(mine.id, { after: `${mine.id}:5`, signal: ctl.signal })) {
+      if ('sequence_number' in ev) got.push(ev.sequence_number);
+      if (got.length === 3) ctl.abort();
+    }
+    assert.deepEqual(got, [6, 7, 8]);
+  });
+
+  it('sync waits for a terminal message; batches poll until terminal', async () => {
+    const session = await client.sessions.create(agentId);
+    const polled: string[] = [];
+    const pending = client.sessions.sync(session.id, 'Weather?', { timeoutMs: 20_000, pollMs: 100, onPoll: (m) => void polled.push(m.status) });
+    // The external tool waits for us, as it would for the client's own service.
+    let answered = false;
+    for (let i = 0; i < 200 && !answered; i++) {
+      const calls = await client.sessions.pendingToolCalls(session.id);
+      for (const c of calls.filter((x) => x.kind === 'external')) {
+        await client.sessions.submitToolResult(session.id, c, { city: 'Oslo', summary: 'fog', high_c: 3, low_c: 1 });
+        answered = true;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const done = await pending;
+    assert.equal(done.status, 'completed');
+    const batch = await client.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }]);
+    const progress: string[] = [];
+    const answering = (async () => {
+      const sid = batch.sessions[0].session_id!;
+      for (let i = 0; i < 200; i++) {
+        const [call] = await client.sessions.pendingToolCalls(sid);
+        if (call?.kind === 'external') return client.sessions.submitToolResult(sid, call, { city: 'Oslo', summary: 'snow', high_c: -2, low_c: -8 });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    const final = await client.batches.wait(batch.batch_id, { timeoutMs: 20_000, pollMs: 100, onProgress: (b) => void progress.push(b.status) });
+    await answering;
+    assert.equal(final.status, 'completed');
+    assert.deepEqual(final.counts, { queued: 0, running: 0, completed: 1, failed: 0 });
+    assert.ok(progress.includes('running') || progress.includes('queued'), progress.join());
+  });
+
+  it('runs the example script (examples/client/ask-weather.ts) to the answer', async () => {
+    const r = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, [join(__dirname, '../../examples/client/ask-weather.js'), 'Weather in Bergen?'], { env: { ...process.env, TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey } });
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+      child.on('exit', (code) => (clearTimeout(timer), resolve({ code, out })));
+    });
+    assert.equal(r.code, 0, r.out);
+    assert.match(r.out, /get_forecast\(\{"city":"Oslo","country":"NO"\}\) -> answering/);
+    assert.match(r.out, /assistant: Oslo today: a high of 17 °C \(62\.6 °F\), sunny spells\./);
+  });
+
+  it('verifies webhook signatures with the server’s own scheme', () => {
+    const body = '{"id":"ses_1:msg_1:call_1"}';
+    const ts = String(Math.floor(Date.now() / 1000));
+    const headers = { [WEBHOOK_HEADERS.id]: 'ses_1:msg_1:call_1', [WEBHOOK_HEADERS.timestamp]: ts, [WEBHOOK_HEADERS.signature]: signatureHeader(['whsec_x'], ts, body) };
+    assert.equal(verifyWebhook({ secret: 'whsec_x', headers, rawBody: body }).id, 'ses_1:msg_1:call_1');
+    assert.throws(() => verifyWebhook({ secret: 'whsec_y', headers, rawBody: body }));
+  });
+});

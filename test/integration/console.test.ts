@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { deployFolder, TroupeClient } from '../../clients/typescript/src/index.js';
+import { CONSOLE_CSP } from '../../src/http/console.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const ROOT = join(__dirname, '../../..');
+const SCREENSHOT = join(ROOT, 'dist/test-artifacts/console.png');
+
+/**
+ * The console in a real browser (Debian's chromium, installed by `npm test`),
+ * against a real Troupe: one pass through what a person does with it.
+ */
+describe('console in a browser', function () {
+  this.timeout(90_000);
+  let h: Harness;
+  let client: TroupeClient;
+  let browser: Browser;
+  let page: Page;
+  let rx: WebhookReceiver;
+  const problems: string[] = [];
+
+  before(async () => {
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
+    client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
+    rx = await WebhookReceiver.start();
+    const executablePath = process.env.TROUPE_CHROMIUM;
+    assert.ok(executablePath, 'TROUPE_CHROMIUM is not set; run the tests through "npm test", which installs chromium');
+    // --no-sandbox: CI runs as root, where Chromium's own sandbox cannot start.
+    browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    page.on('console', (m) => m.type() === 'error' && problems.push(`console: ${m.text()}`));
+    page.on('pageerror', (e) => problems.push(`page: ${e.message}`));
+    page.on('response', (r) => r.status() >= 400 && problems.push(`${r.status()} ${r.url()}`));
+  });
+  after(async () => {
+    await browser?.close();
+    await rx?.close();
+    await h?.close();
+  });
+
+  it('opens a session, sends a message, answers the tool call through the form and shows the answer live', async () => {
+    const { agent } = await deployFolder(client, join(ROOT, 'examples/weather-agent'));
+    await client.webhooks.put(agent.id, { webhook_url: `${rx.url}/hook`, event_types: ['tool.call_requested'] });
+    const session = await client.sessions.create(agent.id, { metadata: { from: 'console-test' } });
+    await client.sessions.create(agent.id, { metadata: { from: 'elsewhere' } });
+
+    const res = await page.goto(`${h.baseUrl}/console`);
+    assert.equal(res?.headers()['content-security-policy'], CONSOLE_CSP);
+    await page.fill('#api-key', h.apiKey);
+    await page.click('#key-form button[type=submit]');
+    await page.click(`#agents li[data-agent="${agent.id}"]`);
+    await page.fill('#metadata-filter', 'from=console-test');
+    await page.click('#session-filter button');
+    await page.waitForFunction("document.querySelectorAll('#sessions li[data-session]').length === 1");
+    await page.click(`#sessions li[data-session="${session.id}"]`);
+    await page.fill('#message', 'What is the weather in Oslo?');
+    await page.click('#composer button');
+    await page.waitForSelector('#transcript li[data-type="user.message"]');
+
+    // The pending call's form checks the result against output_schema before sending anything.
+    const form = page.locator('#pending form.tool-call');
+    await form.waitFor();
+    await form.locator('textarea').fill('{"city": "Oslo", "high_c": "warm"}');
+    await form.locator('button[type=submit]').click();
+    await page.waitForSelector('#pending .errors:has-text("high_c must be number")');
+    assert.match(await form.locator('.errors').innerText(), /\$\.summary is required/);
+    assert.equal((await client.sessions.pendingToolCalls(session.id)).length, 1, 'the invalid result was not submitted');
+    await form.locator('textarea').fill('{"city": "Oslo", "summary": "light snow", "high_c": 18, "low_c": 2}');
+    await form.locator('button[type=submit]').click();
+
+    const answer = page.locator('#transcript li[data-type="assistant.text"]');
+    await answer.waitFor({ timeout: 30_000 });
+    assert.match(await answer.innerText(), /Oslo today: a high of 18 °C \(64\.4 °F\), light snow\./);
+    await page.waitForSelector('#transcript li[data-type="session.status_changed"]:has-text("running → idle")');
+    await page.waitForFunction("document.querySelectorAll('#pending form').length === 0");
+    const seqs = await page.locator('#transcript li[data-seq]').evaluateAll((els) => [...new Set(els.map((e) => Number(e.getAttribute('data-seq'))))]);
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'every event once, in order');
+    mkdirSync(join(ROOT, 'dist/test-artifacts'), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+
+    // The key is kept for this tab only.
+    assert.equal(await page.evaluate("sessionStorage.getItem('troupe.apiKey')"), h.apiKey);
+    assert.equal(await page.evaluate('localStorage.length'), 0);
+
+    // The webhook log shows the tool call's delivery and queues a redelivery.
+    await rx.waitFor(1, '/hook');
+    await page.click('#tabs button[data-tab="webhooks"]');
+    const row = page.locator('#deliveries tbody tr[data-delivery]');
+    await row.first().waitFor();
+    assert.match(await row.first().innerText(), /tool\.call_requested/);
+    await row.first().locator('button').click();
+    await page.waitForSelector('#status:has-text("Redelivery of")');
+    await rx.waitFor(2, '/hook');
+
+    // Batch progress for a batch the console did not start.
+    const batch = await client.batches.create([{ agent_id: agent.id, message: { content: [{ type: 'text', text: 'hi' }] } }, { agent_id: agent.id, llm_id: 'nope', message: { content: [{ type: 'text', text: 'x' }] } }]);
+    await page.click('#tabs button[data-tab="batches"]');
+    await page.fill('#batch-id', batch.batch_id);
+    await page.click('#batch-form button');
+    await page.waitForSelector('#batch progress');
+    assert.match(await page.locator('#batch p').innerText(), /of 2 done/);
+    assert.deepEqual(problems, [], 'no script errors or CSP violations');
+  });
+});
