@@ -9,7 +9,7 @@ export type GetHealthzQuery = Record<string, never>;
 export type GetHealthzBody = undefined;
 export type GetHealthzResponse = Record<string, unknown>;
 
-/** GET /readyz: Readiness: MongoDB and Redis answer. */
+/** GET /readyz: Readiness: MongoDB and Redis answer, and the process is not shutting down. */
 export type GetReadyzPathParams = Record<string, never>;
 export type GetReadyzQuery = Record<string, never>;
 export type GetReadyzBody = undefined;
