@@ -13,6 +13,7 @@ import { routingEnvelope } from './envelope.js';
 import { matchRoutingPath } from './ingress.js';
 import { RoutingLookup } from './lookup.js';
 import { handleModels, matchModelsPath } from './models.js';
+import { buildRoutingOpenApi } from './openapi.js';
 import { UsageBuffer } from './usage-buffer.js';
 
 /** Bodies carry whole conversations with images, so the limit is well above the base API's. */
@@ -38,6 +39,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     limiter: deps.limits?.requests,
     metrics: deps.metrics,
   };
+  let openapi: Record<string, unknown> | null = null;
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper(routingEnvelope));
@@ -46,6 +48,11 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/openapi.json') {
+      ctx.state.route = '/openapi.json';
+      ctx.body = (openapi ??= buildRoutingOpenApi(deps.config.routingPublicUrl));
       return;
     }
     if (ctx.method === 'GET' && ctx.path === '/metrics') {

@@ -17,6 +17,13 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/stream',
       summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
+      query: { type: 'object', properties: { last_event_id: { type: 'string', description: 'Resume after this event id (<session_id>:<n>); the Last-Event-ID header wins.' }, deltas: { type: 'string', enum: ['true', 'false'], description: 'Also send ephemeral assistant.delta records.' } } },
+      responseContent: {
+        'text/event-stream': {
+          type: 'string',
+          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
+        },
+      },
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
