@@ -1,8 +1,8 @@
-import type { MessageState } from '../../src/domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, type MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
-import { callProvider, callRouter, type ProviderDeps } from './providers.js';
+import { CANCELLED, callProvider, callRouter, type ProviderDeps } from './providers.js';
 import { quotesToolResults, scriptedResponse } from './scripted.js';
 
 export interface ModelCallDeps extends ProviderDeps {
@@ -17,7 +17,7 @@ export interface ModelCallDeps extends ProviderDeps {
  * scripted provider needs no session read (only the message, when its script
  * quotes tool results); real providers read the session for its keys and history.
  */
-export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<ModelResult> {
+export async function callModel(deps: ModelCallDeps, call: ModelCall, signal?: AbortSignal): Promise<ModelResult> {
   let session: SessionDoc | null = null;
   const loadSession = async () => (session ??= await deps.session(call.session_id));
   const versionId = call.version_id ?? (await loadSession())?.version_id;
@@ -37,13 +37,15 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall): Promise<M
   if (!current) return { ok: false, error: `Session ${call.session_id} no longer exists.` };
   const message = await deps.message(call.org_id, call.session_id, call.message_id);
   if (!message) return { ok: false, error: `Message ${call.message_id} no longer exists.` };
+  // Cancelled before this call started (the abort was published before the actor listened for it).
+  if (TERMINAL_MESSAGE_STATUSES.includes(message.status)) return CANCELLED;
   switch (option.provider) {
     case 'openai':
     case 'openai-responses':
     case 'anthropic':
-      return callProvider(deps, current, version, option, call, message);
+      return callProvider(deps, current, version, option, call, message, signal);
     case 'routing':
-      return callRouter(deps, current, version, option, message);
+      return callRouter(deps, current, version, option, message, signal);
     default:
       return { ok: false, error: `Provider ${String(option.provider)} is not supported.` };
   }

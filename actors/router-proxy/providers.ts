@@ -80,8 +80,11 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
   };
 }
 
+/** What a call ends with when its message was cancelled; the session ignores it, the actor does not even send it. */
+export const CANCELLED: ModelResult = Object.freeze({ ok: false, error: 'The message was cancelled.', retryable: false });
+
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
-export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState): Promise<ModelResult> {
+export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
   const provider = option.provider as Provider;
   const secrets = sessionSecrets(deps, session);
   const apiKey = await providerKey(deps, session, option, secrets);
@@ -92,11 +95,14 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const req = request(version, items);
   const acc = new Accumulator();
   try {
-    for await (const ev of deps.client.stream(req, target)) {
+    for await (const ev of deps.client.stream(req, target, signal)) {
       acc.push(ev);
+      // A cancelled message's call stops here; no delta leaves after the abort.
+      if (signal?.aborted) return CANCELLED;
       if (ev.type === 'text') deps.publishDelta(session._id, { type: 'assistant.delta', message_id: call.message_id, call_index: call.call_index, text: ev.text });
     }
   } catch (e) {
+    if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) {
       return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
     }
@@ -110,15 +116,16 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
-export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState): Promise<ModelResult> {
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
   const items = await conversation(deps, session, current);
   if (!Array.isArray(items)) return items;
   const req = { ...request(version, items), stream: false };
   try {
-    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id });
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal);
     const { parts, stop_reason } = responseParts(res);
     return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
   } catch (e) {
+    if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
     // Every candidate failed (502) is worth another attempt; a router that cannot serve the request is not.
     if (e instanceof TroupeError) return { ok: false, error: `routing: ${e.message}`, retryable: e.status >= 500 };

@@ -40,8 +40,13 @@ function cancel(input: DecideInput, messageId: string): Decision {
   const m = input.messages.get(messageId);
   if (!m) throw new NotFoundError('message', messageId);
   if (TERMINAL_MESSAGE_STATUSES.includes(m.status)) throw new ConflictError(`Message ${messageId} is already ${m.status}.`, 'message_not_cancellable');
+  // Tool calls still waiting fail first, so the transcript shows each one ended and why.
+  const toolFailures = m.pending_tool_calls.map((c) =>
+    platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: input.agent.tools.get(c.name)?.kind ?? null, reason: 'cancelled', error: 'The message was cancelled.' }),
+  );
   const done = finish(input, m, 'cancelled');
-  return { events: done.events, effects: done.effects, reply: { event_index: 0, message_id: messageId } };
+  const abort: Effect = { kind: 'work.abort', message_id: m.id };
+  return { events: [...toolFailures, ...done.events], effects: [abort, ...done.effects], reply: { event_index: toolFailures.length, message_id: messageId } };
 }
 
 /**

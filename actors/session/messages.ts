@@ -69,7 +69,9 @@ export type Effect =
   | { kind: 'session.command'; command: SessionCommand; delay_ms?: number }
   | { kind: 'tool.run'; job_id: string; job: ToolRunJob }
   | { kind: 'webhook'; job_id: string; job: WebhookJob }
-  | { kind: 'batch.child_settled'; job_id: string; job: BatchChildSettled };
+  | { kind: 'batch.child_settled'; job_id: string; job: BatchChildSettled }
+  /** Stop the message's work in flight (model calls, custom tools): published on the cancel channel, not sent. */
+  | { kind: 'work.abort'; message_id: string };
 
 export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
   return `model-${call.message_id}-${call.attempt}-${call.call_index}`;

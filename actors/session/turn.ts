@@ -4,9 +4,9 @@ import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { Outcome, Publication, Send } from '../runtime/actor.js';
+import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
-import { effectSends } from './effects.js';
+import { abortedMessages, effectSends } from './effects.js';
 import type { Effect, SessionJob } from './messages.js';
 import { agentContext } from './agent-context.js';
 import type { SessionCache } from './session-cache.js';
@@ -23,6 +23,8 @@ export interface SessionPorts {
   savedSequence: { get(sessionId: string): Promise<number | null>; set(sessionId: string, sequence: number): Promise<void> };
   /** The pub/sub channel of a session's ledger envelopes. */
   eventsChannel(sessionId: string): string;
+  /** The pub/sub channel on which workers hear that a message's work must stop (src/pubsub/cancels.ts). */
+  cancelsChannel: string;
   /** Deletes a session and everything recorded under it (src/sessions/delete-session.ts). */
   purge(orgId: string, sessionId: string): Promise<void>;
   publicUrl: string;
@@ -128,8 +130,10 @@ function publications(deps: TurnDeps, l: Loaded): Publication[] {
   return l.publish.map((ev) => ({ channel, payload: JSON.stringify(ev) }));
 }
 
-function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, sends: Send[]): Outcome {
-  return { reply: value, publish: publications(deps, l), sends };
+/** Aborts go out first, so workers stop a cancelled message's work before clients hear of the cancel. */
+function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, effects: readonly Effect[]): Outcome {
+  const aborts = abortedMessages(effects).map((message_id): Publication => ({ channel: deps.cancelsChannel, payload: JSON.stringify({ session_id: l.state.id, message_id }) }));
+  return { reply: value, publish: [...aborts, ...publications(deps, l)], sends: effectSends(l.doc, effects) };
 }
 
 /** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */
@@ -138,7 +142,7 @@ async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise
   if (!first) return null;
   await loadMessages(deps, l, [first.message_id]);
   // Its effects' job ids are deterministic, so re-issuing them runs none twice.
-  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effectSends(l.doc, effectsOf(first) as Effect[]));
+  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effectsOf(first) as Effect[]);
 }
 
 const MAX_CONFLICTS = 3;
@@ -194,6 +198,6 @@ async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
     if (envs.length) await save(deps, l);
     l.publish.push(...envs);
     const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
-    return outcome(deps, l, value, effectSends(l.doc, decision.effects));
+    return outcome(deps, l, value, decision.effects);
   }
 }

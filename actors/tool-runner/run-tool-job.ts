@@ -49,7 +49,7 @@ async function load(deps: ToolRunnerDeps, job: ToolRunJob): Promise<Found | stri
  * (database, blob store, disk) throw, so the queue retries them.
  */
 /** `signal` is aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
-export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal): Promise<ToolRunResult> {
+export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal, cancel?: AbortSignal): Promise<ToolRunResult> {
   const found = await load(deps, job);
   if (typeof found === 'string') return { ok: false, error: found };
   const { session, version, tool } = found;
@@ -70,7 +70,8 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
       internetAccess: session.internet_access,
       scratchDir: scratch.path,
       storageDir: storage?.dir,
-      signal,
+      // Either ends the process: shutdown (the job is retried elsewhere) or the message's cancel.
+      signal: signal && cancel ? AbortSignal.any([signal, cancel]) : (signal ?? cancel),
     });
     if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
     // Files persist like a disk's: whatever the call left is saved, also after a failure.

@@ -5,13 +5,14 @@
  *  - user.message POST latency p50/p99
  *  - SSE delivery latency from append to client p50/p99
  *  - RSS of the web process holding M idle SSE streams
+ * MONGODB_URL runs it against that server; TROUPE_LOCAL_MONGO picks the local one.
  * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1]
  * Figures, not pass/fail.
  */
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
-import { pool, scriptedAgent, startStack } from '../support/stack.js';
+import { pool, scriptedAgent, startStack, withServerCpu } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
@@ -78,13 +79,15 @@ async function main(): Promise<void> {
     }, abort.signal));
     const post: number[] = [];
     const started = Date.now();
-    await pool(sessions, CONCURRENCY, async (id) => {
-      const t = performance.now();
-      const r = await fetch(`${base}/v1/sessions/${id}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }) });
-      await r.arrayBuffer();
-      post.push(performance.now() - t);
+    const { cpu } = await withServerCpu(stack, async () => {
+      await pool(sessions, CONCURRENCY, async (id) => {
+        const t = performance.now();
+        const r = await fetch(`${base}/v1/sessions/${id}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }) });
+        await r.arrayBuffer();
+        post.push(performance.now() - t);
+      });
+      await Promise.race([finished, new Promise((r) => setTimeout(r, 300_000))]);
     });
-    await Promise.race([finished, new Promise((r) => setTimeout(r, 300_000))]);
     const seconds = (Date.now() - started) / 1000;
     abort.abort();
     const p = summary(post);
@@ -92,6 +95,7 @@ async function main(): Promise<void> {
     console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s`);
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
+    if (cpu) console.log(`MongoDB-wire server (${stack.services.mongoKind}) CPU while messages ran: ${cpu.average.toFixed(2)} cores on average, ${cpu.peak.toFixed(2)} in the busiest second`);
     const idle = new AbortController();
     const rssBefore = await rssOf(base);
     await pool(Array.from({ length: STREAMS }, (_, i) => sessions[i % sessions.length]), 200, (id) => stream(`${base}/v1/sessions/${id}/stream?last_event_id=${id}:${EVENTS_PER_MESSAGE}`, apiKey, () => undefined, idle.signal));

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
@@ -17,7 +18,45 @@ export interface Stack {
   apiKey: string;
   services: LocalServices;
   db: Db;
+  /** CPU seconds (user + system) the local MongoDB-wire server has used so far; null with MONGODB_URL. */
+  mongoCpuSeconds(): number | null;
   close(): Promise<void>;
+}
+
+/** utime + stime of a process, from /proc/<pid>/stat, in seconds (all threads). */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Samples the MongoDB-wire server's CPU once a second while `fn` runs and
+ * reports its average and its busiest second, in cores.
+ */
+export async function withServerCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: { average: number; peak: number } | null }> {
+  const first = stack.mongoCpuSeconds();
+  if (first === null) return { result: await fn(), cpu: null };
+  const started = Date.now();
+  let last = { at: started, cpu: first };
+  let peak = 0;
+  const timer = setInterval(() => {
+    const now = { at: Date.now(), cpu: stack.mongoCpuSeconds() ?? last.cpu };
+    peak = Math.max(peak, (now.cpu - last.cpu) / ((now.at - last.at) / 1000));
+    last = now;
+  }, 1000);
+  try {
+    const result = await fn();
+    const average = ((stack.mongoCpuSeconds() ?? last.cpu) - first) / ((Date.now() - started) / 1000);
+    return { result, cpu: { average, peak: Math.max(peak, average) } };
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 /**
@@ -40,7 +79,9 @@ function role(name: string, env: NodeJS.ProcessEnv): ChildProcess {
 }
 
 export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
-  const services = await startLocalServices({ log: () => undefined });
+  // MONGODB_URL / REDIS_URL run the benchmark against those servers; TROUPE_LOCAL_MONGO picks the local one.
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+  process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...BENCH_LIMITS, ...opts.env };
@@ -54,6 +95,10 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     apiKey,
     services,
     db: mongo.db('bench'),
+    mongoCpuSeconds() {
+      const proc = services.processes.find((p) => p.name !== 'redis-server');
+      return proc ? cpuSeconds(proc.pid) : null;
+    },
     async close() {
       for (const c of children) c.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 1500));

@@ -23,6 +23,11 @@ export class RedisKeys {
     return `${this.prefix}:deltas:${sessionId}`;
   }
 
+  /** Pub/sub channel of message cancellations: workers abort the model calls and tool runs of a cancelled message. */
+  messageCancels(): string {
+    return `${this.prefix}:cancels`;
+  }
+
   /** The ledger sequence a session's read model was last saved at; validates workers' cached state. */
   sessionSaved(sessionId: string): string {
     return `${this.prefix}:saved:${sessionId}`;

@@ -26,7 +26,7 @@ export function ensureChromium(log: (msg: string) => void): string {
   log('chromium not found; installing it with apt-get (one time)');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   const apt = (args: string[]) => spawnSync('apt-get', args, { env, stdio: ['ignore', 'inherit', 'inherit'] }).status === 0;
-  const install = ['install', '-y', '-qq', '--no-install-recommends', 'chromium'];
+  const install = ['install', '-y', '-qq', 'chromium'];
   if (!apt(install) && !(apt(['update', '-qq']) && apt(install))) throw new Error('apt-get install chromium failed');
   const installed = found();
   if (!installed) throw new Error('chromium is still missing after apt-get install');

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startMongoWire } from './mongo-wire.js';
+import { startMongoWire, type MongoKind } from './mongo-wire.js';
 import type { ManagedProcess } from './process.js';
 import { startRedis } from './redis-server.js';
 
@@ -19,6 +19,10 @@ export interface LocalServicesOptions {
   dataDir?: string;
   redisUrl?: string;
   mongodbUrl?: string;
+  /** Which local MongoDB-wire server to start; default: `localMongoKind()`. */
+  mongoKind?: MongoKind;
+  /** mongo-java-server only: its memory backend instead of the H2 file. */
+  mongoMemory?: boolean;
   log?: (msg: string) => void;
 }
 
@@ -55,7 +59,7 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
     let mongodbUrl = opts.mongodbUrl;
     let mongoKind = 'external';
     if (!mongodbUrl) {
-      const m = await startMongoWire(join(dataDir, 'mongo'), log);
+      const m = await startMongoWire(join(dataDir, 'mongo'), log, { kind: opts.mongoKind, memory: opts.mongoMemory });
       processes.push(m.proc);
       mongodbUrl = m.url;
       mongoKind = m.kind;

@@ -2,11 +2,16 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { ensureChromium } from './chromium.js';
 import { startLocalServices } from './local-services.js';
+import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 
 /**
- * `npm test`: starts Redis and the MongoDB-wire server (unless REDIS_URL and
- * MONGODB_URL are given), runs the unit then the integration mocha configs
- * against them, and stops everything it started, whatever the outcome.
+ * `npm test`: runs the unit mocha config, then the integration config once per
+ * leg of the MongoDB-wire compatibility matrix: the local default server and a
+ * second, independent implementation (FerretDB), each with its own throwaway
+ * Redis and MongoDB-wire server. Leniency in one server then fails in the other.
+ * MONGODB_URL runs one leg against that server instead; TROUPE_TEST_MONGO
+ * (comma-separated kinds) picks the legs. Everything started is stopped,
+ * whatever the outcome.
  */
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
@@ -20,38 +25,95 @@ function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   });
 }
 
-async function run(): Promise<number> {
-  const onlyIntegration = process.argv.includes('--integration-only');
-  const onlyUnit = process.argv.includes('--unit-only');
-  let failures = 0;
-  if (!onlyIntegration) failures += await mocha('.mocharc.unit.json', process.env);
-  if (onlyUnit) return failures;
-  // The console's browser test needs a browser; install it up front like the servers.
-  const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
+interface Leg {
+  name: string;
+  kind?: MongoKind;
+}
+
+interface LegResult {
+  name: string;
+  /** mocha's exit code: the number of failed tests (or 1 when it could not run). */
+  failures: number;
+  seconds: number;
+  error?: string;
+}
+
+/** The matrix's legs: the default local server, then the other implementation. */
+export function matrixLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
+  if (env.MONGODB_URL) return [{ name: 'MONGODB_URL' }];
+  const listed = env.TROUPE_TEST_MONGO?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (listed?.length) {
+    for (const k of listed) if (!(MONGO_KINDS as readonly string[]).includes(k)) throw new Error(`TROUPE_TEST_MONGO: unknown server ${JSON.stringify(k)}; use ${MONGO_KINDS.join(', ')}`);
+    return [...new Set(listed)].map((k) => ({ name: k, kind: k as MongoKind }));
+  }
+  const first = localMongoKind(env);
+  const second: MongoKind = first === 'ferretdb' ? 'mongo-java-server' : 'ferretdb';
+  return [first, second].map((k) => ({ name: k, kind: k }));
+}
+
+function banner(text: string): void {
+  process.stderr.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
+}
+
+async function runLeg(leg: Leg, index: number, total: number, chromium: string): Promise<LegResult> {
   const started = Date.now();
-  const services = await startLocalServices({ redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
+  banner(`integration leg ${index + 1}/${total}: ${leg.name}`);
+  let services;
+  try {
+    services = await startLocalServices({ redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL, mongoKind: leg.kind });
+  } catch (err) {
+    const error = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`[services] could not start for leg ${leg.name}: ${error}\n`);
+    return { name: leg.name, failures: 1, seconds: (Date.now() - started) / 1000, error: 'services did not start' };
+  }
   process.stderr.write(`[services] redis ${services.redisUrl}, ${services.mongoKind} ${services.mongodbUrl} (${Date.now() - started} ms)\n`);
   const stopOnSignal = () => void services.stop().then(() => process.exit(130));
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   try {
-    failures += await mocha('.mocharc.integration.json', {
+    const failures = await mocha('.mocharc.integration.json', {
       ...process.env,
       REDIS_URL: services.redisUrl,
       MONGODB_URL: services.mongodbUrl,
       TROUPE_TEST_MONGO_KIND: services.mongoKind,
       TROUPE_CHROMIUM: chromium,
     });
+    return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
   } finally {
+    process.off('SIGINT', stopOnSignal);
+    process.off('SIGTERM', stopOnSignal);
     await services.stop();
   }
-  return failures;
 }
 
-run().then(
-  (failures) => process.exit(failures > 0 ? 1 : 0),
-  (err) => {
-    process.stderr.write(`tests could not start: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(1);
-  },
-);
+async function run(): Promise<number> {
+  const onlyIntegration = process.argv.includes('--integration-only');
+  const onlyUnit = process.argv.includes('--unit-only');
+  let failures = 0;
+  if (!onlyIntegration) {
+    banner('unit tests');
+    failures += await mocha('.mocharc.unit.json', process.env);
+  }
+  if (onlyUnit) return failures;
+  const legs = matrixLegs();
+  // The console's browser test needs a browser; install it up front like the servers.
+  const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
+  const results: LegResult[] = [];
+  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium));
+  banner('integration matrix summary');
+  for (const r of results) {
+    const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);
+    process.stderr.write(`  ${r.name.padEnd(20)} ${verdict.padEnd(28)} ${r.seconds.toFixed(0)} s\n`);
+  }
+  return failures + results.reduce((n, r) => n + r.failures, 0);
+}
+
+if (require.main === module) {
+  run().then(
+    (failures) => process.exit(failures > 0 ? 1 : 0),
+    (err) => {
+      process.stderr.write(`tests could not start: ${err instanceof Error ? err.message : String(err)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -20,6 +20,7 @@ import { SANDBOX_UID } from '../sandbox/types.js';
 import { VersionFiles } from '../sandbox/version-files.js';
 import { StorageArea } from '../storage/area.js';
 import { purgeSession } from '../sessions/delete-session.js';
+import { CancelRegistry, type CancelTracker } from '../pubsub/cancels.js';
 import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { messageState } from '../store/messages.js';
@@ -51,6 +52,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
       set: async (id, seq) => void (await redis.set(keys.sessionSaved(id), String(seq), 'EX', SAVED_TTL_SECONDS)),
     },
     eventsChannel: (id) => keys.sessionEvents(id),
+    cancelsChannel: keys.messageCancels(),
     purge: (org, id) => purgeSession(stores, org, id),
     publicUrl: core.config.publicUrl,
     cache: new SessionCache(),
@@ -72,7 +74,7 @@ function fileSource(stores: Core['stores']): FileSource {
   };
 }
 
-export function routerProxyPorts(core: Core, versions: VersionCache): RouterProxyPorts {
+export function routerProxyPorts(core: Core, versions: VersionCache, cancels: CancelTracker = new CancelRegistry()): RouterProxyPorts {
   const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate, observe: modelCallMetrics(core.metrics) });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
@@ -93,10 +95,11 @@ export function routerProxyPorts(core: Core, versions: VersionCache): RouterProx
     files: fileSource(core.stores),
     usage,
     publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
+    cancels,
   };
 }
 
-export function toolRunnerPorts(core: Core, versions?: VersionCache): ToolRunnerPorts {
+export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: CancelTracker = new CancelRegistry()): ToolRunnerPorts {
   const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
   const dropUser = hostSandbox().user === 'dropped';
@@ -120,6 +123,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache): ToolRunner
       }
     },
     memoryMb: core.config.sandboxMemoryMb,
+    cancels,
   };
 }
 

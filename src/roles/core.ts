@@ -78,7 +78,7 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: Redis, r
   return {
     queues,
     dispatcher: new Dispatcher(queues, config.sessionShards),
-    // Opened on first use: only web nodes subscribe.
+    // Opened on first use: web nodes (streams, replies) and workers (message cancels) subscribe.
     get hub() {
       if (!hub) {
         const opened = new PubSubHub(redisFor('subscriber', 'hub'));

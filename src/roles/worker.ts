@@ -2,6 +2,7 @@ import type { ActorRuntime } from '../../actors/runtime/runtime.js';
 import { once } from '../lifecycle/shutdown.js';
 import { logReap, reap } from '../maintenance/reaper.js';
 import { VersionCache } from '../store/version-cache.js';
+import { CancelRegistry } from '../pubsub/cancels.js';
 import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';
 import { startSweeper } from './sweeper.js';
@@ -17,8 +18,12 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   const versions = new VersionCache((org, id) => core.stores.agents.getVersion(org, id));
   await runtime.start(sessionActor, sessionPorts(core, versions));
   startSweeper(core, versions);
-  await runtime.start(routerProxyActor, routerProxyPorts(core, versions), { concurrency: 32 });
-  await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions), { concurrency: core.config.toolRunnerConcurrency });
+  // One listener per process: a cancelled message's model calls and tool runs here are aborted.
+  const cancels = new CancelRegistry();
+  await cancels.listen((channel, listener) => core.plane.hub.subscribe(channel, listener), core.keys.messageCancels());
+  core.shutdown.add(once('cancel-listener', async () => cancels.close()));
+  await runtime.start(routerProxyActor, routerProxyPorts(core, versions, cancels), { concurrency: 32 });
+  await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
   const { sessionCommand } = await import('../../actors/session/messages.js');

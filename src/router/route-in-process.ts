@@ -12,7 +12,7 @@ import type { StreamServices } from './stream.js';
  * `routing`): the same selection, stickiness, fallback and usage as the
  * routing interface, without an HTTP hop.
  */
-export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo']): Promise<LlmResponse & { selected_model: string }> {
+export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string }> {
   const router = await svc.lookup.router(orgId, routerId);
   const ingress = INGRESS.chat;
   const effort = planEffort(req);
@@ -25,12 +25,13 @@ export async function routeInProcess(svc: StreamServices, orgId: string, routerI
   const failures: string[] = [];
   for (const c of selection.order) {
     try {
-      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c));
+      const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
       countSelected(svc.metrics, call, c, failures);
       return { ...res, selected_model: c.model };
     } catch (e) {
-      if (!isRetryable(e)) throw upstreamFailure(e, failures);
+      // A cancelled caller gets no fallback to the next candidate.
+      if (signal?.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
       countFallback(svc.metrics, c);
     }

@@ -31,6 +31,10 @@ export class FakeLlmUpstream {
   firstEventDelayMs = 0;
   /** Every answer (streaming or not): delay before it starts, ms. */
   delayMs = 0;
+  /** Streams only: delay between events, ms (a slow model). */
+  eventDelayMs = 0;
+  /** Streams the client closed before the last event was written. */
+  abortedStreams = 0;
   private server!: Server;
   url = '';
 
@@ -65,6 +69,8 @@ export class FakeLlmUpstream {
     this.cutStreamAfter = null;
     this.firstEventDelayMs = 0;
     this.delayMs = 0;
+    this.eventDelayMs = 0;
+    this.abortedStreams = 0;
     this.reply = { text: 'Hello from the fake.' };
   }
 
@@ -95,7 +101,14 @@ export class FakeLlmUpstream {
     const events = kind === 'chat' ? chatEvents(model, reply) : kind === 'responses' ? responsesEvents(model, reply) : anthropicEvents(model, reply);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     if (this.firstEventDelayMs) await new Promise((r) => setTimeout(r, this.firstEventDelayMs));
+    let closed = false;
+    res.once('close', () => (closed = !res.writableFinished));
     for (const [i, e] of events.entries()) {
+      if (this.eventDelayMs) await new Promise((r) => setTimeout(r, this.eventDelayMs));
+      if (closed) {
+        this.abortedStreams++;
+        return;
+      }
       if (this.cutStreamAfter !== null && i >= this.cutStreamAfter) return void res.destroy();
       const data = typeof e.data === 'string' ? e.data : JSON.stringify(e.data);
       const frame = e.event ? `event: ${e.event}\ndata: ${data}\n\n` : `data: ${data}\n\n`;

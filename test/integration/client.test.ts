@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import {
   ConflictError,
+  DeployError,
   deployFolder,
   InvalidRequestError,
   NotFoundError,
@@ -13,6 +14,8 @@ import {
   type SessionEvent,
 } from '../../clients/typescript/src/index.js';
 import { signatureHeader } from '../../src/webhooks/signature.js';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
@@ -24,8 +27,10 @@ describe('TypeScript client', function () {
   let h: Harness;
   let client: TroupeClient;
   let agentId: string;
+  let fake: FakeLlmUpstream;
   before(async () => {
-    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4', TROUPE_MODELS_ALLOW_PRIVATE: '1' } });
     client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
     const progress: number[] = [];
     const deployed = await deployFolder(client, EXAMPLE, { onProgress: (sent) => progress.push(sent) });
@@ -36,6 +41,7 @@ describe('TypeScript client', function () {
   });
   after(async () => {
     await h?.close();
+    await fake?.close();
   });
 
   it('publishes a new version when the agent exists, and the same folder hashes the same', async () => {
@@ -47,6 +53,26 @@ describe('TypeScript client', function () {
     const versions = await client.agents.listVersions(agentId);
     assert.equal(versions.versions.length, 2);
     assert.equal(versions.versions[0].source_snapshot_id === versions.versions[1].source_snapshot_id, false);
+  });
+
+  it('explains in plain words when the uploaded archive does not verify', async () => {
+    // A fetch that flips one byte of the upload on the way: same size, different SHA-256.
+    const corrupting: typeof fetch = async (url, init) => {
+      if (init?.method === 'PUT' && init.body instanceof ReadableStream) {
+        const bytes = new Uint8Array(await new Response(init.body).arrayBuffer());
+        bytes[bytes.length - 1] ^= 0xff;
+        return fetch(url, { ...init, body: bytes, duplex: undefined } as RequestInit);
+      }
+      return fetch(url, init);
+    };
+    const flaky = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey, fetch: corrupting });
+    await assert.rejects(deployFolder(flaky, EXAMPLE, { createNew: true }), (err: unknown) => {
+      assert.ok(err instanceof DeployError);
+      assert.match(err.message, /^The upload did not arrive intact, so nothing was deployed\. SHA-256 mismatch: reserved [0-9a-f]{64}, uploaded [0-9a-f]{64}\. Run the deploy again\.$/);
+      assert.ok(err.snapshotId);
+      return true;
+    });
+    assert.equal((await client.agents.list()).agents.length, 1, 'no agent was created');
   });
 
   it('throws typed errors that carry the error shape', async () => {
@@ -104,6 +130,32 @@ describe('TypeScript client', function () {
     } finally {
       await proxy.close();
     }
+  });
+
+  it('yields live deltas when asked, and they add up to the answer', async () => {
+    const { agentId: streaming } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai-responses', model: 'gpt-test', base_url: fake.openaiBase }] });
+    fake.reply = { text: 'Streaming words arrive in pieces.' };
+    fake.firstEventDelayMs = 300;
+    const session = await client.sessions.create(streaming, { llm_api_key: 'k' });
+    const deltas: string[] = [];
+    const seqs: number[] = [];
+    let opened!: () => void;
+    const open = new Promise<void>((r) => (opened = r));
+    const consuming = (async () => {
+      for await (const item of client.sessions.stream(session.id, { deltas: true, onOpen: () => opened() })) {
+        if (item.type === 'assistant.delta') deltas.push(String((item.data as { text?: string }).text ?? ''));
+        else seqs.push(item.sequence_number);
+        if (item.type === 'session.status_changed' && (item.data as { to?: string }).to === 'idle') break;
+        if (seqs.length > 50) assert.fail('no idle');
+      }
+    })();
+    // Deltas are never replayed, so the message goes out once the stream is open.
+    await open;
+    await client.sessions.send(session.id, 'stream please');
+    await consuming;
+    assert.ok(deltas.length > 1, `deltas arrive in pieces: ${deltas.join('|')}`);
+    assert.equal(deltas.join(''), 'Streaming words arrive in pieces.');
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1));
   });
 
   it('resumes from a given event id and lists sessions by metadata', async () => {

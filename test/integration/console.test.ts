@@ -4,7 +4,9 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { deployFolder, TroupeClient } from '../../clients/typescript/src/index.js';
 import { CONSOLE_CSP } from '../../src/http/console.js';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
+import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const ROOT = join(__dirname, '../../..');
@@ -21,10 +23,12 @@ describe('console in a browser', function () {
   let browser: Browser;
   let page: Page;
   let rx: WebhookReceiver;
+  let fake: FakeLlmUpstream;
   const problems: string[] = [];
 
   before(async () => {
-    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1', TROUPE_MODELS_ALLOW_PRIVATE: '1' } });
     client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
     rx = await WebhookReceiver.start();
     const executablePath = process.env.TROUPE_CHROMIUM;
@@ -39,6 +43,7 @@ describe('console in a browser', function () {
   after(async () => {
     await browser?.close();
     await rx?.close();
+    await fake?.close();
     await h?.close();
   });
 
@@ -57,6 +62,7 @@ describe('console in a browser', function () {
     await page.click('#session-filter button');
     await page.waitForFunction("document.querySelectorAll('#sessions li[data-session]').length === 1");
     await page.click(`#sessions li[data-session="${session.id}"]`);
+    await page.waitForSelector('#session[data-stream="open"]');
     await page.fill('#message', 'What is the weather in Oslo?');
     await page.click('#composer button');
     await page.waitForSelector('#transcript li[data-type="user.message"]');
@@ -103,6 +109,22 @@ describe('console in a browser', function () {
     await page.click('#batch-form button');
     await page.waitForSelector('#batch progress');
     assert.match(await page.locator('#batch p').innerText(), /of 2 done/);
+
+    // A streaming provider's text shows up live before the completed message replaces it.
+    const { agentId: streaming } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai-responses', model: 'gpt-test', base_url: fake.openaiBase }] });
+    fake.reply = { text: 'Streaming words arrive in pieces.' };
+    fake.firstEventDelayMs = 300;
+    const live = await client.sessions.create(streaming, { llm_api_key: 'k', metadata: { from: 'console-test' } });
+    await page.click('#tabs button[data-tab="sessions"]');
+    await page.click('#session-filter button');
+    await page.click(`#sessions li[data-session="${live.id}"]`);
+    await page.waitForSelector('#session[data-stream="open"]');
+    await page.evaluate(`new MutationObserver(() => { if (document.querySelector('#transcript li.ev-live')) window.sawDelta = true; }).observe(document.getElementById('transcript'), { childList: true, subtree: true, characterData: true })`);
+    await page.fill('#message', 'stream please');
+    await page.click('#composer button');
+    await page.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("Streaming words arrive in pieces.")');
+    assert.equal(await page.evaluate('window.sawDelta === true'), true, 'the delta bubble appeared before the answer');
+    assert.equal(await page.locator('#transcript li.ev-live').count(), 0, 'the completed message replaced it');
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
   });
 });

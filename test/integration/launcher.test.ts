@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MongoClient } from 'mongodb';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
+import { MONGO_KINDS, type MongoKind } from '../../infra/services/mongo-wire.js';
 import { isAlive } from '../../infra/services/process.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -8,13 +12,16 @@ import { startHarness, type Harness } from '../support/harness.js';
  * These tests start their own Redis and MongoDB-wire server with the launcher,
  * so they can stop them without disturbing the shared test services.
  */
+/** The server this leg of the matrix runs, so the launcher is tested on it too. */
+const legKind = (MONGO_KINDS as readonly string[]).includes(process.env.TROUPE_TEST_MONGO_KIND ?? '') ? (process.env.TROUPE_TEST_MONGO_KIND as MongoKind) : undefined;
+
 describe('local services launcher and readiness', function () {
   this.timeout(120_000);
   let services: LocalServices;
   let h: Harness;
 
   before(async () => {
-    services = await startLocalServices({ log: () => undefined });
+    services = await startLocalServices({ log: () => undefined, mongoKind: legKind });
     h = await startHarness({ roles: ['web', 'router'], env: { MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl } });
   });
   after(async () => {
@@ -59,5 +66,44 @@ describe('local services launcher and readiness', function () {
     await services.stop();
     for (const pid of pids) assert.equal(isAlive(pid), false, `pid ${pid} is gone`);
     assert.ok(!services.processes.some((p) => existsSync(`/proc/${p.pid}`)));
+  });
+});
+
+describe('local services launcher: data kept across a restart', function () {
+  this.timeout(120_000);
+  let dataDir: string;
+  before(function () {
+    // With MONGODB_URL the launcher starts no MongoDB-wire server to restart.
+    if (!legKind) this.skip();
+    dataDir = mkdtempSync(join(tmpdir(), 'troupe-restart-'));
+  });
+  after(() => {
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function withMongo<T>(fn: (client: MongoClient) => Promise<T>): Promise<T> {
+    const services = await startLocalServices({ dataDir, mongoKind: legKind, log: () => undefined });
+    const client = new MongoClient(services.mongodbUrl, { directConnection: true });
+    try {
+      await client.connect();
+      return await fn(client);
+    } finally {
+      await client.close();
+      await services.stop();
+    }
+  }
+
+  it('keeps documents and indexes written before the server stopped (npm start restarts)', async () => {
+    await withMongo(async (client) => {
+      const agents = client.db('troupe_restart').collection<{ _id: string; name: string }>('agents');
+      await agents.createIndex({ name: 1 }, { unique: true, name: 'name_unique' });
+      await agents.insertMany([{ _id: 'agt_1', name: 'first' }, { _id: 'agt_2', name: 'second' }]);
+    });
+    assert.ok(existsSync(join(dataDir, 'mongo')), 'data stays in the data directory');
+    await withMongo(async (client) => {
+      const agents = client.db('troupe_restart').collection<{ _id: string; name: string }>('agents');
+      assert.deepEqual(await agents.find({}).sort({ _id: 1 }).toArray(), [{ _id: 'agt_1', name: 'first' }, { _id: 'agt_2', name: 'second' }]);
+      await assert.rejects(agents.insertOne({ _id: 'agt_3', name: 'first' }), { code: 11000 }, 'the unique index survived too');
+    });
   });
 });

@@ -30,15 +30,23 @@ describe('reaper', () => {
   });
 
   it('removes finished webhook deliveries past retention, never pending ones', async () => {
-    const col = h.running.core.db.collection('webhook_deliveries');
+    // Logged the way the delivery actor logs them, so each has its own event id: the unique
+    // (org_id, event_id) index refuses a second document without one, as MongoDB does.
+    const deliveries = h.running.core.stores.webhookDeliveries;
     const old = new Date(Date.now() - DELIVERY_RETENTION_MS - 1000);
-    await col.insertMany([
-      { _id: 'whd_old_done' as never, org_id: 'o', status: 'succeeded', completed_at: old },
-      { _id: 'whd_old_pending' as never, org_id: 'o', status: 'pending', completed_at: null },
-      { _id: 'whd_recent' as never, org_id: 'o', status: 'failed', completed_at: new Date() },
-    ]);
+    const log = (event: string, status: 'succeeded' | 'pending' | 'failed', at: Date) =>
+      deliveries.insertWithAttempt(
+        { org_id: 'o', agent_id: 'agt_r', event_id: event, event_type: 'session.completed', session_id: null, message_id: null, batch_id: null, body: '{}' },
+        { attempted_at: at, status_code: status === 'succeeded' ? 200 : 500, error: null, duration_ms: 1, redelivery: false },
+        { status, next_attempt_at: status === 'pending' ? new Date() : null },
+      );
+    const oldDone = await log('evt_old_done', 'succeeded', old);
+    const oldPending = await log('evt_old_pending', 'pending', old);
+    const recent = await log('evt_recent', 'failed', new Date());
     const r = await reap(h.running.core.stores);
     assert.equal(r.deliveries, 1);
-    assert.deepEqual((await col.find({}).toArray()).map((d) => d._id).sort(), ['whd_old_pending', 'whd_recent']);
+    const left = (await deliveries.col.find({ org_id: 'o' }).toArray()).map((d) => d._id).sort();
+    assert.deepEqual(left, [oldPending._id, recent._id].sort());
+    assert.equal(await deliveries.byId(oldDone._id), null);
   });
 });

@@ -117,6 +117,14 @@ describe('usage and cost', function () {
     assert.equal(byModel.model_calls, 1, 'counted once');
   });
 
+  it('documents usage, organization and session deletion in the OpenAPI document', async () => {
+    const doc = await json<{ paths: Record<string, Record<string, { parameters?: { name: string }[]; responses: Record<string, unknown> }>> }>(await h.api('/v1/openapi.json'), 200);
+    assert.deepEqual((doc.paths['/v1/usage'].get.parameters ?? []).map((p) => p.name).sort(), ['from', 'group_by', 'to']);
+    assert.ok(doc.paths['/v1/sessions/{session_id}/usage'].get.responses['200']);
+    assert.ok(doc.paths['/v1/organization'].patch);
+    assert.ok(doc.paths['/v1/sessions/{session_id}'].delete.responses['204']);
+  });
+
   it('filters by time and refuses bad queries with a 400', async () => {
     const past = await orgUsage('from=2000-01-01T00:00:00Z&to=2000-01-02T00:00:00Z');
     assert.deepEqual(past.groups, []);

@@ -53,7 +53,8 @@ export class SseClient {
       else if (line.startsWith('event: ')) rec.event = line.slice(7);
       else if (line.startsWith('data: ')) rec.data = line.slice(6);
     }
-    if (rec.id !== undefined) this.records.push(rec as SseRecord);
+    // Ephemeral records (deltas) have no id; they are kept too, in arrival order.
+    if (rec.id !== undefined || (rec.event !== undefined && rec.data !== undefined)) this.records.push({ id: '', ...rec } as SseRecord);
   }
 
   async waitFor(pred: (r: SseRecord[]) => boolean, ms = 15_000): Promise<void> {

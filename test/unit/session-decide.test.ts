@@ -93,8 +93,24 @@ describe('session actor decisions', () => {
     assert.equal(m.get('m2')!.status, 'cancelled');
     const c1 = run(s, m, { kind: 'message.cancel', command_id: 'c1', message_id: 'm1' });
     assert.deepEqual(c1.events.map((e) => e.data.to), ['cancelled', 'idle']);
+    assert.deepEqual(c1.effects.filter((e) => e.kind === 'work.abort'), [{ kind: 'work.abort', message_id: 'm1' }], 'the work in flight is aborted');
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c3', message_id: 'm1' }), ConflictError);
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
+  });
+
+  it('fails the pending tool calls of a cancelled message before cancelling it', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    const calls: SessionCommand = { kind: 'model.responded', command_id: 'r-calls', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: true, parts: [{ type: 'tool_call', id: 'c1', name: 'lookup', arguments: {} }, { type: 'tool_call', id: 'c2', name: 'gone', arguments: {} }], stop_reason: 'tool_use', usage: null } };
+    const withTool = { ...agent, tools: new Map([['lookup', { name: 'lookup', kind: 'external' as const, path: 'l.json', timeout_seconds: 60, description: null, input_schema: null, output_schema: null }]]) };
+    const d1 = decide({ session: s, messages: m, agent: withTool }, calls);
+    d1.events.forEach((e) => applyEvent(s, m, { ...e, id: `s:${s.last_sequence + 1}`, session_id: 's', sequence_number: s.last_sequence + 1, created_at: 't' } as EventEnvelope));
+    const d = decide({ session: s, messages: m, agent: withTool }, { kind: 'message.cancel', command_id: 'cx', message_id: 'm1' });
+    const failed = d.events.filter((e) => e.type === 'tool.call_failed').map((e) => [e.data.tool_call_id, e.data.reason, e.data.kind]);
+    assert.deepEqual(failed.filter(([id]) => id === 'c1'), [['c1', 'cancelled', 'external']]);
+    assert.equal(d.events[d.reply.event_index!].type, 'message.status_changed', 'the reply is the cancel event');
+    assert.equal(d.events[d.reply.event_index!].data.to, 'cancelled');
   });
 });
 

@@ -22,7 +22,7 @@ function run(session: SessionState, messages: Map<string, MessageState>, cmd: Se
 
 const um = (id: string): SessionCommand => ({ kind: 'user.message', command_id: `um-${id}`, message_id: id, content: [{ type: 'text', text: id }], metadata: null });
 const resume: SessionCommand = { kind: 'session.resume', command_id: 'resume-1' };
-const ids = (effects: Effect[]) => effects.map((e) => (e.kind === 'session.command' ? `cmd:${e.command.command_id}` : e.job_id));
+const ids = (effects: Effect[]) => effects.map((e) => (e.kind === 'session.command' ? `cmd:${e.command.command_id}` : e.kind === 'work.abort' ? `abort:${e.message_id}` : e.job_id));
 
 describe('session resume (stranded work)', () => {
   it('issues the running message\'s model call again under the job id the original turn used, and appends nothing', () => {

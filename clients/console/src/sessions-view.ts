@@ -74,6 +74,7 @@ async function refreshPending(sessionId: string): Promise<void> {
 /** Shows a session and follows its stream until another one is opened. */
 export async function openSession(sessionId: string): Promise<void> {
   streamStop?.abort();
+  delete byId('session').dataset.stream;
   const stop = new AbortController();
   streamStop = stop;
   state.sessionId = sessionId;
@@ -91,7 +92,10 @@ export async function openSession(sessionId: string): Promise<void> {
   void (async () => {
     try {
       // fetch-based SSE with the Authorization header (EventSource cannot send one); resumes by itself.
-      for await (const item of client().sessions.stream(sessionId, { deltas: true, signal: stop.signal, onReconnect: () => status('Stream dropped; resuming…') })) {
+      const live = byId('session');
+      const onOpen = () => void (live.dataset.stream = 'open');
+      const onReconnect = () => (delete live.dataset.stream, status('Stream dropped; resuming…'));
+      for await (const item of client().sessions.stream(sessionId, { deltas: true, signal: stop.signal, onOpen, onReconnect })) {
         transcript.add(item);
         if (item.type === 'tool.call_requested') outputSchemas.set(String((item.data as { tool_call_id?: string }).tool_call_id), (item.data as { output_schema?: unknown }).output_schema);
         if (['tool.call_requested', 'tool.result_submitted', 'tool.call_failed', 'message.status_changed'].includes(item.type)) void refreshPending(sessionId);

@@ -9,7 +9,10 @@ import { client } from './state.js';
  * first; only a result that passes is submitted.
  */
 export function renderPending(container: HTMLElement, sessionId: string, calls: PendingToolCall[], schemas: Map<string, unknown>, onDone: () => void): void {
-  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map((c) => callForm(sessionId, c, schemas.get(c.tool_call_id), onDone)));
+  // A form still pending is kept as it is, so a refresh never wipes what the person is typing.
+  // (Rebuilt only if its output_schema became known since: the stream's backfill may bring it after a first render.)
+  const existing = new Map([...container.querySelectorAll<HTMLElement>('form[data-call]')].filter((f) => f.dataset.schema === String(schemas.get(f.dataset.call!) !== undefined)).map((f) => [f.dataset.call!, f]));
+  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map((c) => existing.get(c.tool_call_id) ?? callForm(sessionId, c, schemas.get(c.tool_call_id), onDone)));
 }
 
 function callForm(sessionId: string, call: PendingToolCall, schema: unknown, onDone: () => void): HTMLElement {
@@ -39,7 +42,7 @@ function callForm(sessionId: string, call: PendingToolCall, schema: unknown, onD
   };
   return h(
     'form',
-    { class: 'tool-call', 'data-call': call.tool_call_id, onsubmit: (e: Event) => (e.preventDefault(), void submit(false)) },
+    { class: 'tool-call', 'data-call': call.tool_call_id, 'data-schema': String(schema !== undefined), onsubmit: (e: Event) => (e.preventDefault(), void submit(false)) },
     h('strong', {}, `${call.tool_name}`),
     h('span', { class: 'muted' }, ` ${call.tool_call_id} waits for a result`),
     h('pre', {}, JSON.stringify(call.arguments, null, 2)),

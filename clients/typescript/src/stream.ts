@@ -24,6 +24,8 @@ export interface StreamOptions {
   maxReconnects?: number;
   /** First reconnect delay in ms, doubled per failure up to 5 s (default 250). */
   reconnectDelayMs?: number;
+  /** Called each time a connection is open (the first and every resumed one), before its events. */
+  onOpen?: (info: { lastEventId: string | null }) => void;
   /** Called before each reconnect, with the error and the id resumed from. */
   onReconnect?: (info: { attempt: number; lastEventId: string | null; error: unknown }) => void;
 }
@@ -65,6 +67,7 @@ export async function* streamSession(transport: Transport, sessionId: string, op
       const res = await transport.raw(url, { method: 'GET', headers, signal: local.signal, timeoutMs: 0 });
       if (!res.ok || !res.body) await readBody(res);
       failures = 0;
+      opts.onOpen?.({ lastEventId: lastSeq ? `${sessionId}:${lastSeq}` : null });
       for await (const rec of parseSse(res.body!)) {
         if (opts.signal?.aborted) return;
         if (rec.event === 'assistant.delta') {

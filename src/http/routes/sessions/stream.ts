@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
-import type { EventEnvelope } from '../../../domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -32,14 +32,23 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         const stream = new SessionStream(deps.stores.ledger, session._id, after);
         // Subscribe before the backfill, so nothing appended in between is missed.
         const hub = runtimeOf(deps).hub;
+        const ended = new Set<string>();
         const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => {
           const ev = JSON.parse(msg) as EventEnvelope | { type: typeof SESSION_DELETED };
           // A deleted session's stream ends; a reconnect gets 404.
           if (ev.type === SESSION_DELETED) return stop();
-          stream.onLive(ev as EventEnvelope);
+          const envelope = ev as EventEnvelope;
+          if (envelope.type === 'message.status_changed' && envelope.message_id && TERMINAL_MESSAGE_STATUSES.includes(envelope.data.to as never)) ended.add(envelope.message_id);
+          stream.onLive(envelope);
         });
         // Token deltas are opt-in: they are ephemeral and most clients only want the ledger.
-        const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), (msg) => stream.sendEphemeral('assistant.delta', msg)) : () => undefined;
+        // Both channels arrive over one connection in publish order, so a delta a
+        // worker sent after its message ended (cancelled mid-stream) is dropped here.
+        const onDelta = (msg: string) => {
+          const id = (JSON.parse(msg) as { message_id?: string }).message_id;
+          if (!id || !ended.has(id)) stream.sendEphemeral('assistant.delta', msg);
+        };
+        const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), onDelta) : () => undefined;
         // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
         deps.metrics.sseClients.inc();
         let subscribed = true;

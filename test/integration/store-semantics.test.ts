@@ -1,0 +1,136 @@
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { BlobStore } from '../../src/store/blobs.js';
+import { ensureIndexes } from '../../src/store/indexes.js';
+import { WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
+import { requiredEnv, uniqueName } from '../support/harness.js';
+
+/**
+ * The MongoDB semantics Troupe relies on, checked against whichever server this
+ * leg of the matrix runs (mongo-java-server, FerretDB, or MONGODB_URL). Code
+ * that passes here on both implementations behaves the same on MongoDB.
+ */
+describe('MongoDB semantics Troupe relies on', () => {
+  let client: MongoClient;
+  let db: Db;
+  const kind = process.env.TROUPE_TEST_MONGO_KIND ?? 'external';
+
+  before(async () => {
+    client = new MongoClient(requiredEnv('MONGODB_URL'), { directConnection: true });
+    await client.connect();
+    db = client.db(uniqueName('troupe_sem'));
+    await ensureIndexes(db);
+  });
+  after(async () => {
+    await db?.dropDatabase();
+    await client?.close();
+  });
+
+  const code = async (p: Promise<unknown>): Promise<number | undefined> => {
+    try {
+      await p;
+      return undefined;
+    } catch (err) {
+      assert.ok(err instanceof MongoServerError, `a server error, got ${String(err)}`);
+      return err.code as number;
+    }
+  };
+
+  it('a unique compound index refuses a duplicate with 11000 on insert, upsert and update', async () => {
+    const col = db.collection<{ _id: string; org_id: string; name: string; v?: number }>('credentials');
+    await col.insertOne({ _id: 'c1', org_id: 'o1', name: 'KEY' });
+    await col.insertOne({ _id: 'c2', org_id: 'o1', name: 'OTHER' });
+    await col.insertOne({ _id: 'c3', org_id: 'o2', name: 'KEY' }); // same name, other org: allowed
+    assert.equal(await code(col.insertOne({ _id: 'c4', org_id: 'o1', name: 'KEY' })), 11000);
+    assert.equal(await code(col.updateOne({ _id: 'c5' }, { $set: { org_id: 'o1', name: 'KEY' } }, { upsert: true })), 11000);
+    // Changing an existing document's key into a duplicate is refused everywhere, but FerretDB v1
+    // says InternalError (code 1) instead of 11000. Troupe never changes a unique key field of an
+    // existing document, so it depends on the refusal only, never on that code.
+    const updateCode = kind === 'ferretdb' ? 1 : 11000;
+    assert.equal(await code(col.updateOne({ _id: 'c2' }, { $set: { name: 'KEY' } })), updateCode);
+    assert.equal(await code(col.findOneAndUpdate({ _id: 'c2' }, { $set: { name: 'KEY' } })), updateCode);
+    assert.deepEqual((await col.find({}).sort({ _id: 1 }).toArray()).map((d) => `${d._id}:${d.org_id}:${d.name}`), ['c1:o1:KEY', 'c2:o1:OTHER', 'c3:o2:KEY']);
+  });
+
+  it('an unordered insertMany keeps every non-duplicate and reports the duplicates as 11000', async () => {
+    const col = db.collection<{ _id: string; session_id: string; sequence_number: number }>('events');
+    await col.insertOne({ _id: 'e1', session_id: 's', sequence_number: 1 });
+    const docs = [2, 1, 3, 3, 4].map((n, i) => ({ _id: `m${i}`, session_id: 's', sequence_number: n }));
+    const err = await col.insertMany(docs, { ordered: false }).then(
+      () => null,
+      (e: { code?: number; insertedCount?: number; writeErrors?: unknown }) => e,
+    );
+    assert.ok(err, 'the duplicates fail the call');
+    assert.equal(err.code, 11000);
+    assert.deepEqual((await col.find({ session_id: 's' }).sort({ sequence_number: 1 }).toArray()).map((d) => d.sequence_number), [1, 2, 3, 4]);
+  });
+
+  it('findOneAndUpdate returns the document before or after, and upserts', async () => {
+    const col = db.collection<{ _id: string; n: number; tag?: string }>('usage');
+    assert.equal(await col.findOneAndUpdate({ _id: 'u' }, { $inc: { n: 1 } }), null);
+    const inserted = await col.findOneAndUpdate({ _id: 'u' }, { $inc: { n: 1 }, $setOnInsert: { tag: 'new' } }, { upsert: true, returnDocument: 'after' });
+    assert.deepEqual(inserted, { _id: 'u', n: 1, tag: 'new' });
+    const before = await col.findOneAndUpdate({ _id: 'u' }, { $inc: { n: 5 } }, { returnDocument: 'before' });
+    assert.equal(before?.n, 1);
+    assert.equal((await col.findOne({ _id: 'u' }))?.n, 6);
+    const conditional = await col.findOneAndUpdate({ _id: 'u', n: 1 }, { $set: { n: 0 } }, { returnDocument: 'after' });
+    assert.equal(conditional, null, 'a filter that no longer matches changes nothing');
+  });
+
+  it('a second delivery of one event is refused by the unique index and becomes an attempt', async () => {
+    const store = new WebhookDeliveryStore(db);
+    const d = { org_id: 'o', agent_id: 'agt', event_id: 'evt_1', event_type: 'session.completed', session_id: null, message_id: null, batch_id: null, body: '{}' };
+    const attempt = { attempted_at: new Date(), status_code: 500, error: null, duration_ms: 1, redelivery: false };
+    const first = await store.insertWithAttempt(d, attempt, { status: 'pending', next_attempt_at: new Date() });
+    const second = await store.insertWithAttempt(d, attempt, { status: 'succeeded', next_attempt_at: null });
+    assert.equal(second._id, first._id);
+    const stored = await store.col.find({ org_id: 'o' }).toArray();
+    assert.equal(stored.length, 1);
+    assert.equal(stored[0].attempts.length, 2);
+    await store.insertWithAttempt({ ...d, event_id: 'evt_2' }, attempt, { status: 'succeeded', next_attempt_at: null });
+    assert.equal(await store.col.countDocuments({ org_id: 'o' }), 2);
+  });
+
+  it('a unique compound index counts a missing field as null (MongoDB semantics)', async function () {
+    // FerretDB v1 accepts both documents; MongoDB and mongo-java-server refuse the second.
+    // Troupe never relies on either: every unique key field it indexes is always set.
+    if (kind === 'ferretdb') this.skip();
+    const col = db.collection<{ _id: string; org_id: string }>('webhook_deliveries');
+    await col.insertOne({ _id: 'x1', org_id: 'o_missing' });
+    assert.equal(await code(col.insertOne({ _id: 'x2', org_id: 'o_missing' })), 11000);
+  });
+
+  it('ensureIndexes from several processes at once, on a fresh database, all succeed', async function () {
+    this.timeout(60_000);
+    // web and worker processes start together and each creates the collections and indexes.
+    const clients = Array.from({ length: 6 }, () => new MongoClient(requiredEnv('MONGODB_URL'), { directConnection: true }));
+    const fresh = Array.from({ length: 3 }, () => uniqueName('troupe_sem_race'));
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      for (const name of fresh) {
+        await Promise.all(clients.map((c) => ensureIndexes(c.db(name))));
+        const indexes = (await clients[0].db(name).collection('credentials').listIndexes().toArray()).map((i) => i.name as string);
+        assert.ok(indexes.includes('org_name_unique'));
+      }
+    } finally {
+      for (const name of fresh) await clients[0].db(name).dropDatabase().catch(() => undefined);
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it('GridFS keeps a multi-chunk blob byte for byte, and deletes it', async () => {
+    const blobs = new BlobStore(db);
+    const bytes = Buffer.alloc(700 * 1024);
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 31 + (i >> 10)) & 0xff;
+    await pipeline(Readable.from([bytes.subarray(0, 300_000), bytes.subarray(300_000)]), blobs.upload('files', 'file_sem', 'b.bin', { org_id: 'o' }));
+    assert.deepEqual(await blobs.exists('files', 'file_sem'), { length: bytes.length });
+    const chunks: Buffer[] = [];
+    for await (const c of blobs.download('files', 'file_sem')) chunks.push(c as Buffer);
+    assert.ok(Buffer.concat(chunks).equals(bytes));
+    await blobs.delete('files', 'file_sem');
+    assert.equal(await blobs.exists('files', 'file_sem'), null);
+    assert.equal(await db.collection('files.chunks').countDocuments({ files_id: 'file_sem' }), 0);
+  });
+});
