@@ -121,7 +121,9 @@ describe('TypeScript client', function () {
         seen.map((e) => e.sequence_number),
         seen.map((_, i) => i + 1),
       );
-      assert.ok(proxy.drops >= 3 && reconnects.length >= 3, `cut ${proxy.drops} connections, reconnected ${reconnects.length} times`);
+      // The last cut may come after the final event is already in the socket buffer; the loop then ends
+      // without needing to reconnect, so every cut but the last must have been followed by a resume.
+      assert.ok(proxy.drops >= 3 && reconnects.length >= proxy.drops - 1, `cut ${proxy.drops} connections, reconnected ${reconnects.length} times`);
       assert.ok(reconnects.every((id) => id?.startsWith(`${sid}:`)));
       const answer = await client.sessions.message(sid, started.message!.id);
       assert.equal(answer.status, 'completed');

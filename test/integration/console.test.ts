@@ -127,4 +127,22 @@ describe('console in a browser', function () {
     assert.equal(await page.locator('#transcript li.ev-live').count(), 0, 'the completed message replaced it');
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
   });
+
+  it('serves only the console’s own files, each with the policy', async () => {
+    const js = await fetch(`${h.baseUrl}/console/js/clients/console/src/main.js`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get('content-type') ?? '', /javascript/);
+    assert.equal(js.headers.get('content-security-policy'), CONSOLE_CSP);
+    await js.text();
+    const { request } = await import('node:http');
+    for (const path of ['/console/js/..%2f..%2fpackage.json', '/console/js/../../package.json', '/console/js/.hidden.js', '/console/other.html']) {
+      const status = await new Promise<number>((resolve, reject) => {
+        // A raw request line: fetch would normalise the dots away.
+        const req = request({ host: '127.0.0.1', port: h.running.ports.web, path, method: 'GET' }, (res) => (res.resume(), resolve(res.statusCode ?? 0)));
+        req.on('error', reject);
+        req.end();
+      });
+      assert.equal(status, 404, path);
+    }
+  });
 });
