@@ -28,11 +28,6 @@ export class RedisKeys {
     return `${this.prefix}:cancels`;
   }
 
-  /** The ledger sequence a session's read model was last saved at; validates workers' cached state. */
-  sessionSaved(sessionId: string): string {
-    return `${this.prefix}:saved:${sessionId}`;
-  }
-
   /** The routing interface's stickiness record of one conversation (model and request-level effort). */
   routingConversation(orgId: string, routerId: string, conversationId: string): string {
     return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;

@@ -247,7 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     // Production: long enough for a load balancer probing /readyz every second or two; local runs stop at once.
     drainDelayMs: int(env, 'TROUPE_DRAIN_DELAY_MS', production ? 3000 : 0, 0, 60_000),
     uploadTtlSeconds: int(env, 'TROUPE_UPLOAD_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
-    actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 30_000, 1000, 600_000),
+    actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 4_000, 1000, 600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),

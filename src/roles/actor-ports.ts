@@ -23,6 +23,8 @@ import { purgeSession } from '../sessions/delete-session.js';
 import { CancelRegistry, type CancelTracker } from '../pubsub/cancels.js';
 import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
+import { LedgerWriter } from '../store/ledger-writer.js';
+import { ProjectionWriter } from '../store/projection-writer.js';
 import { messageState } from '../store/messages.js';
 import { VersionCache } from '../store/version-cache.js';
 import { countedLedger } from '../metrics/actor-metrics.js';
@@ -34,23 +36,18 @@ import type { Core } from './core.js';
  * composition root is the only place that knows both sides.
  */
 
-const SAVED_TTL_SECONDS = 24 * 3600;
 const HISTORY_LIMIT = 100;
 
 export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
-  const { redis, keys, stores } = core;
+  const { keys, stores } = core;
+  // Many turns' appends and projection writes share round trips (group commit).
+  const ledger = new LedgerWriter(stores.ledger);
   return {
     sessions: stores.sessions,
-    ledger: countedLedger(stores.ledger, core.metrics),
+    ledger: countedLedger({ append: (docs) => ledger.append(docs), after: (id, seq, limit) => stores.ledger.after(id, seq, limit), get: (id, seq) => stores.ledger.get(id, seq) }, core.metrics),
     messages: stores.messages,
+    projections: new ProjectionWriter(stores.sessions, stores.messages),
     versions,
-    savedSequence: {
-      get: async (id) => {
-        const v = await redis.get(keys.sessionSaved(id));
-        return v === null ? null : Number(v);
-      },
-      set: async (id, seq) => void (await redis.set(keys.sessionSaved(id), String(seq), 'EX', SAVED_TTL_SECONDS)),
-    },
     eventsChannel: (id) => keys.sessionEvents(id),
     cancelsChannel: keys.messageCancels(),
     purge: (org, id) => purgeSession(stores, org, id),

@@ -91,9 +91,9 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: Redis, r
 }
 
 /** The composition root's first step: connections, stores and the data plane for this process. */
-export async function openCore(config: Config, log: Logger, role: string): Promise<Core> {
+export async function openCore(config: Config, log: Logger, role: string, opts: { monitorCommands?: boolean } = {}): Promise<Core> {
   const shutdown = new ShutdownList(log);
-  const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`);
+  const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`, opts);
   shutdown.add(mongo);
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
   const redis = createRedis(config.redisUrl, 'command', role, onRedisError);

@@ -1,5 +1,6 @@
 import { loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
+import { countMongo, startRoundTripCounter } from '../../infra/diagnostics/round-trips.js';
 import { once } from '../lifecycle/shutdown.js';
 import { turnMetrics } from '../metrics/actor-metrics.js';
 import { openCore, type Core } from './core.js';
@@ -32,7 +33,10 @@ export interface Running {
 export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process.env, log?: Logger): Promise<Running> {
   const config = loadConfig(env);
   const logger = log ?? createLogger(config.logLevel);
-  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'));
+  // TROUPE_ROUND_TRIPS_FILE (benchmarks): count this process's MongoDB and Redis round trips.
+  const counting = startRoundTripCounter(env);
+  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });
+  if (counting) countMongo(core.mongo);
   const ports: Running['ports'] = {};
   try {
     if (roles.includes('worker') || roles.includes('webhooks')) {

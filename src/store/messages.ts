@@ -57,9 +57,10 @@ export class MessageStore {
     return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
   }
 
-  /** By `_id` one at a time, in parallel: FerretDB v1 scans for `$in`, but not for `_id` equality. */
+  /** By `_id`, in one round trip. */
   async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
-    const docs = await Promise.all(ids.map((id) => this.col.findOne({ _id: id })));
+    if (!ids.length) return [];
+    const docs = ids.length === 1 ? [await this.col.findOne({ _id: ids[0] })] : await this.col.find({ _id: { $in: ids } }).toArray();
     return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
   }
 
