@@ -2,26 +2,33 @@ import { TERMINAL_MESSAGE_STATUSES, type MessageState, type SessionState } from 
 import type { SessionDoc } from '../../src/store/sessions.js';
 
 const MAX_SESSIONS = 20_000;
+/**
+ * How long a copy is trusted. A turn's follow-ups (the model's answer, tool
+ * results) come within seconds; a session deleted by another worker must not
+ * be written to from an old copy (the ledger has no rows left to fence with).
+ */
+const TRUST_MS = 30_000;
 
 interface Entry {
   doc: SessionDoc;
   messages: Map<string, MessageState>;
+  saved_at: number;
 }
 
 /**
  * The last state this worker saved for a session, so the next turn of the
- * same session can skip re-reading it. Valid only while Redis says the
- * session's saved sequence is still the one cached (another worker's turn
- * moves it); anything stale is caught by the ledger's sequence fence, which
- * then catches the state up from the ledger.
+ * same session can skip re-reading it. It may be stale (another worker ran a
+ * turn of the session since): the ledger's sequence fence catches that on
+ * append, and the turn then catches the state up from the ledger. Copies
+ * older than TRUST_MS are dropped.
  */
 export class SessionCache {
   private readonly entries = new Map<string, Entry>();
 
-  /** A private copy, safe to mutate, when the cached state is at `savedSequence`. */
-  take(sessionId: string, savedSequence: number | null): Entry | null {
+  /** A private copy, safe to mutate. */
+  take(sessionId: string, now = Date.now()): Entry | null {
     const e = this.entries.get(sessionId);
-    if (!e || savedSequence === null || e.doc.last_sequence !== savedSequence) return null;
+    if (!e || now - e.saved_at > TRUST_MS) return null;
     return structuredClone(e);
   }
 
@@ -31,7 +38,7 @@ export class SessionCache {
     const { id: _id, ...projected } = state;
     this.entries.delete(doc._id);
     if (this.entries.size >= MAX_SESSIONS) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(doc._id, structuredClone({ doc: { ...doc, ...projected }, messages: live }));
+    this.entries.set(doc._id, structuredClone({ doc: { ...doc, ...projected }, messages: live, saved_at: Date.now() }));
   }
 
   forget(sessionId: string): void {

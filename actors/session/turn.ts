@@ -15,12 +15,13 @@ import { deleteSessionTurn } from './delete.js';
 
 /** What the session actor needs, and nothing more; the composition root wires the real ones. */
 export interface SessionPorts {
-  sessions: Pick<SessionStore, 'byId' | 'saveState'>;
+  sessions: Pick<SessionStore, 'byId'>;
+  /** Appends a turn's events; a duplicate key (code 11000) means another writer took the sequence. */
   ledger: Pick<LedgerStore, 'append' | 'after' | 'get'>;
-  messages: Pick<MessageStore, 'byIds' | 'save'>;
+  messages: Pick<MessageStore, 'byIds'>;
+  /** Writes the read models of a turn (many turns' writes share a round trip: src/store/projection-writer.ts). */
+  projections: { save(orgId: string, session: SessionState, messages: MessageState[]): Promise<void> };
   versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
-  /** The ledger sequence a session was last saved at, which validates this worker's cached copy. */
-  savedSequence: { get(sessionId: string): Promise<number | null>; set(sessionId: string, sequence: number): Promise<void> };
   /** The pub/sub channel of a session's ledger envelopes. */
   eventsChannel(sessionId: string): string;
   /** The pub/sub channel on which workers hear that a message's work must stop (src/pubsub/cancels.ts). */
@@ -52,6 +53,8 @@ interface Loaded {
   touched: Set<string>;
   /** Envelopes to publish once the turn's writes are done (catch-up included). */
   publish: EventEnvelope[];
+  /** Caught up from the ledger: the read models must be saved even if the command adds nothing. */
+  dirty: boolean;
 }
 
 async function loadMessages(deps: TurnDeps, l: Loaded, ids: (string | null | undefined)[]): Promise<void> {
@@ -80,29 +83,36 @@ async function catchUp(deps: TurnDeps, l: Loaded): Promise<boolean> {
     await loadMessages(deps, l, docs.map((d) => d.message_id));
     apply(l, docs.map(envelope));
     for (const d of docs) if (d.command_id) noteCommand(l.state, d.command_id, d.sequence_number);
-    await save(deps, l);
+    l.dirty = true;
     // The turn that wrote them may have died before publishing; streams drop duplicates.
     l.publish.push(...docs.map(envelope));
   }
 }
 
 async function save(deps: TurnDeps, l: Loaded): Promise<void> {
-  await deps.messages.save(l.doc.org_id, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
+  await deps.projections.save(l.doc.org_id, l.state, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
   l.touched.clear();
-  await deps.sessions.saveState(l.state);
-  // The saved sequence is what lets this worker's next turn trust its copy.
-  await deps.savedSequence.set(l.state.id, l.state.last_sequence);
+  l.dirty = false;
   deps.cache.remember(l.doc, l.state, l.messages);
 }
 
-/** The session as saved: this worker's copy when Redis confirms it is current, else the read model. */
+/**
+ * The session as this worker last saved it, else the read model. The copy is
+ * trusted without asking anyone: if another worker has moved the session on
+ * since, this turn's append hits the ledger's sequence fence, and the turn
+ * catches up from the ledger and decides again.
+ */
 async function load(deps: TurnDeps, sessionId: string): Promise<Loaded> {
-  const saved = await deps.savedSequence.get(sessionId);
-  const hit = deps.cache.take(sessionId, saved);
-  if (hit) return { doc: hit.doc, state: sessionState(hit.doc), messages: hit.messages, touched: new Set(), publish: [] };
+  const hit = deps.cache.take(sessionId);
+  if (hit) return { doc: hit.doc, state: sessionState(hit.doc), messages: hit.messages, touched: new Set(), publish: [], dirty: false };
   const doc = await deps.sessions.byId(sessionId);
   if (!doc) throw new NotFoundError('session', sessionId);
-  return { doc, state: sessionState(doc), messages: new Map(), touched: new Set(), publish: [] };
+  return { doc, state: sessionState(doc), messages: new Map(), touched: new Set(), publish: [], dirty: false };
+}
+
+/** The messages a command may act on; a new user message's id is fresh, so there is nothing to read for it. */
+function referenced(l: Loaded, cmd: SessionJob['command']): (string | null)[] {
+  return [l.state.running_message_id, ...l.state.queued_message_ids, cmd.kind !== 'user.message' && 'message_id' in cmd ? cmd.message_id : null];
 }
 
 function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null, status?: string): TurnReply {
@@ -141,6 +151,7 @@ async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise
   const first = await deps.ledger.get(l.state.id, firstSequence);
   if (!first) return null;
   await loadMessages(deps, l, [first.message_id]);
+  if (l.dirty) await save(deps, l);
   // Its effects' job ids are deterministic, so re-issuing them runs none twice.
   return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effectsOf(first) as Effect[]);
 }
@@ -178,7 +189,7 @@ async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
     const seen = l.state.recent_commands.find((c) => c.id === cmd.command_id);
     const replayed = seen ? await replay(deps, l, seen.seq) : null;
     if (replayed) return replayed;
-    await loadMessages(deps, l, [l.state.running_message_id, ...l.state.queued_message_ids, 'message_id' in cmd ? cmd.message_id : null]);
+    await loadMessages(deps, l, referenced(l, cmd));
     const decision = decide({ session: l.state, messages: l.messages, agent: agentContext(doc, version, deps.publicUrl) }, cmd);
     if (decision.events.length === 0 && !caughtUp) {
       caughtUp = true;
@@ -195,7 +206,7 @@ async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
     }
     apply(l, envs);
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
-    if (envs.length) await save(deps, l);
+    if (envs.length || l.dirty) await save(deps, l);
     l.publish.push(...envs);
     const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
     return outcome(deps, l, value, decision.effects);

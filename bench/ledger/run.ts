@@ -5,18 +5,21 @@
  *  - user.message POST latency p50/p99
  *  - SSE delivery latency from append to client p50/p99
  *  - RSS of the web process holding M idle SSE streams
- * MONGODB_URL runs it against that server; TROUPE_LOCAL_MONGO picks the local one.
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1]
+ * MONGODB_URL runs it against that server; TROUPE_LOCAL_MONGO picks the local one;
+ * `--stores mongo-java-server,ferretdb` runs the whole measurement once per local
+ * server, one after the other in the same invocation, and ends with a table.
+ * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
  * Figures, not pass/fail.
  */
 import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
-import { pool, scriptedAgent, startStack, withServerCpu } from '../support/stack.js';
+import type { MongoKind } from '../../infra/services/mongo-wire.js';
+import { formatCpu, pool, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' } } });
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
@@ -55,8 +58,22 @@ async function stream(url: string, key: string, onEvent: (seq: number, createdAt
   })();
 }
 
-async function main(): Promise<void> {
-  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' } });
+/** One run's figures, for the closing table. */
+interface Row {
+  store: string;
+  eventsPerSecond: number;
+  /** Events seen out of order, and events never seen (within the run's 300 s bound). */
+  gaps: number;
+  missing: number;
+  post: string;
+  delivery: string;
+  mongoPerMessage: number;
+  redisPerMessage: number;
+  cpu: Record<string, CpuFigures>;
+}
+
+async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
+  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind });
   const { base, apiKey } = stack;
   const abort = new AbortController();
   try {
@@ -73,13 +90,19 @@ async function main(): Promise<void> {
     const expected = SESSIONS * EVENTS_PER_MESSAGE;
     let allSeen!: () => void;
     const finished = new Promise<void>((r) => (allSeen = r));
-    await pool(sessions, 200, (id) => stream(`${base}/v1/sessions/${id}/stream`, apiKey, (_seq, createdAt) => {
+    // Gapless SSE: each stream must see 1, 2, 3, ... in order (a repeat is dropped by the server, never sent).
+    const last = new Map<string, number>();
+    let gaps = 0;
+    await pool(sessions, 200, (id) => stream(`${base}/v1/sessions/${id}/stream`, apiKey, (seq, createdAt) => {
+      if (seq !== (last.get(id) ?? 0) + 1) gaps++;
+      last.set(id, seq);
       delivery.push(Date.now() - createdAt);
       if (++seen === expected) allSeen();
     }, abort.signal));
     const post: number[] = [];
+    const countsBefore = stack.roundTrips();
     const started = Date.now();
-    const { cpu } = await withServerCpu(stack, async () => {
+    const { cpu } = await withCpu(stack, async () => {
       await pool(sessions, CONCURRENCY, async (id) => {
         const t = performance.now();
         const r = await fetch(`${base}/v1/sessions/${id}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }) });
@@ -90,12 +113,28 @@ async function main(): Promise<void> {
     });
     const seconds = (Date.now() - started) / 1000;
     abort.abort();
+    // The workers write their counts twice a second.
+    await new Promise((r) => setTimeout(r, 1200));
+    const countsAfter = stack.roundTrips();
     const p = summary(post);
     const d = summary(delivery);
-    console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s`);
+    console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s, ${gaps} out-of-order or missing`);
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
-    if (cpu) console.log(`MongoDB-wire server (${stack.services.mongoKind}) CPU while messages ran: ${cpu.average.toFixed(2)} cores on average, ${cpu.peak.toFixed(2)} in the busiest second`);
+    console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
+    console.log(`CPU while messages ran, cores average/busiest second: ${formatCpu(cpu)}`);
+    const row: Row = {
+      store: stack.services.mongoKind,
+      eventsPerSecond: seen / seconds,
+      gaps,
+      missing: expected - seen,
+      post: `${fmt(p.p50)} / ${fmt(p.p99)}`,
+      delivery: `${fmt(d.p50)} / ${fmt(d.p99)}`,
+      mongoPerMessage: (countsAfter.mongo.total - countsBefore.mongo.total) / SESSIONS,
+      redisPerMessage: (countsAfter.redis.total - countsBefore.redis.total) / SESSIONS,
+      cpu,
+    };
+    if (STREAMS === 0) return row;
     const idle = new AbortController();
     const rssBefore = await rssOf(base);
     await pool(Array.from({ length: STREAMS }, (_, i) => sessions[i % sessions.length]), 200, (id) => stream(`${base}/v1/sessions/${id}/stream?last_event_id=${id}:${EVENTS_PER_MESSAGE}`, apiKey, () => undefined, idle.signal));
@@ -103,9 +142,25 @@ async function main(): Promise<void> {
     const rssAfter = await rssOf(base);
     console.log(`web RSS with ${STREAMS} idle SSE streams: ${(rssAfter / 2 ** 20).toFixed(0)} MiB (before opening them: ${(rssBefore / 2 ** 20).toFixed(0)} MiB)`);
     idle.abort();
+    return row;
   } finally {
     abort.abort();
     await stack.close();
+  }
+}
+
+const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)}` : 'n/a');
+
+async function main(): Promise<void> {
+  const stores = values.stores ? (values.stores.split(',') as MongoKind[]) : [undefined];
+  const rows: Row[] = [];
+  for (const store of stores) rows.push(await measure(store));
+  console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis) | store CPU avg / peak | worker CPU avg / peak |`);
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const worker = Object.entries(r.cpu).filter(([k]) => k.startsWith('worker')).map(([, v]) => v);
+    const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0) } : undefined;
+    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)} | ${cores(r.cpu[r.store])} | ${cores(workerCpu)} |`);
   }
 }
 

@@ -1,9 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
+import type { RoundTrips } from '../../infra/diagnostics/round-trips.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
+import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore, type ScriptTurn } from '../../src/store/agents.js';
@@ -18,8 +21,10 @@ export interface Stack {
   apiKey: string;
   services: LocalServices;
   db: Db;
-  /** CPU seconds (user + system) the local MongoDB-wire server has used so far; null with MONGODB_URL. */
-  mongoCpuSeconds(): number | null;
+  /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
+  roundTrips(): RoundTrips;
+  /** The stack's processes by role: web, worker1.., and the local servers it started (by kind). */
+  pids(): Record<string, number>;
   close(): Promise<void>;
 }
 
@@ -35,28 +40,58 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+export interface CpuFigures {
+  /** Cores used on average over the measured phase. */
+  average: number;
+  /** Cores used in the busiest one-second sample. */
+  peak: number;
+}
+
 /**
- * Samples the MongoDB-wire server's CPU once a second while `fn` runs and
- * reports its average and its busiest second, in cores.
+ * Samples the CPU of every process of the stack (and of this client) once a
+ * second while `fn` runs: a coarse profile of where the machine's time went.
  */
-export async function withServerCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: { average: number; peak: number } | null }> {
-  const first = stack.mongoCpuSeconds();
-  if (first === null) return { result: await fn(), cpu: null };
+export async function withCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ result: T; cpu: Record<string, CpuFigures> }> {
+  const read = (): Record<string, number> => {
+    const own = process.cpuUsage();
+    const out: Record<string, number> = { client: (own.user + own.system) / 1e6 };
+    for (const [name, pid] of Object.entries(stack.pids())) {
+      const c = cpuSeconds(pid);
+      if (c !== null) out[name] = c;
+    }
+    return out;
+  };
   const started = Date.now();
+  const first = read();
   let last = { at: started, cpu: first };
-  let peak = 0;
+  const peak: Record<string, number> = {};
   const timer = setInterval(() => {
-    const now = { at: Date.now(), cpu: stack.mongoCpuSeconds() ?? last.cpu };
-    peak = Math.max(peak, (now.cpu - last.cpu) / ((now.at - last.at) / 1000));
+    const now = { at: Date.now(), cpu: read() };
+    const dt = (now.at - last.at) / 1000;
+    for (const k of Object.keys(now.cpu)) if (k in last.cpu) peak[k] = Math.max(peak[k] ?? 0, (now.cpu[k] - last.cpu[k]) / dt);
     last = now;
   }, 1000);
   try {
     const result = await fn();
-    const average = ((stack.mongoCpuSeconds() ?? last.cpu) - first) / ((Date.now() - started) / 1000);
-    return { result, cpu: { average, peak: Math.max(peak, average) } };
+    const end = read();
+    const seconds = (Date.now() - started) / 1000;
+    const cpu: Record<string, CpuFigures> = {};
+    for (const k of Object.keys(first)) {
+      if (!(k in end)) continue;
+      const average = (end[k] - first[k]) / seconds;
+      cpu[k] = { average, peak: Math.max(peak[k] ?? 0, average) };
+    }
+    return { result, cpu };
   } finally {
     clearInterval(timer);
   }
+}
+
+/** One line: `name average/peak` per process, in cores. */
+export function formatCpu(cpu: Record<string, CpuFigures>): string {
+  return Object.entries(cpu)
+    .map(([k, v]) => `${k} ${v.average.toFixed(2)}/${v.peak.toFixed(2)}`)
+    .join(', ');
 }
 
 /**
@@ -72,20 +107,49 @@ export const BENCH_LIMITS: Record<string, string> = {
   TROUPE_MAX_RUNNING_SESSIONS: '1000000000',
 };
 
-function role(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+function sum(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  const out = { ...a };
+  for (const [k, v] of Object.entries(b)) out[k] = (out[k] ?? 0) + v;
+  return out;
+}
+
+function readRoundTrips(files: string[]): RoundTrips {
+  const total: RoundTrips = { mongo: { total: 0, commands: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+  for (const f of files) {
+    if (!existsSync(f)) continue;
+    const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
+    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands) };
+    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines };
+  }
+  return total;
+}
+
+/** What changed between two readings, per `per` units (e.g. per message). */
+export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number): string {
+  const diff = (a: Record<string, number>, b: Record<string, number>) =>
+    Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join(', ');
+  const mongo = (after.mongo.total - before.mongo.total) / per;
+  const redis = (after.redis.total - before.redis.total) / per;
+  return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
+}
+
+function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, '../../src/main.js'), name], { env, stdio: ['ignore', 'ignore', 'pipe'] });
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${name}] ${d}`));
   return child;
 }
 
-export async function startStack(opts: { workers?: number; env?: Record<string, string> } = {}): Promise<Stack> {
-  // MONGODB_URL / REDIS_URL run the benchmark against those servers; TROUPE_LOCAL_MONGO picks the local one.
-  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind } = {}): Promise<Stack> {
+  // MONGODB_URL / REDIS_URL run the benchmark against those servers; `mongoKind` (or TROUPE_LOCAL_MONGO) picks the local one.
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, log: (m) => process.stderr.write(`[services] ${m}\n`) });
   process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...BENCH_LIMITS, ...opts.env };
-  const children = [role('web', env), ...Array.from({ length: opts.workers ?? 1 }, () => role('worker', env))];
+  const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
+  // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
+  const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
+  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
@@ -95,9 +159,12 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     apiKey,
     services,
     db: mongo.db('bench'),
-    mongoCpuSeconds() {
-      const proc = services.processes.find((p) => p.name !== 'redis-server');
-      return proc ? cpuSeconds(proc.pid) : null;
+    roundTrips: () => readRoundTrips(counters),
+    pids() {
+      const out: Record<string, number> = {};
+      for (const p of services.processes) out[p.name] = p.pid;
+      children.forEach((c, i) => (out[i === 0 ? 'web' : `worker${i}`] = c.pid ?? -1));
+      return out;
     },
     async close() {
       for (const c of children) c.kill('SIGTERM');
@@ -105,6 +172,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
       for (const c of children) c.kill('SIGKILL');
       await mongo.close();
       await services.stop();
+      for (const f of counters) rmSync(f, { force: true });
     },
   };
 }

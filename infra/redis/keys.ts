@@ -29,11 +29,6 @@ export class RedisKeys {
     return `${this.prefix}:cancels`;
   }
 
-  /** The ledger sequence a session's read model was last saved at; validates workers' cached state. */
-  sessionSaved(sessionId: string): string {
-    return `${this.prefix}:saved:${sessionId}`;
-  }
-
   /**
    * The routing interface's stickiness record of one conversation (model and
    * request-level effort). Read and written one key at a time, so no hash tag:

@@ -57,6 +57,15 @@ export class PubSubHub {
     void (this.sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel)).catch(() => undefined);
   }
 
+  /**
+   * Calls `fn` whenever the subscriber connection drops. Messages published
+   * until it is back (ioredis resubscribes on its own) are lost for good, so
+   * whoever waits for one should stop waiting.
+   */
+  onDisconnect(fn: () => void): void {
+    this.sub.on('close', fn);
+  }
+
   get channelCount(): number {
     return this.listeners.size;
   }

@@ -24,8 +24,12 @@ import { purgeSession } from '../sessions/delete-session.js';
 import { CancelRegistry, type CancelTracker } from '../pubsub/cancels.js';
 import { readBatch } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
+import { LedgerWriter } from '../store/ledger-writer.js';
+import { ProjectionWriter } from '../store/projection-writer.js';
 import { messageState } from '../store/messages.js';
 import { VersionCache } from '../store/version-cache.js';
+import { countedLedger } from '../metrics/actor-metrics.js';
+import { modelCallMetrics } from '../metrics/model-metrics.js';
 import type { Core } from './core.js';
 
 /**
@@ -33,23 +37,18 @@ import type { Core } from './core.js';
  * composition root is the only place that knows both sides.
  */
 
-const SAVED_TTL_SECONDS = 24 * 3600;
 const HISTORY_LIMIT = 100;
 
 export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
-  const { redis, keys, stores } = core;
+  const { keys, stores } = core;
+  // Many turns' appends and projection writes share round trips (group commit).
+  const ledger = new LedgerWriter(stores.ledger);
   return {
     sessions: stores.sessions,
-    ledger: stores.ledger,
+    ledger: countedLedger({ append: (docs) => ledger.append(docs), after: (id, seq, limit) => stores.ledger.after(id, seq, limit), get: (id, seq) => stores.ledger.get(id, seq) }, core.metrics),
     messages: stores.messages,
+    projections: new ProjectionWriter(stores.sessions, stores.messages),
     versions,
-    savedSequence: {
-      get: async (id) => {
-        const v = await redis.get(keys.sessionSaved(id));
-        return v === null ? null : Number(v);
-      },
-      set: async (id, seq) => void (await redis.set(keys.sessionSaved(id), String(seq), 'EX', SAVED_TTL_SECONDS)),
-    },
     eventsChannel: (id) => keys.sessionEvents(id),
     cancelsChannel: keys.messageCancels(),
     purge: (org, id) => purgeSession(stores, org, id),
@@ -74,7 +73,7 @@ function fileSource(stores: Core['stores']): FileSource {
 }
 
 export function routerProxyPorts(core: Core, versions: VersionCache, cancels: CancelTracker = new CancelRegistry()): RouterProxyPorts {
-  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate, observe: modelCallMetrics(core.metrics) });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
   core.shutdown.add(once('routing-usage', () => usage.close()));
@@ -87,7 +86,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
-    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client },
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics },
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),

@@ -66,9 +66,10 @@ export class MessageStore {
     return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
   }
 
-  /** By `_id` one at a time, in parallel: FerretDB v1 scans for `$in`, but not for `_id` equality. */
+  /** By `_id`, in one round trip. */
   async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
-    const docs = await Promise.all(ids.map((id) => this.col.findOne(byId(id, { session_id: sessionId }, this.sharded))));
+    if (!ids.length) return [];
+    const docs = ids.length === 1 ? [await this.col.findOne(byId(ids[0], { session_id: sessionId }, this.sharded))] : await this.col.find(byId({ $in: ids }, { session_id: sessionId }, this.sharded)).toArray();
     return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
   }
 
@@ -86,10 +87,13 @@ export class MessageStore {
   }
 
   async save(orgId: string, messages: MessageState[]): Promise<void> {
-    if (!messages.length) return;
-    const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({
+    if (messages.length) await this.col.bulkWrite(this.saveOps(orgId, messages), { ordered: false });
+  }
+
+  /** The upserts that save messages; the projection writer sends many turns' in one bulkWrite. */
+  saveOps(orgId: string, messages: MessageState[]): AnyBulkWriteOperation<MessageDoc>[] {
+    return messages.map(({ id, output, ...rest }) => ({
       replaceOne: { filter: byId(id, { session_id: rest.session_id }, this.sharded), replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
     }));
-    await this.col.bulkWrite(ops, { ordered: false });
   }
 }

@@ -8,7 +8,7 @@ export interface MongoHandle extends Closeable {
   sharded: boolean;
 }
 
-export async function connectMongo(url: string, dbName: string, appName = 'troupe'): Promise<MongoHandle> {
+export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: { monitorCommands?: boolean } = {}): Promise<MongoHandle> {
   const client = new MongoClient(url, {
     appName,
     serverSelectionTimeoutMS: 5000,
@@ -17,6 +17,8 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
     // wait for a topology it will not find.
     directConnection: !url.startsWith('mongodb+srv:') && !/replicaSet=/.test(url),
     maxPoolSize: 50,
+    // Only for the benchmarks' round-trip counts: every command then emits an event.
+    monitorCommands: opts.monitorCommands ?? false,
   });
   await client.connect();
   const handle = once('mongo', () => client.close());

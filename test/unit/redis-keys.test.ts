@@ -39,11 +39,12 @@ describe('RedisKeys', () => {
     for (const n of perMaster) assert.ok(n >= 16 && n <= 32, `per-master queue counts ${perMaster.join('/')}`);
   });
 
-  it('spreads single keys (stickiness, saved sequences, channels) over many slots', () => {
+  it('spreads single keys (stickiness, channels, rate-limit counters) over many slots', () => {
     for (const make of [
       (i: number) => keys.routingConversation('org_1', 'rtr_1', `conv_${i}`),
-      (i: number) => keys.sessionSaved(`ses_${i}`),
       (i: number) => keys.sessionEvents(`ses_${i}`),
+      (i: number) => keys.sessionDeltas(`ses_${i}`),
+      (i: number) => `${keys.rateLimit('api-org')}:org_${i}`,
     ]) {
       const slots = new Set(Array.from({ length: 200 }, (_, i) => slotOf(make(i))));
       assert.ok(slots.size > 190, `${slots.size} distinct slots for 200 keys of ${make(0)}`);

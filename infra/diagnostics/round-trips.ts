@@ -1,0 +1,58 @@
+import { writeFileSync } from 'node:fs';
+import { Pipeline, Redis } from 'ioredis';
+import type { MongoClient } from 'mongodb';
+
+/**
+ * Counts this process's client round trips to MongoDB and Redis, for the
+ * benchmarks (TROUPE_ROUND_TRIPS_FILE). MongoDB: one per command the driver
+ * sends (its command monitoring). Redis: one per command sent on its own,
+ * one per pipeline however many commands it carries (an ioredis hook).
+ * The counts are written to the file twice a second, as JSON.
+ */
+export interface RoundTrips {
+  mongo: { total: number; commands: Record<string, number> };
+  redis: { total: number; commands: Record<string, number>; pipelines: number };
+}
+
+const counts: RoundTrips = { mongo: { total: 0, commands: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+let installed = false;
+
+function bump(map: Record<string, number>, key: string): void {
+  map[key] = (map[key] ?? 0) + 1;
+}
+
+function hookRedis(): void {
+  type Send = (this: Redis, command: { name: string }, stream?: { isPipeline?: boolean }) => unknown;
+  const send = Redis.prototype.sendCommand as unknown as Send;
+  (Redis.prototype as unknown as { sendCommand: Send }).sendCommand = function (command, stream) {
+    bump(counts.redis.commands, command.name);
+    if (!stream?.isPipeline) counts.redis.total++;
+    return send.call(this, command, stream);
+  };
+  const exec = Pipeline.prototype.exec;
+  Pipeline.prototype.exec = function (this: Pipeline, ...args: Parameters<typeof exec>) {
+    counts.redis.total++;
+    counts.redis.pipelines++;
+    return exec.apply(this, args);
+  } as typeof exec;
+}
+
+/** Installs the Redis hook and starts writing the counts; a no-op without the env var. */
+export function startRoundTripCounter(env: NodeJS.ProcessEnv): boolean {
+  const file = env.TROUPE_ROUND_TRIPS_FILE;
+  if (!file || installed) return installed;
+  installed = true;
+  hookRedis();
+  const timer = setInterval(() => writeFileSync(file, JSON.stringify(counts)), 500);
+  timer.unref();
+  return true;
+}
+
+/** Counts a client's commands; the client must have been made with `monitorCommands: true`. */
+export function countMongo(client: MongoClient): void {
+  if (!installed) return;
+  client.on('commandStarted', (e) => {
+    counts.mongo.total++;
+    bump(counts.mongo.commands, e.commandName);
+  });
+}

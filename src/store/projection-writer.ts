@@ -1,0 +1,46 @@
+import type { AnyBulkWriteOperation } from 'mongodb';
+import type { MessageState, SessionState } from '../domain/ledger.js';
+import { GroupCommit, type Pending } from './group-commit.js';
+import type { MessageDoc, MessageStore } from './messages.js';
+import type { SessionDoc, SessionStore } from './sessions.js';
+
+interface Projection {
+  orgId: string;
+  session: SessionState;
+  messages: MessageState[];
+}
+
+/**
+ * Writes the session and message read models of many turns in one bulkWrite
+ * per collection. Only a session's own actor writes its projection, one turn
+ * at a time, after winning the ledger's sequence fence, so no stale write
+ * can follow a newer one; a turn waits for its flush before it publishes, so
+ * a client that sees an event reads the projection that includes it.
+ */
+export class ProjectionWriter {
+  private readonly commits: GroupCommit<Projection>;
+
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly messages: MessageStore,
+  ) {
+    this.commits = new GroupCommit((batch) => this.write(batch));
+  }
+
+  save(orgId: string, session: SessionState, messages: MessageState[]): Promise<void> {
+    return this.commits.submit({ orgId, session: structuredClone(session), messages: structuredClone(messages) });
+  }
+
+  private async write(batch: Pending<Projection>[]): Promise<void> {
+    const sessionOps: AnyBulkWriteOperation<SessionDoc>[] = batch.map(({ item }) => {
+      const { id, ...rest } = item.session;
+      return { updateOne: { filter: { _id: id }, update: { $set: rest } } };
+    });
+    const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) => this.messages.saveOps(item.orgId, item.messages));
+    await Promise.all([
+      this.sessions.col.bulkWrite(sessionOps, { ordered: false }),
+      messageOps.length ? this.messages.col.bulkWrite(messageOps, { ordered: false }) : Promise.resolve(),
+    ]);
+    for (const p of batch) p.resolve();
+  }
+}

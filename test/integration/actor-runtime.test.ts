@@ -1,0 +1,91 @@
+import assert from 'node:assert/strict';
+import { SESSION, sessionCommand } from '../../actors/session/messages.js';
+import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { SYSTEM_ACTOR } from '../../src/domain/ledger.js';
+import { toEventDoc } from '../../src/store/ledger.js';
+import { LedgerWriter } from '../../src/store/ledger-writer.js';
+import { ProjectionWriter } from '../../src/store/projection-writer.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+describe('actor runtime', function () {
+  this.timeout(60_000);
+  let h: Harness;
+
+  before(async () => {
+    h = await startHarness({ roles: ['worker'], env: { TROUPE_SESSION_SHARDS: '4' } });
+  });
+  after(async () => h?.close());
+
+  const concurrency = async () => {
+    const { queues } = h.running.core.plane;
+    return Promise.all([0, 1, 2, 3].map(async (i) => (await queues.queue(shardQueueName(SESSION.name, i)).getGlobalConcurrency()) ?? null));
+  };
+
+  it('keeps one turn per shard when Redis forgets the setting (a restart without persistence)', async () => {
+    assert.deepEqual(await concurrency(), [1, 1, 1, 1]);
+    const redis = h.running.core.redis;
+    // What a Redis restart without persistence leaves: no meta key, then a reconnect.
+    for (let i = 0; i < 4; i++) await h.running.core.plane.queues.queue(shardQueueName(SESSION.name, i)).removeGlobalConcurrency();
+    assert.deepEqual(await concurrency(), [null, null, null, null], 'the setting is gone');
+    redis.disconnect(true);
+    assert.deepEqual(await until(async () => {
+      const c = await concurrency().catch(() => null);
+      return c && c.every((n) => n === 1) && c;
+    }, 10_000), [1, 1, 1, 1]);
+  });
+
+  it('appends many turns in one ordered insert: a conflict fails only its own turn, the later ones still land', async () => {
+    const { ledger } = h.running.core.stores;
+    const writer = new LedgerWriter(ledger);
+    const now = new Date();
+    const turn = (sid: string, from: number, n: number) => Array.from({ length: n }, (_, i) => toEventDoc('org_t', sid, from + i, { type: 'session.status_changed', message_id: null, source: 'platform', actor: SYSTEM_ACTOR, data: { i } }, now, {}));
+    const [a, b, c] = ['ses_lw_a', 'ses_lw_b', 'ses_lw_c'];
+    await ledger.append(turn(b, 1, 1));
+    // Submitted in one tick, so they share a flush; b's turn collides with the row above.
+    const results = await Promise.allSettled([writer.append(turn(a, 1, 2)), writer.append(turn(b, 1, 2)), writer.append(turn(c, 1, 3))]);
+    assert.equal(results[0].status, 'fulfilled');
+    assert.equal(results[1].status, 'rejected');
+    assert.equal((results[1] as PromiseRejectedResult).reason.code, 11000);
+    assert.equal(results[2].status, 'fulfilled');
+    const count = (sid: string) => h.running.core.db.collection('events').countDocuments({ session_id: sid });
+    assert.deepEqual([await count(a), await count(b), await count(c)], [2, 1, 3]);
+  });
+
+  it('writes the projections of many turns in one flush per collection', async () => {
+    const { sessions, messages } = h.running.core.stores;
+    const writer = new ProjectionWriter(sessions, messages);
+    const ids = ['ses_pw_1', 'ses_pw_2', 'ses_pw_3'];
+    await sessions.col.insertMany(ids.map((id) => ({ _id: id, org_id: 'org_t', status: 'idle', last_sequence: 0 }) as never));
+    await Promise.all(ids.map((id, i) => writer.save('org_t', { id, status: 'running', last_sequence: i + 1, last_message_id: `msg_${id}`, last_message_status: 'queued', running_message_id: null, queued_message_ids: [`msg_${id}`], recent_commands: [] }, [
+      { id: `msg_${id}`, session_id: id, sequence_number: 1, parts: [], metadata: null, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null },
+    ])));
+    for (const [i, id] of ids.entries()) {
+      const s = await sessions.byId(id);
+      assert.equal(s?.last_sequence, i + 1);
+      assert.equal((await messages.get('org_t', id, `msg_${id}`))?.status, 'queued');
+    }
+  });
+
+  it('hands off publications and jobs of several queues in one pipeline, and a repeated send is one job', async () => {
+    const { dispatcher } = h.running.core.plane;
+    const sub = h.running.core.redisFor('subscriber', 'runtime-test');
+    const got: string[] = [];
+    sub.on('message', (_c: string, m: string) => got.push(m));
+    await sub.subscribe('troupe-test-channel');
+    const command = { kind: 'message.start' as const, command_id: 'start-msg_none', message_id: 'msg_none' };
+    const sends = ['ses_a', 'ses_b', 'ses_c'].map((id) => sessionCommand(id, command, 'batch', 60_000));
+    await dispatcher.deliver([{ channel: 'troupe-test-channel', payload: 'hello' }], sends);
+    await dispatcher.send(sends);
+    await until(async () => got.length === 1);
+    assert.deepEqual(got, ['hello']);
+    for (const s of sends) {
+      const job = await dispatcher.queueOf(SESSION, s.key).getJob(s.job_id);
+      assert.ok(job, `job ${s.job_id} was added`);
+      assert.deepEqual(job.data, { session_id: s.key, command });
+      assert.equal(job.opts.priority, 10);
+      assert.equal(await job.getState(), 'delayed');
+      await job.remove();
+    }
+  });
+});
