@@ -69,7 +69,7 @@ async function main(): Promise<void> {
       const { accepted, done, total, ids, sync } = result;
       const p = summary(sync.latencies);
       console.log(`batch of ${size}: POST answered in ${(accepted / 1000).toFixed(2)} s; ${done}/${ids.size} first turns completed after ${(total / 1000).toFixed(1)} s${done < ids.size ? ' (timed out)' : ''} on ${stack.services.mongoKind}`);
-      console.log(`  CPU, cores average/busiest second: ${formatCpu(cpu)}`);
+      console.log(`  CPU, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
       console.log(`  interactive messages/sync during the drain: n=${p.n}, p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}, not completed ${sync.failures}`);
     }
   } finally {

@@ -15,7 +15,7 @@ import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
-import { formatCpu, pool, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
+import { formatCpu, pool, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
@@ -69,6 +69,8 @@ interface Row {
   delivery: string;
   mongoPerMessage: number;
   redisPerMessage: number;
+  /** Without the per-interval traffic (stalled checks, lock renewals, idle waits). */
+  redisWorkPerMessage: number;
   cpu: Record<string, CpuFigures>;
 }
 
@@ -122,7 +124,7 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
     console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
-    console.log(`CPU while messages ran, cores average/busiest second: ${formatCpu(cpu)}`);
+    console.log(`CPU while messages ran, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
     const row: Row = {
       store: stack.services.mongoKind,
       eventsPerSecond: seen / seconds,
@@ -132,6 +134,7 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
       delivery: `${fmt(d.p50)} / ${fmt(d.p99)}`,
       mongoPerMessage: (countsAfter.mongo.total - countsBefore.mongo.total) / SESSIONS,
       redisPerMessage: (countsAfter.redis.total - countsBefore.redis.total) / SESSIONS,
+      redisWorkPerMessage: redisWork(countsBefore, countsAfter) / SESSIONS,
       cpu,
     };
     if (STREAMS === 0) return row;
@@ -149,18 +152,18 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
   }
 }
 
-const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)}` : 'n/a');
+const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)} (waiting ${c.waiting.toFixed(2)})` : 'n/a');
 
 async function main(): Promise<void> {
   const stores = values.stores ? (values.stores.split(',') as MongoKind[]) : [undefined];
   const rows: Row[] = [];
   for (const store of stores) rows.push(await measure(store));
-  console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis) | store CPU avg / peak | worker CPU avg / peak |`);
+  console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis, Redis without per-interval) | store CPU avg / peak | worker CPU avg / peak |`);
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const worker = Object.entries(r.cpu).filter(([k]) => k.startsWith('worker')).map(([, v]) => v);
-    const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0) } : undefined;
-    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)} | ${cores(r.cpu[r.store])} | ${cores(workerCpu)} |`);
+    const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0), waiting: worker.reduce((a, v) => a + v.waiting, 0) } : undefined;
+    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)}, ${r.redisWorkPerMessage.toFixed(2)} | ${cores(r.cpu[r.store])} | ${cores(workerCpu)} |`);
   }
 }
 
