@@ -29,7 +29,7 @@ function nameOf(client: Redis, command: { name: string; args?: unknown[] }): str
   const sha = String(command.args?.[0] ?? '');
   if (!scriptNames.has(sha)) {
     const set = (client as unknown as { scriptsSet?: Record<string, { sha: string }> }).scriptsSet ?? {};
-    for (const [name, script] of Object.entries(set)) scriptNames.set(script.sha, name.replace(/-\d+$/, ''));
+    for (const [name, script] of Object.entries(set)) scriptNames.set(script.sha, name.replace(/(-\d+)?(:[\d.]+)?$/, ''));
   }
   return `evalsha ${scriptNames.get(sha) ?? sha.slice(0, 8)}`;
 }
