@@ -23,6 +23,8 @@ export interface Stack {
   db: Db;
   /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
   roundTrips(): RoundTrips;
+  /** The web process's round trips so far (auth, idempotency, the ask). */
+  webRoundTrips(): RoundTrips;
   /** The stack's processes by role: web, worker1.., and the local servers it started (by kind). */
   pids(): Record<string, number>;
   close(): Promise<void>;
@@ -179,9 +181,9 @@ function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Ch
   return child;
 }
 
-export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind } = {}): Promise<Stack> {
+export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind; mongoMemory?: boolean } = {}): Promise<Stack> {
   // MONGODB_URL / REDIS_URL run the benchmark against those servers; `mongoKind` (or TROUPE_LOCAL_MONGO) picks the local one.
-  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, mongoMemory: opts.mongoMemory, log: (m) => process.stderr.write(`[services] ${m}\n`) });
   process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
@@ -189,7 +191,8 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
   const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
   // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
+  const webCounter = join(tmpdir(), `troupe-bench-rt-${process.pid}-web.json`);
+  const children = [role('web', { ...env, TROUPE_ROUND_TRIPS_FILE: webCounter }), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
@@ -200,6 +203,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     services,
     db: mongo.db('bench'),
     roundTrips: () => readRoundTrips(counters),
+    webRoundTrips: () => readRoundTrips([webCounter]),
     pids() {
       const out: Record<string, number> = {};
       for (const p of services.processes) out[p.name] = p.pid;
@@ -212,7 +216,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
       for (const c of children) c.kill('SIGKILL');
       await mongo.close();
       await services.stop();
-      for (const f of counters) rmSync(f, { force: true });
+      for (const f of [...counters, webCounter]) rmSync(f, { force: true });
     },
   };
 }
