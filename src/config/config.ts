@@ -10,6 +10,8 @@ import { isAbsolute, join } from 'node:path';
 export interface Config {
   readonly port: number;
   readonly routerPort: number;
+  /** `/metrics` and `/healthz` of a process running only worker and/or webhooks roles. */
+  readonly metricsPort: number;
   /** Interface the base API listens on; null = all interfaces. */
   readonly host: string | null;
   /** Interface the routing interface listens on; null = all interfaces. */
@@ -31,12 +33,16 @@ export interface Config {
   readonly modelsAllowPrivate: boolean;
   /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
   readonly sweepIntervalMs: number;
+  /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
+  readonly bodyIdleTimeoutMs: number;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
   readonly sessionShards: number;
   readonly syncWaitMs: number;
   readonly shutdownTimeoutMs: number;
+  /** After SIGTERM, how long listeners keep serving (with /readyz at 503) before they stop accepting. */
+  readonly drainDelayMs: number;
   /** How long a worker holds a job before BullMQ deems it stalled and another worker takes it over. */
   readonly actorLockMs: number;
   /** Lifetime of a source snapshot's upload target (`expires_at`). */
@@ -217,6 +223,8 @@ export function loadConfig(env: Env = process.env): Config {
   return Object.freeze({
     port,
     routerPort,
+    // Production scrapes a fixed port; elsewhere several workers share one machine, so any free port.
+    metricsPort: int(env, 'METRICS_PORT', production ? 9091 : 0, 0, 65535),
     host: bindHost,
     routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,
@@ -232,12 +240,15 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
+    bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,
     sessionShards: int(env, 'TROUPE_SESSION_SHARDS', 64, 1, 4096),
     syncWaitMs: int(env, 'TROUPE_SYNC_WAIT_MS', 60_000, 0, 3_600_000),
     shutdownTimeoutMs: int(env, 'TROUPE_SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    // Production: long enough for a load balancer probing /readyz every second or two; local runs stop at once.
+    drainDelayMs: int(env, 'TROUPE_DRAIN_DELAY_MS', production ? 3000 : 0, 0, 60_000),
     uploadTtlSeconds: int(env, 'TROUPE_UPLOAD_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 4_000, 1000, 600_000),
     sandboxDir: sandboxDir(env),

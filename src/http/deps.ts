@@ -10,6 +10,7 @@ import type { Asker } from '../../actors/runtime/asker.js';
 import type { Send } from '../../actors/runtime/actor.js';
 import type { PubSubHub } from '../pubsub/hub.js';
 import type { Limits } from '../limits/limits.js';
+import type { Drain } from '../lifecycle/drain.js';
 
 /** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
@@ -28,6 +29,8 @@ export interface AppDeps {
   sessionsRuntime?: { asker: Asker; hub: PubSubHub };
   /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
   limits?: Limits;
+  /** Set when the process starts shutting down; absent in unit tests. */
+  drain?: Drain;
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

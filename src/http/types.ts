@@ -45,6 +45,12 @@ export interface RouteSpec {
   /** Status of a successful response; 200 by default. */
   status?: number;
   response?: JsonSchema;
+  /** Other (or extra) media types of the success response, e.g. `text/event-stream` for the stream. */
+  responseContent?: Record<string, JsonSchema>;
+  /** Error statuses this operation answers beyond those its auth, parameters and body imply (409, 422, 503...). */
+  errors?: number[];
+  /** With auth `custom`: the security scheme the handler checks (documented in OpenAPI). */
+  customAuth?: 'uploadToken';
   /** Returns the response body; returns undefined when it has set `ctx.body` itself. */
   handler(ctx: Ctx): Promise<unknown>;
 }

@@ -6,7 +6,7 @@ import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoi
 import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { parseSse } from './sse.js';
-import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target } from './types.js';
+import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
 
 export const DEFAULT_BASE_URL: Record<Provider, string> = {
   openai: 'https://api.openai.com/v1',
@@ -64,6 +64,23 @@ class PieceScrubber {
   }
 }
 
+/** One finished upstream call, for metrics: no text, no keys. */
+export interface ModelCallRecord {
+  provider: Provider;
+  model: string;
+  mode: 'complete' | 'stream';
+  seconds: number;
+  usage: Usage | null;
+  /** Why it failed: the upstream status, `network`, `stream`, `refused`, `aborted`; absent when it succeeded. */
+  error?: string;
+}
+
+function failureKind(e: unknown, signal?: AbortSignal): string {
+  if (signal?.aborted) return 'aborted';
+  if (e instanceof UpstreamError) return e.status ? String(e.status) : /^refused/.test(e.message) ? 'refused' : /stream/.test(e.message) ? 'stream' : 'network';
+  return 'other';
+}
+
 /**
  * Calls upstream models in their native format over one keep-alive pool per
  * origin (an undici Agent). Shared by the router and agent turns.
@@ -79,7 +96,7 @@ export class LlmClient {
   private closing: Promise<void> | null = null;
   readonly name = 'llm-client';
 
-  constructor(private readonly guard: ModelEndpointGuard & { connections?: number }) {
+  constructor(private readonly guard: ModelEndpointGuard & { connections?: number; observe?: (r: ModelCallRecord) => void }) {
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 300_000,
@@ -119,8 +136,28 @@ export class LlmClient {
     return res;
   }
 
+  private observe(target: Target, mode: ModelCallRecord['mode'], started: number, usage: Usage | null, error?: string): void {
+    try {
+      this.guard.observe?.({ provider: target.provider, model: target.model, mode, seconds: (performance.now() - started) / 1000, usage, ...(error ? { error } : {}) });
+    } catch {
+      // Metrics must never fail a model call.
+    }
+  }
+
   /** One non-streaming call. */
   async complete(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
+    const started = performance.now();
+    try {
+      const res = await this.completeOnce(req, target, signal);
+      this.observe(target, 'complete', started, res.usage);
+      return res;
+    } catch (e) {
+      this.observe(target, 'complete', started, null, failureKind(e, signal));
+      throw e;
+    }
+  }
+
+  private async completeOnce(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
     const scrub = redactorFor(target);
     const res = await this.send({ ...req, stream: false }, target, scrub, signal);
     let json: Record<string, unknown>;
@@ -134,6 +171,24 @@ export class LlmClient {
 
   /** A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream. */
   async *stream(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+    const started = performance.now();
+    let usage: Usage | null = null;
+    let failure: string | undefined;
+    try {
+      for await (const ev of this.streamOnce(req, target, signal)) {
+        if (ev.type === 'finish') usage = ev.usage;
+        yield ev;
+      }
+    } catch (e) {
+      failure = failureKind(e, signal);
+      throw e;
+    } finally {
+      // A consumer that stops early (fallback, client gone) without a finish is not an upstream error.
+      this.observe(target, 'stream', started, usage, failure);
+    }
+  }
+
+  private async *streamOnce(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
     const scrub = redactorFor(target);
     const res = await this.send({ ...req, stream: true }, target, scrub, signal);
     const decoder = FORMATS[target.provider].decoder();

@@ -1,33 +1,96 @@
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-/** Prometheus metrics of one process. Each role registers what it measures here. */
+const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
+const SECONDS_SLOW = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+
+/** Reads one queue's backlog: counts by state, and when its oldest waiting job was added (ms, or null). */
+export type QueueProbe = () => Promise<{ counts: Record<string, number>; oldestWaitingAt: number | null }>;
+
+/**
+ * Prometheus metrics of one process, every series Troupe exports declared in
+ * one place (docs/operations.md lists them). Roles feed the ones they measure;
+ * series nobody feeds in a process simply stay empty there.
+ */
 export class Metrics {
   readonly registry = new Registry();
   readonly httpRequests: Counter<'method' | 'route' | 'status'>;
   readonly httpDuration: Histogram<'method' | 'route'>;
   readonly rateLimitRefusals: Counter<'surface' | 'scope'>;
+  readonly turnDuration: Histogram<'actor' | 'result'>;
+  readonly turnWait: Histogram<'actor'>;
+  readonly eventsAppended: Counter<'type'>;
+  readonly toolCalls: Counter<'outcome'>;
+  readonly sseClients: Gauge;
+  readonly modelCallDuration: Histogram<'provider' | 'model' | 'mode' | 'outcome'>;
+  readonly modelTokens: Counter<'provider' | 'model' | 'direction'>;
+  readonly modelErrors: Counter<'provider' | 'model' | 'kind'>;
+  readonly routerSelections: Counter<'model' | 'reason'>;
+  readonly routerFallbacks: Counter<'model'>;
+  /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
+  private readonly queues = new Map<string, QueueProbe[]>();
 
   constructor(role: string) {
     this.registry.setDefaultLabels({ role });
     collectDefaultMetrics({ register: this.registry, prefix: 'troupe_' });
-    this.httpRequests = new Counter({
-      name: 'troupe_http_requests_total',
-      help: 'HTTP requests by route template and status.',
-      labelNames: ['method', 'route', 'status'],
-      registers: [this.registry],
+    const registers = [this.registry];
+    this.httpRequests = new Counter({ name: 'troupe_http_requests_total', help: 'HTTP requests by route template and status.', labelNames: ['method', 'route', 'status'], registers });
+    this.httpDuration = new Histogram({ name: 'troupe_http_request_duration_seconds', help: 'HTTP request duration by route template.', labelNames: ['method', 'route'], buckets: SECONDS_FAST, registers });
+    this.rateLimitRefusals = new Counter({ name: 'troupe_rate_limit_refusals_total', help: 'Requests refused with 429, by surface (api, routing, sessions) and the limit reached (org, key, running).', labelNames: ['surface', 'scope'], registers });
+    this.turnDuration = new Histogram({ name: 'troupe_actor_turn_duration_seconds', help: 'Time an actor spent handling one message, by actor and result (done, rejected, later, failed).', labelNames: ['actor', 'result'], buckets: SECONDS_SLOW, registers });
+    this.turnWait = new Histogram({ name: 'troupe_actor_queue_wait_seconds', help: 'Time a message waited in its queue before an actor took it.', labelNames: ['actor'], buckets: SECONDS_SLOW, registers });
+    this.eventsAppended = new Counter({ name: 'troupe_ledger_events_appended_total', help: 'Events appended to session ledgers, by event type.', labelNames: ['type'], registers });
+    this.toolCalls = new Counter({ name: 'troupe_tool_calls_total', help: 'Tool calls by outcome: requested, completed, submitted, or failed_<reason>.', labelNames: ['outcome'], registers });
+    this.sseClients = new Gauge({ name: 'troupe_sse_clients', help: 'Open session event streams on this process.', registers });
+    this.modelCallDuration = new Histogram({ name: 'troupe_model_call_duration_seconds', help: 'Upstream model calls, whole call, by provider, model, mode (complete, stream) and outcome.', labelNames: ['provider', 'model', 'mode', 'outcome'], buckets: SECONDS_SLOW, registers });
+    this.modelTokens = new Counter({ name: 'troupe_model_tokens_total', help: 'Tokens reported by upstream models, by direction (input, output).', labelNames: ['provider', 'model', 'direction'], registers });
+    this.modelErrors = new Counter({ name: 'troupe_model_call_errors_total', help: 'Failed upstream model calls by kind (an HTTP status, network, stream, refused).', labelNames: ['provider', 'model', 'kind'], registers });
+    this.routerSelections = new Counter({ name: 'troupe_router_selections_total', help: 'Routing interface: the model that answered, and why (first eligible, sticky, fallback).', labelNames: ['model', 'reason'], registers });
+    this.routerFallbacks = new Counter({ name: 'troupe_router_fallbacks_total', help: 'Routing interface: candidates that failed retryably and were passed over.', labelNames: ['model'], registers });
+    const queues = this.queues;
+    new Gauge({
+      name: 'troupe_queue_jobs',
+      help: 'Jobs in each actor queue by state (session shards summed under queue="session").',
+      labelNames: ['queue', 'state'],
+      registers,
+      async collect() {
+        this.reset();
+        for (const [queue, probes] of queues) {
+          for (const r of await Promise.all(probes.map((p) => p().catch(() => null)))) {
+            for (const [state, n] of Object.entries(r?.counts ?? {})) this.inc({ queue, state }, n);
+          }
+        }
+      },
     });
-    this.httpDuration = new Histogram({
-      name: 'troupe_http_request_duration_seconds',
-      help: 'HTTP request duration by route template.',
-      labelNames: ['method', 'route'],
-      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-      registers: [this.registry],
-    });
-    this.rateLimitRefusals = new Counter({
-      name: 'troupe_rate_limit_refusals_total',
-      help: 'Requests refused with 429, by surface (api, routing, sessions) and the limit reached (org, key, running).',
-      labelNames: ['surface', 'scope'],
-      registers: [this.registry],
+    new Gauge({
+      name: 'troupe_queue_oldest_waiting_seconds',
+      help: 'Age of the oldest job waiting in each actor queue (0 when none waits).',
+      labelNames: ['queue'],
+      registers,
+      async collect() {
+        this.reset();
+        const now = Date.now();
+        for (const [queue, probes] of queues) {
+          const oldest = (await Promise.all(probes.map((p) => p().catch(() => null)))).reduce<number | null>((m, r) => (r?.oldestWaitingAt != null && (m === null || r.oldestWaitingAt < m) ? r.oldestWaitingAt : m), null);
+          this.set({ queue }, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000));
+        }
+      },
     });
   }
+
+  /** Reports these queues under one `queue` label (idempotent per label). */
+  watchQueues(label: string, probes: QueueProbe[]): void {
+    // Both queue gauges read the same probe in one scrape: one Redis round of reads serves both.
+    if (!this.queues.has(label)) this.queues.set(label, probes.map(memoFor(1000)));
+  }
+}
+
+function memoFor(ms: number): (p: QueueProbe) => QueueProbe {
+  return (probe) => {
+    let last: { at: number; value: ReturnType<QueueProbe> } | null = null;
+    return () => {
+      const now = Date.now();
+      if (!last || now - last.at > ms) last = { at: now, value: probe() };
+      return last.value;
+    };
+  };
 }

@@ -27,6 +27,8 @@ import { LedgerWriter } from '../store/ledger-writer.js';
 import { ProjectionWriter } from '../store/projection-writer.js';
 import { messageState } from '../store/messages.js';
 import { VersionCache } from '../store/version-cache.js';
+import { countedLedger } from '../metrics/actor-metrics.js';
+import { modelCallMetrics } from '../metrics/model-metrics.js';
 import type { Core } from './core.js';
 
 /**
@@ -42,7 +44,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
   const ledger = new LedgerWriter(stores.ledger);
   return {
     sessions: stores.sessions,
-    ledger: { append: (docs) => ledger.append(docs), after: (id, seq, limit) => stores.ledger.after(id, seq, limit), get: (id, seq) => stores.ledger.get(id, seq) },
+    ledger: countedLedger({ append: (docs) => ledger.append(docs), after: (id, seq, limit) => stores.ledger.after(id, seq, limit), get: (id, seq) => stores.ledger.get(id, seq) }, core.metrics),
     messages: stores.messages,
     projections: new ProjectionWriter(stores.sessions, stores.messages),
     versions,
@@ -70,7 +72,7 @@ function fileSource(stores: Core['stores']): FileSource {
 }
 
 export function routerProxyPorts(core: Core, versions: VersionCache, cancels: CancelTracker = new CancelRegistry()): RouterProxyPorts {
-  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate });
+  const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate, observe: modelCallMetrics(core.metrics) });
   core.shutdown.add(once('llm-client', () => client.close()));
   const usage = new UsageBuffer(core.stores.usage, core.log);
   core.shutdown.add(once('routing-usage', () => usage.close()));
@@ -83,7 +85,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
-    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client },
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics },
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),

@@ -9,6 +9,7 @@ import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
+import { Drain } from '../lifecycle/drain.js';
 import { createLimits, type Limits } from '../limits/limits.js';
 import { Metrics } from '../metrics/metrics.js';
 import { PubSubHub } from '../pubsub/hub.js';
@@ -57,6 +58,8 @@ export interface Core {
   stores: Stores;
   /** Request rates and the running-session cap, shared by the web and router roles. */
   limits: Limits;
+  /** Begins on SIGTERM, before anything closes. */
+  drain: Drain;
   plane: DataPlane;
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
@@ -117,6 +120,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     metrics,
     stores,
     limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits }),
+    drain: new Drain(),
     plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,
     redisFor,
@@ -125,5 +129,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, limits: core.limits };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, limits: core.limits, drain: core.drain };
 }

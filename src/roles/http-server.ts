@@ -1,12 +1,27 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import type { Drain } from '../lifecycle/drain.js';
 import { once, type Closeable } from '../lifecycle/shutdown.js';
+
+export interface ListenOptions {
+  port: number;
+  /** null: every interface. */
+  host: string | null;
+  /** How long in-flight requests may run once the listener stops accepting; then the rest are cut. */
+  graceMs: number;
+  /** Once draining begins, every answer closes its connection, moving keep-alive clients elsewhere. */
+  drain: Drain;
+}
 
 /**
  * Listens and returns a Closeable that stops accepting connections, lets
- * in-flight requests finish for `graceMs`, then cuts long-lived ones (SSE).
+ * in-flight requests finish for `graceMs`, then cuts whatever is left.
  */
-export async function listen(name: string, handler: RequestListener, port: number, host: string | null, graceMs: number): Promise<{ server: Server; port: number; closer: Closeable }> {
-  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, handler);
+export async function listen(name: string, handler: RequestListener, opts: ListenOptions): Promise<{ server: Server; port: number; closer: Closeable }> {
+  const { port, host, graceMs, drain } = opts;
+  const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
+    if (drain.draining) res.shouldKeepAlive = false;
+    handler(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     const ready = () => {
@@ -18,15 +33,15 @@ export async function listen(name: string, handler: RequestListener, port: numbe
     else server.listen(port, host, ready);
   });
   const actual = (server.address() as { port: number }).port;
-  const closer = once(name, () =>
-    new Promise<void>((resolve) => {
+  const closer = once(name, async () => {
+    await new Promise<void>((resolve) => {
       const force = setTimeout(() => server.closeAllConnections(), graceMs);
       server.close(() => {
         clearTimeout(force);
         resolve();
       });
       server.closeIdleConnections();
-    }),
-  );
+    });
+  });
   return { server, port: actual, closer };
 }

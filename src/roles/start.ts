@@ -2,7 +2,9 @@ import { loadConfig } from '../config/config.js';
 import { createLogger, type Logger } from '../log/logger.js';
 import { countMongo, startRoundTripCounter } from '../../infra/diagnostics/round-trips.js';
 import { once } from '../lifecycle/shutdown.js';
+import { turnMetrics } from '../metrics/actor-metrics.js';
 import { openCore, type Core } from './core.js';
+import { startMetricsServer, watchActorQueues } from './metrics-server.js';
 
 export const ROLES = ['web', 'router', 'worker', 'webhooks'] as const;
 export type Role = (typeof ROLES)[number];
@@ -20,7 +22,7 @@ export function parseRoles(args: string[]): Role[] {
 
 export interface Running {
   core: Core;
-  ports: { web?: number; router?: number };
+  ports: { web?: number; router?: number; metrics?: number };
   close(): Promise<void>;
 }
 
@@ -40,7 +42,8 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics) });
+      watchActorQueues(core, roles);
       try {
         if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core, runtime);
         if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core, runtime);
@@ -51,9 +54,23 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     }
     if (roles.includes('router')) ports.router = (await (await import('./router.js')).startRouter(core)).port;
     if (roles.includes('web')) ports.web = (await (await import('./web.js')).startWeb(core)).port;
+    // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT.
+    if (!roles.includes('web') && !roles.includes('router')) ports.metrics = await startMetricsServer(core, roles);
   } catch (err) {
     await core.shutdown.close();
     throw err;
   }
-  return { core, ports, close: () => core.shutdown.close() };
+  let closing: Promise<void> | null = null;
+  return { core, ports, close: () => (closing ??= drainThenClose(core)) };
+}
+
+/**
+ * Draining first: readiness turns 503, waiters and streams are answered, and
+ * the listeners keep serving for TROUPE_DRAIN_DELAY_MS so a load balancer
+ * notices; then everything closes in order (listeners, actors, connections).
+ */
+async function drainThenClose(core: Core): Promise<void> {
+  core.drain.begin();
+  if (core.config.drainDelayMs > 0) await new Promise((r) => setTimeout(r, core.config.drainDelayMs));
+  await core.shutdown.close();
 }

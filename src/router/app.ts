@@ -1,17 +1,20 @@
 import Koa from 'koa';
-import { RouteNotFoundError } from '../domain/errors.js';
+import { RouteNotFoundError, UnavailableError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { KeyAuthenticator } from '../http/middleware/auth.js';
+import { bodyIdleTimeout } from '../http/middleware/body-timeout.js';
 import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
 import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
+import { modelCallMetrics } from '../metrics/model-metrics.js';
 import { Stickiness } from './conversation.js';
 import { handleRouting, type RouterServices } from './handler.js';
 import { routingEnvelope } from './envelope.js';
 import { matchRoutingPath } from './ingress.js';
 import { RoutingLookup } from './lookup.js';
 import { handleModels, matchModelsPath } from './models.js';
+import { buildRoutingOpenApi } from './openapi.js';
 import { UsageBuffer } from './usage-buffer.js';
 
 /** Bodies carry whole conversations with images, so the limit is well above the base API's. */
@@ -24,8 +27,8 @@ export interface RouterApp {
 }
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
-export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
-  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate });
+export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics) });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys),
@@ -35,15 +38,36 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
+    metrics: deps.metrics,
   };
+  let openapi: Record<string, unknown> | null = null;
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper(routingEnvelope));
+  app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(async (koaCtx) => {
     const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {
       ctx.state.route = '/healthz';
       ctx.body = { status: 'ok', role: 'router' };
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/openapi.json') {
+      ctx.state.route = '/openapi.json';
+      ctx.body = (openapi ??= buildRoutingOpenApi(deps.config.routingPublicUrl));
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/metrics') {
+      ctx.state.route = '/metrics';
+      ctx.type = deps.metrics.registry.contentType;
+      ctx.body = await deps.metrics.registry.metrics();
+      return;
+    }
+    if (ctx.method === 'GET' && ctx.path === '/readyz') {
+      ctx.state.route = '/readyz';
+      // 503 from the first moment of a shutdown, so the load balancer sends new calls elsewhere.
+      if (deps.drain?.draining) throw new UnavailableError('Not ready: this process is shutting down.', 'draining');
+      ctx.body = { status: 'ready', role: 'router' };
       return;
     }
     const models = ctx.method === 'GET' ? matchModelsPath(ctx.path) : null;

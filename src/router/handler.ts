@@ -8,7 +8,7 @@ import { conversationId } from './conversation.js';
 import { authenticateRouting } from './credentials.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';
-import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
 import { streamRouted, type StreamServices } from './stream.js';
 
@@ -71,10 +71,12 @@ async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSign
     try {
       const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(call.orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
+      countSelected(svc.metrics, call, c, failures);
       return call.ingress.wire.serializeResponse(res, routingInfo(call, c, failures));
     } catch (e) {
       if (signal.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
+      countFallback(svc.metrics, c);
       call.log.warn({ model: c.model, err: e.message }, 'routing fallback');
     }
   }

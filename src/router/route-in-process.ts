@@ -3,7 +3,7 @@ import type { Logger } from '../log/logger.js';
 import { conversationId } from './conversation.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import { INGRESS } from './ingress.js';
-import { exhausted, isRetryable, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { countFallback, countSelected, exhausted, isRetryable, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
 import type { StreamServices } from './stream.js';
 
@@ -27,11 +27,13 @@ export async function routeInProcess(svc: StreamServices, orgId: string, routerI
     try {
       const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
+      countSelected(svc.metrics, call, c, failures);
       return { ...res, selected_model: c.model };
     } catch (e) {
       // A cancelled caller gets no fallback to the next candidate.
       if (signal?.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
+      countFallback(svc.metrics, c);
     }
   }
   throw exhausted(failures);

@@ -4,6 +4,7 @@ import { UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
 import type { LlmRequest, Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { CandidateDoc, RouterDoc } from '../store/routers.js';
 import type { StickyRecord, Stickiness } from './conversation.js';
 import type { EffortPlan } from './effort.js';
@@ -56,6 +57,16 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log.warn({ err }, 'could not store routing stickiness'));
   }
   usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, usage.inputTokens, usage.outputTokens, candidatePrice(c));
+}
+
+/** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */
+export function countSelected(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, failures: string[]): void {
+  const reason = failures.length ? 'fallback' : call.sticky?.model === c.model ? 'sticky' : 'first';
+  metrics?.routerSelections.inc({ model: c.model, reason });
+}
+
+export function countFallback(metrics: Metrics | undefined, c: CandidateDoc): void {
+  metrics?.routerFallbacks.inc({ model: c.model });
 }
 
 /** An upstream failure that is not retried, or the last one, as the client sees it. */

@@ -1,18 +1,20 @@
 import type { ServerResponse } from 'node:http';
 import type { Ctx } from '../http/types.js';
+import type { Metrics } from '../metrics/metrics.js';
 import type { LlmClient } from '../llm/client.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { StreamEvent } from '../llm/types.js';
 import type { Stickiness } from './conversation.js';
 import type { RoutingLookup } from './lookup.js';
 import type { UsageBuffer } from './usage-buffer.js';
-import { exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 
 export interface StreamServices {
   lookup: RoutingLookup;
   client: LlmClient;
   stickiness: Stickiness;
   usage: UsageBuffer;
+  metrics?: Metrics;
 }
 
 /** Text, tool-call arguments, a tool call's opening or the end: the upstream has really answered. */
@@ -58,9 +60,11 @@ export async function streamRouted(ctx: Ctx, call: RoutedCall, svc: StreamServic
       if (abort.signal.aborted) return;
       if (!isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
+      countFallback(svc.metrics, c);
       call.log.warn({ model: c.model, err: e.message }, 'routing fallback before first byte');
       continue;
     }
+    countSelected(svc.metrics, call, c, failures);
     return pump(ctx, call, svc, c, failures, head, events, abort.signal);
   }
   throw exhausted(failures);

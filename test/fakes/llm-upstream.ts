@@ -29,6 +29,8 @@ export class FakeLlmUpstream {
   cutStreamAfter: number | null = null;
   /** Streams only: delay before the first event, ms. */
   firstEventDelayMs = 0;
+  /** Every answer (streaming or not): delay before it starts, ms. */
+  delayMs = 0;
   /** Streams only: delay between events, ms (a slow model). */
   eventDelayMs = 0;
   /** Streams the client closed before the last event was written. */
@@ -66,6 +68,7 @@ export class FakeLlmUpstream {
     this.failures.length = 0;
     this.cutStreamAfter = null;
     this.firstEventDelayMs = 0;
+    this.delayMs = 0;
     this.eventDelayMs = 0;
     this.abortedStreams = 0;
     this.reply = { text: 'Hello from the fake.' };
@@ -87,6 +90,7 @@ export class FakeLlmUpstream {
       res.writeHead(status, { 'content-type': 'application/json', ...(failure.retryAfter ? { 'retry-after': failure.retryAfter } : {}) }).end(JSON.stringify(err));
       return;
     }
+    if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
     const reply = typeof this.reply === 'function' ? this.reply(body, kind) : this.reply;
     const model = String(body.model);
     if (body.stream !== true) {

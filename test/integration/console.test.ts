@@ -8,6 +8,7 @@ import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 const ROOT = join(__dirname, '../../..');
 const SCREENSHOT = join(ROOT, 'dist/test-artifacts/console.png');
@@ -60,7 +61,8 @@ describe('console in a browser', function () {
     await page.click(`#agents li[data-agent="${agent.id}"]`);
     await page.fill('#metadata-filter', 'from=console-test');
     await page.click('#session-filter button');
-    await page.waitForFunction("document.querySelectorAll('#sessions li[data-session]').length === 1");
+    // Polled from here: a string predicate polled inside the page is an eval, which the console's CSP forbids.
+    await until(async () => (await page.locator('#sessions li[data-session]').count()) === 1, 10_000);
     await page.click(`#sessions li[data-session="${session.id}"]`);
     await page.waitForSelector('#session[data-stream="open"]');
     await page.fill('#message', 'What is the weather in Oslo?');
@@ -82,7 +84,7 @@ describe('console in a browser', function () {
     await answer.waitFor({ timeout: 30_000 });
     assert.match(await answer.innerText(), /Oslo today: a high of 18 °C \(64\.4 °F\), light snow\./);
     await page.waitForSelector('#transcript li[data-type="session.status_changed"]:has-text("running → idle")');
-    await page.waitForFunction("document.querySelectorAll('#pending form').length === 0");
+    await until(async () => (await page.locator('#pending form').count()) === 0, 10_000);
     const seqs = await page.locator('#transcript li[data-seq]').evaluateAll((els) => [...new Set(els.map((e) => Number(e.getAttribute('data-seq'))))]);
     assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'every event once, in order');
     mkdirSync(join(ROOT, 'dist/test-artifacts'), { recursive: true });

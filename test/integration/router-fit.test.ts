@@ -101,6 +101,13 @@ describe('routing interface: ecosystem fit (official SDKs)', function () {
     assert.equal(unauth.code, 'invalid_api_key');
   });
 
+  it('serves the routing interface as its own OpenAPI document at /openapi.json', async () => {
+    const doc = (await (await fetch(`${h.routerUrl}/openapi.json`)).json()) as { openapi: string; servers: { url: string }[]; paths: Record<string, unknown> };
+    assert.equal(doc.openapi, '3.1.0');
+    assert.equal(doc.servers[0].url, h.env.TROUPE_ROUTING_PUBLIC_URL);
+    for (const p of ['/v1/messages', '/{router_id}/messages', '/v1/chat/completions', '/v1/responses', '/{router_id}/v1/responses', '/v1/models']) assert.ok(doc.paths[p], p);
+  });
+
   it('takes x-api-key only where Anthropic clients send it', async () => {
     const body = JSON.stringify({ model: 'service/routing', messages: [{ role: 'user', content: 'Hi' }] });
     const res = await fetch(`${h.routerUrl}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': h.routingKey }, body });

@@ -80,6 +80,17 @@ export class SessionStream {
     this.out.write(record(ev));
   }
 
+  /**
+   * Ends the stream for a shutdown: a `retry:` field sets how soon the
+   * client's EventSource reconnects (to another process, with Last-Event-ID,
+   * so nothing is lost), then a clean end of the response.
+   */
+  drain(retryMs: number): void {
+    if (this.closed) return;
+    this.out.write(`retry: ${retryMs}\n: server shutting down; reconnect to resume\n\n`);
+    this.close();
+  }
+
   close(): void {
     if (this.closed) return;
     this.closed = true;

@@ -7,25 +7,39 @@
 export type GetHealthzPathParams = Record<string, never>;
 export type GetHealthzQuery = Record<string, never>;
 export type GetHealthzBody = undefined;
-export type GetHealthzResponse = Record<string, unknown>;
+export type GetHealthzResponse = {
+  status: "ok";
+};
 
-/** GET /readyz: Readiness: MongoDB and Redis answer. */
+/** GET /readyz: Readiness: MongoDB and Redis answer, and the process is not shutting down. */
 export type GetReadyzPathParams = Record<string, never>;
 export type GetReadyzQuery = Record<string, never>;
 export type GetReadyzBody = undefined;
-export type GetReadyzResponse = Record<string, unknown>;
+export type GetReadyzResponse = {
+  status: "ready";
+  checks: Array<{
+    name: string;
+    ok: boolean;
+    error?: string;
+    ms: number;
+  }>;
+};
 
 /** GET /metrics: Prometheus metrics of this process. */
 export type GetMetricsPathParams = Record<string, never>;
 export type GetMetricsQuery = Record<string, never>;
 export type GetMetricsBody = undefined;
-export type GetMetricsResponse = Record<string, unknown>;
+export type GetMetricsResponse = unknown;
 
 /** GET /v1/openapi.json: This API described as OpenAPI 3.1, generated from the request schemas. */
 export type GetV1OpenapiJsonPathParams = Record<string, never>;
 export type GetV1OpenapiJsonQuery = Record<string, never>;
 export type GetV1OpenapiJsonBody = undefined;
-export type GetV1OpenapiJsonResponse = Record<string, unknown>;
+export type GetV1OpenapiJsonResponse = {
+  openapi: string;
+  info: Record<string, unknown>;
+  paths: Record<string, unknown>;
+};
 
 /** PUT /v1/credentials/{name}: Create or replace a stored credential. */
 export type PutV1CredentialsNamePathParams = { name: string };
@@ -512,7 +526,7 @@ export type DeleteV1FilesFileIdResponse = void;
 export type GetV1FilesFileIdContentPathParams = { file_id: string };
 export type GetV1FilesFileIdContentQuery = Record<string, never>;
 export type GetV1FilesFileIdContentBody = undefined;
-export type GetV1FilesFileIdContentResponse = Record<string, unknown>;
+export type GetV1FilesFileIdContentResponse = unknown;
 
 /** POST /v1/storage-bindings: Create a storage binding: a named, persistent file area for sessions. */
 export type PostV1StorageBindingsPathParams = Record<string, never>;
@@ -1194,15 +1208,73 @@ export type GetV1SessionsSessionIdMessagesMessageIdResponse = {
 
 /** GET /v1/sessions/{session_id}/transcript: The whole conversation: JSON by default, plain text with ?format=text. */
 export type GetV1SessionsSessionIdTranscriptPathParams = { session_id: string };
-export type GetV1SessionsSessionIdTranscriptQuery = Record<string, never>;
+export type GetV1SessionsSessionIdTranscriptQuery = { format?: "json" | "text" };
 export type GetV1SessionsSessionIdTranscriptBody = undefined;
-export type GetV1SessionsSessionIdTranscriptResponse = Record<string, unknown>;
+export type GetV1SessionsSessionIdTranscriptResponse = {
+  session: {
+    id: string;
+    name: string | null;
+    agent_id: string;
+    version_id: string;
+    storage_binding_id?: string | null;
+    llm_id: string;
+    internet_access?: boolean;
+    status: "idle" | "running";
+    last_message_id: string | null;
+    last_message_status: string | null;
+    created_at: string;
+    metadata: {
+      [key: string]: string;
+    };
+  };
+  messages: Array<{
+    id: string;
+    session_id: string;
+    sequence_number: number;
+    parts: Array<{
+      type: "text" | "file" | "image";
+      text?: string;
+      file_id?: string;
+    }>;
+    metadata: {
+      [key: string]: string;
+    } | null;
+    status: "queued" | "running" | "requires_action" | "completed" | "failed" | "cancelled";
+    attempt: number;
+    output: {
+      parts: Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "tool_call";
+        id: string;
+        name: string;
+        arguments: {
+          [key: string]: unknown;
+        };
+      } | {
+        type: "tool_result";
+        tool_call_id: string;
+        tool_name: string;
+        content: Array<{
+          type: "text";
+          text: string;
+        }>;
+        is_error: boolean;
+      }>;
+    };
+    error: string | null;
+    created_at: string;
+    completed_at: string | null;
+  }>;
+  truncated: boolean;
+};
 
 /** GET /v1/sessions/{session_id}/stream: Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records. */
 export type GetV1SessionsSessionIdStreamPathParams = { session_id: string };
-export type GetV1SessionsSessionIdStreamQuery = Record<string, never>;
+export type GetV1SessionsSessionIdStreamQuery = { last_event_id?: string; deltas?: "true" | "false" };
 export type GetV1SessionsSessionIdStreamBody = undefined;
-export type GetV1SessionsSessionIdStreamResponse = Record<string, unknown>;
+export type GetV1SessionsSessionIdStreamResponse = unknown;
 
 /** GET /v1/sessions/{session_id}/tool-calls: Tool calls of the running message that wait for a result (?status=pending, the only status listed). */
 export type GetV1SessionsSessionIdToolCallsPathParams = { session_id: string };

@@ -28,6 +28,8 @@ async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, 
     if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
   });
   const timer = setTimeout(() => done(false), ms);
+  // A shutting-down process answers now (202 with the message to poll) rather than being cut off.
+  const offDrain = deps.drain?.onDrain(() => done(false)) ?? (() => undefined);
   // Pub/sub can miss a message across a reconnect; the read model cannot.
   const poll = setInterval(() => {
     void deps.stores.messages.get(orgId, sessionId, messageId).then((m) => m && TERMINAL_MESSAGE_STATUSES.includes(m.status) && done(true), () => undefined);
@@ -38,6 +40,7 @@ async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, 
     return await finished;
   } finally {
     clearTimeout(timer);
+    offDrain();
     clearInterval(poll);
     unsubscribe();
   }

@@ -5,7 +5,7 @@ import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';
-import { messageListResponse, messageResponse } from './responses.js';
+import { messageListResponse, messageResponse, sessionResponse } from './responses.js';
 
 const TRANSCRIPT_MAX = 1000;
 
@@ -61,6 +61,9 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/transcript',
       summary: 'The whole conversation: JSON by default, plain text with ?format=text.',
       tag: 'messages',
+      query: { type: 'object', properties: { format: { type: 'string', enum: ['json', 'text'] } } },
+      response: { type: 'object', required: ['session', 'messages', 'truncated'], properties: { session: sessionResponse, messages: { type: 'array', items: messageResponse }, truncated: { type: 'boolean' } } },
+      responseContent: { 'text/plain': { type: 'string', description: 'With ?format=text: one line per turn.' } },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);

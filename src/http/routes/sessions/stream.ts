@@ -6,6 +6,9 @@ import { requireAuth, type RouteSpec } from '../../types.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
 import { SESSION_DELETED } from '../../../../actors/session/delete.js';
 
+/** How soon a client cut off by a shutdown reconnects; long enough for the load balancer to have noticed /readyz. */
+export const DRAIN_RETRY_MS = 1000;
+
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -14,6 +17,16 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/stream',
       summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
+      query: { type: 'object', properties: { last_event_id: { type: 'string', description: 'Resume after this event id (<session_id>:<n>); the Last-Event-ID header wins.' }, deltas: { type: 'string', enum: ['true', 'false'], description: 'Also send ephemeral assistant.delta records.' } } },
+      responseContent: {
+        'text/event-stream': {
+          // OpenAPI 3.1 reads an event stream's schema as one event's: the SSE fields as a client's parser yields them.
+          type: 'object',
+          required: ['event', 'data'],
+          properties: { id: { type: 'string' }, event: { type: 'string' }, data: { type: 'string', contentMediaType: 'application/json' }, retry: { type: 'integer' } },
+          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
+        },
+      },
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
@@ -39,14 +52,25 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           if (!id || !ended.has(id)) stream.sendEphemeral('assistant.delta', msg);
         };
         const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), onDelta) : () => undefined;
+        // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
+        deps.metrics.sseClients.inc();
+        let subscribed = true;
         const unsubscribe = () => {
+          if (!subscribed) return;
+          subscribed = false;
+          deps.metrics.sseClients.dec();
           unsubscribeEvents();
           unsubscribeDeltas();
         };
         const stop = () => {
           unsubscribe();
+          offDrain();
           stream.close();
         };
+        const offDrain = deps.drain?.onDrain(() => {
+          unsubscribe();
+          stream.drain(DRAIN_RETRY_MS);
+        }) ?? (() => undefined);
         ctx.req.once('close', stop);
         stream.out.once('close', unsubscribe);
         ctx.req.socket.setTimeout(0);

@@ -60,6 +60,8 @@ export function sourceSnapshotRoutes({ config, stores }: AppDeps): RouteSpec[] {
       summary: 'Upload the archive; authorised by the X-Upload-Token from the reservation, not the API key.',
       tag: 'source-snapshots',
       auth: 'custom',
+      customAuth: 'uploadToken',
+      errors: [409],
       rawBody: { contentType: UPLOAD_CONTENT_TYPE, description: 'The .tar.gz archive, exactly size_bytes long.' },
       response: uploadResponse,
       handler: (ctx) => handleUpload(ctx, stores, tokens),

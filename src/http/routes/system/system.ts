@@ -33,15 +33,27 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
       summary: 'Liveness: the process is up.',
       tag: 'system',
       auth: 'none',
+      response: { type: 'object', required: ['status'], properties: { status: { type: 'string', const: 'ok' } }, additionalProperties: true },
       handler: async () => ({ status: 'ok', ...(deps.health?.() ?? {}) }),
     },
     {
       method: 'GET',
       path: '/readyz',
-      summary: 'Readiness: MongoDB and Redis answer.',
+      summary: 'Readiness: MongoDB and Redis answer, and the process is not shutting down.',
       tag: 'system',
       auth: 'none',
+      errors: [503],
+      response: {
+        type: 'object',
+        required: ['status', 'checks'],
+        properties: {
+          status: { type: 'string', const: 'ready' },
+          checks: { type: 'array', items: { type: 'object', required: ['name', 'ok', 'ms'], properties: { name: { type: 'string' }, ok: { type: 'boolean' }, error: { type: 'string' }, ms: { type: 'number' } } } },
+        },
+      },
       handler: async (ctx) => {
+        // At once on SIGTERM, so the load balancer stops sending new work while in-flight requests finish.
+        if (deps.drain?.draining) throw new UnavailableError('Not ready: this process is shutting down.', 'draining');
         const checks = await Promise.all([
           probe('mongodb', () => deps.db.command({ ping: 1 })),
           probe('redis', async () => {
@@ -64,6 +76,7 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
       summary: 'Prometheus metrics of this process.',
       tag: 'system',
       auth: 'none',
+      responseContent: { 'text/plain': { type: 'string', description: 'Prometheus text exposition format 0.0.4.' } },
       handler: async (ctx) => {
         ctx.type = deps.metrics.registry.contentType;
         ctx.body = await deps.metrics.registry.metrics();
@@ -76,6 +89,7 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
       summary: 'This API described as OpenAPI 3.1, generated from the request schemas.',
       tag: 'system',
       auth: 'none',
+      response: { type: 'object', required: ['openapi', 'info', 'paths'], properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } } },
       handler: async () => (openapi ??= buildOpenApi(allRoutes(), deps.config.publicUrl)),
     },
   ];

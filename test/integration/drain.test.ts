@@ -1,0 +1,139 @@
+import assert from 'node:assert/strict';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { agentWith } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
+import { json, until } from '../support/wait.js';
+
+const text = (t: string) => [{ type: 'text', text: t }];
+
+/** Reads a whole SSE response as text; resolves when the server ends it, rejects if it is cut. */
+async function readToEnd(res: Response): Promise<string> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let out = '';
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return out;
+    out += decoder.decode(value, { stream: true });
+  }
+}
+
+/**
+ * Graceful drain, each point against a real process sent SIGTERM. The
+ * in-process harness holds the agent and (for the web test) the worker that
+ * finishes the turn; the process under test shares its database and Redis.
+ */
+describe('graceful drain on SIGTERM', function () {
+  this.timeout(90_000);
+  let fake: FakeLlmUpstream;
+  const procs: RoleProcess[] = [];
+
+  before(async () => {
+    fake = await FakeLlmUpstream.start();
+  });
+  after(async () => {
+    for (const p of procs) p.kill('SIGKILL');
+    await Promise.all(procs.map((p) => p.exited));
+    await fake?.close();
+  });
+
+  describe('web', () => {
+    let h: Harness;
+    let web: RoleProcess;
+    before(async () => {
+      h = await startHarness({ roles: ['web', 'worker'], env: { TROUPE_SESSION_SHARDS: '4' } });
+      web = await startRoleProcess(['web'], { ...h.env, PORT: '0', TROUPE_DRAIN_DELAY_MS: '1500', TROUPE_SHUTDOWN_TIMEOUT_MS: '10000' });
+      procs.push(web);
+    });
+    after(async () => h?.close());
+
+    it('turns /readyz 503 at once, answers sync waiters 202, ends SSE with retry:, finishes in-flight requests, exits 0', async () => {
+      const base = `http://127.0.0.1:${web.ports.web}`;
+      const auth = { Authorization: `Bearer ${h.apiKey}` };
+      const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'slow', base_url: fake.openaiBase }] });
+      const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } }), 201)).id;
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      fake.delayMs = 4000;
+
+      const stream = await fetch(`${base}/v1/sessions/${sid}/stream`, { headers: { ...auth, Accept: 'text/event-stream' } });
+      assert.equal(stream.status, 200);
+      const streamText = readToEnd(stream);
+      const sync = fetch(`${base}/v1/sessions/${sid}/messages/sync`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ parts: text('slow one') }) });
+      // A multipart upload whose last bytes are sent only after SIGTERM: an in-flight request.
+      const boundary = 'drainboundary';
+      let feed!: ReadableStreamDefaultController<Uint8Array>;
+      const body = new ReadableStream<Uint8Array>({ start: (c) => void (feed = c) });
+      const enc = new TextEncoder();
+      feed.enqueue(enc.encode(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\nfirst half, `));
+      const upload = fetch(`${base}/v1/files`, { method: 'POST', headers: { ...auth, 'content-type': `multipart/form-data; boundary=${boundary}` }, body, duplex: 'half' } as RequestInit);
+      await until(async () => fake.requests.length > 0, 10_000); // the turn is at the model: sync is waiting
+
+      const signalled = Date.now();
+      web.kill('SIGTERM');
+      await web.waitForLog('shutting down', 5000);
+      const ready = await fetch(`${base}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(((await ready.json()) as any).error.code, 'draining');
+
+      const syncRes = await sync;
+      assert.equal(syncRes.status, 202, 'the waiter is answered, not cut');
+      const message = (await syncRes.json()) as { id: string; status: string };
+      assert.ok(Date.now() - signalled < 3000, 'answered at once, well before the 4 s model call ends');
+      assert.ok(['queued', 'running'].includes(message.status), message.status);
+
+      const sse = await streamText;
+      assert.match(sse, /\nretry: \d+\n/, 'a retry: hint before the end');
+      assert.ok(sse.trimEnd().endsWith('reconnect to resume'), 'the hint is the last thing sent');
+
+      feed.enqueue(enc.encode(`second half\r\n--${boundary}--\r\n`));
+      feed.close();
+      const uploaded = await upload;
+      assert.equal(uploaded.status, 201, await uploaded.clone().text());
+      const file = (await uploaded.json()) as { id: string };
+      const bytes = await (await h.api(`/v1/files/${file.id}/content`)).text();
+      assert.equal(bytes, 'first half, second half', 'the whole upload arrived');
+
+      assert.equal(await web.exited, 0, 'a clean exit');
+      // Nothing lost: the message the waiter was told to poll completes (on the harness's worker).
+      const done = await until(async () => {
+        const m = await json<{ status: string }>(await h.api(`/v1/sessions/${sid}/messages/${message.id}`), 200);
+        return m.status === 'completed' ? m : null;
+      }, 30_000);
+      assert.equal(done.status, 'completed');
+    });
+  });
+
+  describe('worker', () => {
+    let h: Harness;
+    before(async () => {
+      fake.reset();
+      h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: '4', TROUPE_ACTOR_LOCK_MS: '2000' } });
+    });
+    after(async () => h?.close());
+
+    it('finishes or hands back the current turn, exits 0, and the turn completes exactly once', async () => {
+      const env = { ...h.env, TROUPE_SESSION_SHARDS: '4', TROUPE_ACTOR_LOCK_MS: '2000', TROUPE_SHUTDOWN_TIMEOUT_MS: '10000' };
+      const first = await startRoleProcess(['worker'], env);
+      procs.push(first);
+      const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'slow', base_url: fake.openaiBase }] });
+      const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } }), 201)).id;
+      fake.delayMs = 1500;
+      await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('mid-turn') } }), 201);
+      await until(async () => fake.requests.length > 0, 10_000);
+      first.kill('SIGTERM');
+      assert.equal(await first.exited, 0, 'a clean exit within the shutdown timeout');
+      // A second worker takes over whatever was handed back.
+      procs.push(await startRoleProcess(['worker'], env));
+      const messages = await until(async () => {
+        const page = await json<{ messages: { id: string; status: string }[] }>(await h.api(`/v1/sessions/${sid}/messages`), 200);
+        return page.messages.length === 1 && page.messages[0].status === 'completed' ? page.messages : null;
+      }, 30_000);
+      assert.equal(messages.length, 1);
+      const events = await json<{ events: { type: string; sequence_number: number }[] }>(await h.api(`/v1/sessions/${sid}/events?limit=100`), 200);
+      const seqs = events.events.map((e) => e.sequence_number);
+      assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'no gap or duplicate in the ledger');
+      assert.equal(events.events.filter((e) => e.type === 'assistant.message_completed').length, 1, 'the model answer is recorded once');
+    });
+  });
+});
