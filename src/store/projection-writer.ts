@@ -36,9 +36,7 @@ export class ProjectionWriter {
       const { id, ...rest } = item.session;
       return { updateOne: { filter: { _id: id }, update: { $set: rest } } };
     });
-    const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) =>
-      item.messages.map(({ id, output, ...rest }) => ({ replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: item.orgId }, upsert: true } })),
-    );
+    const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) => this.messages.saveOps(item.orgId, item.messages));
     // Messages first, the sessions last: a session document that notes a command (recent_commands,
     // last_sequence) is the commit point, so a process that dies between the two writes leaves a
     // session the next turn catches up from the ledger, never one whose messages were not written
