@@ -13,9 +13,7 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
     appName,
     serverSelectionTimeoutMS: 5000,
     connectTimeoutMS: 5000,
-    // FerretDB and a single mongod are not replica sets; never let the driver
-    // wait for a topology it will not find.
-    directConnection: !url.startsWith('mongodb+srv:') && !/replicaSet=/.test(url),
+    directConnection: directConnectionFor(url),
     maxPoolSize: 50,
     // Only for the benchmarks' round-trip counts: every command then emits an event.
     monitorCommands: opts.monitorCommands ?? false,
@@ -23,6 +21,18 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
   await client.connect();
   const handle = once('mongo', () => client.close());
   return { name: handle.name, close: handle.close, client, db: client.db(dbName), sharded: await isMongos(client) };
+}
+
+/**
+ * FerretDB and a single mongod are not replica sets; never let the driver
+ * wait for a topology it will not find. A seed list (several mongos, or
+ * replica-set members) or an SRV record is a topology to discover: the driver
+ * refuses a direct connection to several hosts.
+ */
+export function directConnectionFor(url: string): boolean {
+  if (url.startsWith('mongodb+srv:') || /[?&]replicaSet=/.test(url)) return false;
+  const hosts = url.replace(/^mongodb:\/\//, '').split(/[/?]/)[0].split('@').pop() ?? '';
+  return !hosts.includes(',');
 }
 
 /**
