@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import type { MessageState, SessionState } from '../domain/ledger.js';
-import { GroupCommit, type Pending } from './group-commit.js';
+import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 import type { MessageDoc, MessageStore } from './messages.js';
 import type { SessionDoc, SessionStore } from './sessions.js';
 
@@ -40,8 +40,8 @@ export class ProjectionWriter {
       item.messages.map(({ id, output, ...rest }) => ({ replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: item.orgId }, upsert: true } })),
     );
     await Promise.all([
-      this.sessions.col.bulkWrite(sessionOps, { ordered: false }),
-      messageOps.length ? this.messages.col.bulkWrite(messageOps, { ordered: false }) : Promise.resolve(),
+      this.sessions.col.bulkWrite(sessionOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS }),
+      messageOps.length ? this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS }) : Promise.resolve(),
     ]);
     for (const p of batch) p.resolve();
   }
