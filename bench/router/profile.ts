@@ -10,6 +10,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 
 function where(url: string): string {
@@ -48,6 +49,30 @@ export function summariseProfile(dir: string): void {
   for (const [p, c] of [...places].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`| ${p} | ${pct(c)} |`);
   console.log('\n| function | self time |\n|---|---|');
   for (const [f, c] of [...fns].sort((a, b) => b[1] - a[1]).slice(0, 25)) console.log(`| ${f} | ${pct(c)} |`);
+  console.log('\n| Troupe function (with what it calls) | total time |\n|---|---|');
+  for (const [f, c] of inclusive(prof.nodes, counts).slice(0, 15)) console.log(`| ${f} | ${pct(c)} |`);
+}
+
+/** Time in each of Troupe's own functions including its callees: where a request's CPU is spent, by step. */
+function inclusive(nodes: ProfileNode[], counts: Map<number, number>): [string, number][] {
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const parent = new Map<number, number>();
+  for (const n of nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const total = new Map<string, number>();
+  for (const [id, c] of counts) {
+    if (['(idle)', '(program)'].includes(byId.get(id)!.callFrame.functionName)) continue;
+    const seen = new Set<string>();
+    for (let x: number | undefined = id; x !== undefined; x = parent.get(x)) {
+      const f = byId.get(x)!.callFrame;
+      const own = /\/dist\/(src\/[^:]+)/.exec(f.url);
+      const key = own && `${f.functionName || '(anonymous)'} — ${own[1]}:${f.lineNumber + 1}`;
+      if (key && !seen.has(key)) {
+        seen.add(key);
+        total.set(key, (total.get(key) ?? 0) + c);
+      }
+    }
+  }
+  return [...total].sort((a, b) => b[1] - a[1]);
 }
 
 if (require.main === module) summariseProfile(process.argv[2]);
