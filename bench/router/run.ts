@@ -8,7 +8,8 @@
  *  - the same calls through LiteLLM's proxy and Portkey's gateway (unless --no-litellm / --no-portkey),
  *    interleaved with the router in the same rounds
  *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--profile]
+ *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -26,9 +27,11 @@ import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
+/** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
+const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
 
 function spawnNode(script: string, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
@@ -121,7 +124,7 @@ async function run(): Promise<void> {
   const [webPort, routerPort] = [await freePort(), await freePort()];
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS }; // the fake upstream is plain HTTP on loopback
+  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(values['no-rate-limit'] ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
   const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
   const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
