@@ -34,6 +34,18 @@ export class Asker {
 
   async start(): Promise<void> {
     this.unsubscribe = await this.hub.subscribe(this.channel, (raw) => this.onReply(raw));
+    // A reply published while the subscriber is away never arrives, and a Redis that went
+    // away may have lost the command too: answer 503 at once rather than at the timeout,
+    // so the client retries (with its Idempotency-Key) as soon as Redis is back.
+    this.hub.onDisconnect(() => this.failWaiting(new UnavailableError('The connection to the session actors was interrupted; the command may still be applied. Retry with the same Idempotency-Key.', 'session_unavailable')));
+  }
+
+  private failWaiting(err: Error): void {
+    for (const [, w] of this.waiting) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+    this.waiting.clear();
   }
 
   private onReply(raw: string): void {
@@ -60,6 +72,8 @@ export class Asker {
       }, this.timeoutMs);
       this.waiting.set(request_id, { resolve, reject, timer });
     });
+    // It may be rejected (a dropped connection) while the send below is still pending: not unhandled.
+    result.catch(() => undefined);
     const reply_to: ReplyTo = { channel: this.channel, request_id };
     try {
       await this.dispatcher.send([{ ...send, data: { ...(send.data as object), reply_to }, job_id: `${send.job_id}.${request_id}` }]);
@@ -74,10 +88,6 @@ export class Asker {
 
   async close(): Promise<void> {
     this.unsubscribe?.();
-    for (const [, w] of this.waiting) {
-      clearTimeout(w.timer);
-      w.reject(new UnavailableError('The server is shutting down.', 'shutting_down'));
-    }
-    this.waiting.clear();
+    this.failWaiting(new UnavailableError('The server is shutting down.', 'shutting_down'));
   }
 }

@@ -12,6 +12,14 @@ import { outstanding } from './outstanding.js';
 const PAGE = 500;
 /** Bounds one sweep's work; the rest is reached on the next sweeps. */
 const MAX_PER_SWEEP = 5000;
+/** A still session whose jobs are all there is looked at again after a growing gap, at most this long. */
+const MAX_GAP_MS = 60_000;
+
+interface Watch {
+  seq: number;
+  due: number;
+  gap: number;
+}
 
 export interface SweeperDeps {
   sessions: Pick<SessionStore, 'running'>;
@@ -22,6 +30,9 @@ export interface SweeperDeps {
   outbox: { send(sends: Send[]): Promise<void> };
   publicUrl: string;
   log: { warn(obj: object, msg: string): void };
+  /** Redis's run_id (INFO server): it changes when Redis restarts. */
+  redisRunId(): Promise<string>;
+  intervalMs: number;
 }
 
 export interface SweepResult {
@@ -33,39 +44,59 @@ export interface SweepResult {
  * Finds work that Redis lost (a restart without persistence, a failover) and
  * hands it back to the session actors. MongoDB's read models are the truth:
  * a session they show `running` must have a job for whatever it waits on.
- * A session whose ledger did not move since the previous sweep, and whose
- * outstanding jobs (outstanding.ts) are missing or dead, gets a
- * `session.resume` command. The command's job id is fixed by the session's
+ * A session whose outstanding jobs (outstanding.ts) are missing or dead gets
+ * a `session.resume` command. Every running session is looked at right after
+ * Redis restarted; otherwise only sessions that stood still since the last
+ * sweep are, with a growing gap while their jobs are there (thousands of
+ * queued batch sessions must not cost thousands of reads every few seconds). The command's job id is fixed by the session's
  * sequence number and the actor re-issues jobs under their original ids, so
  * any number of sweepers, run any number of times, add no turn to a ledger.
  */
 export class StrandedWorkSweeper {
-  /** last_sequence of each running session at the previous sweep. */
-  private previous = new Map<string, number>();
+  /** Running sessions seen: their sequence then, and when their jobs are next worth a look. */
+  private watch = new Map<string, Watch>();
+  private runId: string | null = null;
 
   constructor(private readonly deps: SweeperDeps) {}
 
   async sweep(now = new Date()): Promise<SweepResult> {
-    const seen = new Map<string, number>();
+    // A Redis that restarted (its run_id changed) may have lost anything: look at every running session at once.
+    const runId = await this.deps.redisRunId();
+    const restarted = runId !== this.runId;
+    this.runId = runId;
+    const next = new Map<string, Watch>();
     const resumed: string[] = [];
+    const t = now.getTime();
     let after: string | null = null;
-    while (seen.size < MAX_PER_SWEEP) {
+    while (next.size < MAX_PER_SWEEP) {
       const page: SessionDoc[] = await this.deps.sessions.running(PAGE, after);
       for (const doc of page) {
-        seen.set(doc._id, doc.last_sequence);
-        // Moving sessions are not stranded; only a still one is worth a look at its jobs.
-        if (this.previous.get(doc._id) !== doc.last_sequence) continue;
+        const w = this.watch.get(doc._id);
+        const moved = !w || w.seq !== doc.last_sequence;
+        // A moving session is not stranded; a still one is looked at, then less and less often while its jobs are there.
+        if (!restarted && (moved || t < w.due)) {
+          next.set(doc._id, moved ? this.fresh(doc, t) : w);
+          continue;
+        }
         if (await this.stranded(doc, now)) {
           await this.deps.outbox.send([sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')]);
           resumed.push(doc._id);
+          next.set(doc._id, this.fresh(doc, t));
+        } else {
+          const gap = Math.min(MAX_GAP_MS, (w?.gap ?? this.deps.intervalMs) * 2);
+          next.set(doc._id, { seq: doc.last_sequence, gap, due: t + gap });
         }
       }
       if (page.length < PAGE) break;
       after = page[page.length - 1]._id;
     }
-    this.previous = seen;
-    if (resumed.length) this.deps.log.warn({ sessions: resumed.length, sample: resumed.slice(0, 5) }, 'resumed sessions whose queued work was lost');
-    return { running: seen.size, resumed };
+    this.watch = next;
+    if (resumed.length) this.deps.log.warn({ sessions: resumed.length, sample: resumed.slice(0, 5), redis_restarted: restarted }, 'resumed sessions whose queued work was lost');
+    return { running: next.size, resumed };
+  }
+
+  private fresh(doc: SessionDoc, t: number): Watch {
+    return { seq: doc.last_sequence, gap: this.deps.intervalMs, due: t + this.deps.intervalMs };
   }
 
   private async stranded(doc: SessionDoc, now: Date): Promise<boolean> {

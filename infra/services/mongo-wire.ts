@@ -39,6 +39,8 @@ export interface MongoWireOptions {
   kind?: MongoKind;
   /** mongo-java-server only: keep nothing on disk (faster, for throwaway runs). */
   memory?: boolean;
+  /** A given port lets a fault test restart the server in place, on the same data. */
+  port?: number;
 }
 
 /** Starts a local MongoDB-wire server with its data under `dataDir`, on a free loopback port. */
@@ -49,7 +51,7 @@ export async function startMongoWire(
 ): Promise<{ url: string; proc: ManagedProcess; kind: MongoKind }> {
   mkdirSync(dataDir, { recursive: true });
   const kind = opts.kind ?? localMongoKind();
-  const port = await freePort();
+  const port = opts.port ?? (await freePort());
   const url = `mongodb://127.0.0.1:${port}/`;
   let proc: ManagedProcess;
   if (kind === 'mongod') {

@@ -60,6 +60,8 @@ export function startManaged(name: string, cmd: string, args: string[], opts: { 
   let stopping: Promise<void> | null = null;
   const stop = () =>
     (stopping ??= new Promise<void>((resolve) => {
+      // Declared first: `done` also runs at once when the child has already exited.
+      let timer: NodeJS.Timeout | undefined;
       const done = () => {
         clearTimeout(timer);
         try {
@@ -70,7 +72,7 @@ export function startManaged(name: string, cmd: string, args: string[], opts: { 
         resolve();
       };
       if (child.exitCode !== null || child.signalCode !== null) return done();
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       child.once('exit', done);
       child.kill('SIGTERM');
     }));

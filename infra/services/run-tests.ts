@@ -16,7 +16,7 @@ import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
-    const child = spawn(process.execPath, [bin, '--config', config, ...process.argv.slice(2).filter((a) => !a.startsWith('--integration-only') && !a.startsWith('--unit-only'))], {
+    const child = spawn(process.execPath, [bin, '--config', config, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
       env,
       stdio: 'inherit',
       cwd: resolve(__dirname, '../../..'),
@@ -24,6 +24,8 @@ function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
     child.on('exit', (code, signal) => res(code ?? (signal ? 1 : 0)));
   });
 }
+
+const MODES = ['--unit-only', '--integration-only', '--faults-only'];
 
 interface Leg {
   name: string;
@@ -55,7 +57,13 @@ function banner(text: string): void {
   process.stderr.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
 }
 
-async function runLeg(leg: Leg, index: number, total: number, chromium: string): Promise<LegResult> {
+/** Which suites a leg runs: the fault suite (test/faults/) runs on the first leg only, to keep CI bounded. */
+interface Suites {
+  integration: boolean;
+  faults: boolean;
+}
+
+async function runLeg(leg: Leg, index: number, total: number, chromium: string, suites: Suites): Promise<LegResult> {
   const started = Date.now();
   banner(`integration leg ${index + 1}/${total}: ${leg.name}`);
   let services;
@@ -71,13 +79,10 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string):
   process.once('SIGINT', stopOnSignal);
   process.once('SIGTERM', stopOnSignal);
   try {
-    const failures = await mocha('.mocharc.integration.json', {
-      ...process.env,
-      REDIS_URL: services.redisUrl,
-      MONGODB_URL: services.mongodbUrl,
-      TROUPE_TEST_MONGO_KIND: services.mongoKind,
-      TROUPE_CHROMIUM: chromium,
-    });
+    const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium, TROUPE_TEST_LEG: String(index + 1) };
+    let failures = suites.integration ? await mocha('.mocharc.integration.json', env) : 0;
+    // `npm test` runs the fault suite at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
+    if (suites.faults) failures += await mocha('.mocharc.faults.json', env);
     return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
   } finally {
     process.off('SIGINT', stopOnSignal);
@@ -89,17 +94,18 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string):
 async function run(): Promise<number> {
   const onlyIntegration = process.argv.includes('--integration-only');
   const onlyUnit = process.argv.includes('--unit-only');
+  const onlyFaults = process.argv.includes('--faults-only');
   let failures = 0;
-  if (!onlyIntegration) {
+  if (!onlyIntegration && !onlyFaults) {
     banner('unit tests');
     failures += await mocha('.mocharc.unit.json', process.env);
   }
   if (onlyUnit) return failures;
-  const legs = matrixLegs();
+  const legs = onlyFaults ? matrixLegs().slice(0, 1) : matrixLegs();
   // The console's browser test needs a browser; install it up front like the servers.
   const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
   const results: LegResult[] = [];
-  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium));
+  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium, { integration: !onlyFaults, faults: !onlyIntegration && i === 0 }));
   banner('integration matrix summary');
   for (const r of results) {
     const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);

@@ -33,6 +33,8 @@ export interface Config {
   readonly modelsAllowPrivate: boolean;
   /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
   readonly sweepIntervalMs: number;
+  /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
+  readonly bodyIdleTimeoutMs: number;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
+    bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,

@@ -3,6 +3,7 @@ import { RouteNotFoundError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
 import { consoleAssets } from './console.js';
 import { KeyAuthenticator } from './middleware/auth.js';
+import { bodyIdleTimeout } from './middleware/body-timeout.js';
 import { errorMapper } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
 import { mountRoutes } from './route-table.js';
@@ -16,6 +17,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   const router = mountRoutes(allRoutes(deps), auth, deps.config.maxBodyBytes, deps.limits?.requests);
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper());
+  app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(consoleAssets());
   app.use(router.routes());
   app.use(async (ctx) => {

@@ -48,6 +48,15 @@ export class PubSubHub {
     if (!this.closed) void this.sub.unsubscribe(channel).catch(() => undefined);
   }
 
+  /**
+   * Calls `fn` whenever the subscriber connection drops. Messages published
+   * until it is back (ioredis resubscribes on its own) are lost for good, so
+   * whoever waits for one should stop waiting.
+   */
+  onDisconnect(fn: () => void): void {
+    this.sub.on('close', fn);
+  }
+
   get channelCount(): number {
     return this.listeners.size;
   }

@@ -18,6 +18,8 @@ export function startSweeper(core: Core, versions: VersionCache): void {
     outbox: dispatcher,
     publicUrl: core.config.publicUrl,
     log: core.log,
+    redisRunId: async () => /run_id:(\w+)/.exec(await core.redis.info('server'))?.[1] ?? '',
+    intervalMs: core.config.sweepIntervalMs,
   });
   let running: Promise<void> | null = null;
   const timer = setInterval(() => {

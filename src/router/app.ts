@@ -2,6 +2,7 @@ import Koa from 'koa';
 import { RouteNotFoundError, UnavailableError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { KeyAuthenticator } from '../http/middleware/auth.js';
+import { bodyIdleTimeout } from '../http/middleware/body-timeout.js';
 import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
 import type { AppState, Ctx } from '../http/types.js';
@@ -43,6 +44,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
   const app = new Koa<AppState>({ proxy: true });
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper(routingEnvelope));
+  app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(async (koaCtx) => {
     const ctx = koaCtx as unknown as Ctx;
     if (ctx.method === 'GET' && ctx.path === '/healthz') {

@@ -4,6 +4,15 @@ import { ConflictError, UnprocessableError } from '../domain/errors.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * How long an in-flight claim holds its key. Past it, the request that made
+ * the claim is taken to be dead (its process killed, or its release lost to
+ * a database outage) and a retry may take the claim over. It is well above
+ * the longest a live request works under a claim: the session ask's 15 s
+ * and the driver's 30 s server selection.
+ */
+export const IN_FLIGHT_LEASE_MS = 60_000;
+
 interface IdempotencyDoc {
   _id: string;
   scope: string;
@@ -53,6 +62,7 @@ export class IdempotencyStore {
         throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
       }
       if (existing.state === 'in_flight') {
+        if (Date.now() - existing.created_at.getTime() > IN_FLIGHT_LEASE_MS && (await this.takeOver(existing))) return { kind: 'claimed', id };
         throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly.', 'idempotency_key_in_flight', 'Idempotency-Key');
       }
       return { kind: 'replay', status: existing.status ?? 200, response: existing.response ?? 'null' };
@@ -60,13 +70,35 @@ export class IdempotencyStore {
     throw new ConflictError('Idempotency-Key could not be claimed; retry.', 'idempotency_key_in_flight', 'Idempotency-Key');
   }
 
+  /** Renews a stale in-flight claim for the caller; false if another request got there first. */
+  private async takeOver(stale: IdempotencyDoc): Promise<boolean> {
+    const r = await this.col.updateOne({ _id: stale._id, state: 'in_flight', created_at: stale.created_at }, { $set: { created_at: new Date() } });
+    return r.modifiedCount === 1;
+  }
+
   async complete(id: string, status: number, response: string): Promise<void> {
     await this.col.updateOne({ _id: id }, { $set: { state: 'done', status, response } });
   }
 
-  /** Frees the key after a failure, so the client's retry runs again. */
+  /**
+   * Frees the key after a failure, so the client's retry runs again. The
+   * failure is often the database itself (down or failing over): then the
+   * delete is retried in the background, once a second until the lease ends,
+   * so the key is free within a second of the database being back rather
+   * than only when the lease runs out.
+   */
   async release(id: string): Promise<void> {
-    await this.col.deleteOne({ _id: id, state: 'in_flight' });
+    const attempt = () => this.col.deleteOne({ _id: id, state: 'in_flight' });
+    try {
+      await attempt();
+    } catch (err) {
+      const until = Date.now() + IN_FLIGHT_LEASE_MS;
+      const retry = () => {
+        if (Date.now() < until) attempt().catch(() => setTimeout(retry, 1000).unref());
+      };
+      setTimeout(retry, 1000).unref();
+      throw err;
+    }
   }
 
   /** Removes every record of one scope (a deleted session's `session:<id>`). */

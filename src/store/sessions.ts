@@ -127,7 +127,8 @@ export class SessionStore {
   /** Sessions whose read model says `running`, in id order from `after`; the stranded-work sweeper pages through them. */
   running(limit: number, after: string | null): Promise<SessionDoc[]> {
     const filter: Filter<SessionDoc> = after ? { status: 'running', _id: { $gt: after } } : { status: 'running' };
-    return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+    // Without the sealed fields and metadata: the sweeper needs the state only.
+    return this.col.find(filter, { projection: { secrets: 0, llm_api_key: 0, metadata: 0 } }).sort({ _id: 1 }).limit(limit).toArray();
   }
 
   async saveState(state: SessionState): Promise<void> {

@@ -6,6 +6,8 @@ export interface ReceivedWebhook {
   headers: IncomingMessage['headers'];
   rawBody: string;
   at: number;
+  /** The answer it was given (a delayed one may have come after the sender gave up). */
+  answer: ScriptedAnswer;
 }
 
 /** How the receiver answers one request. */
@@ -33,11 +35,25 @@ export class WebhookReceiver {
 
   static async start(): Promise<WebhookReceiver> {
     const r = new WebhookReceiver();
-    r.server = createServer((req, res) => void r.handle(req, res));
-    r.server.on('connection', () => r.connections++);
-    await new Promise<void>((resolve) => r.server.listen(0, '127.0.0.1', resolve));
-    r.url = `http://127.0.0.1:${(r.server.address() as { port: number }).port}`;
+    await r.listen(0);
     return r;
+  }
+
+  private async listen(port: number): Promise<void> {
+    this.server = createServer((req, res) => void this.handle(req, res));
+    this.server.on('connection', () => this.connections++);
+    await new Promise<void>((resolve) => this.server.listen(port, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as { port: number }).port}`;
+  }
+
+  /** Stops listening (connections are refused) and keeps what it received. */
+  async down(): Promise<void> {
+    await this.close();
+  }
+
+  /** Listens again on the same port. */
+  async up(): Promise<void> {
+    await this.listen(Number(new URL(this.url).port));
   }
 
   /** Answers the next requests with these, in order. */
@@ -72,8 +88,8 @@ export class WebhookReceiver {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
-    this.received.push({ path: req.url ?? '/', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
     const a = this.script.shift() ?? this.fallback;
+    this.received.push({ path: req.url ?? '/', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now(), answer: a });
     if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
     res.writeHead(a.status, a.headers ?? {});
     res.end(a.status >= 300 ? 'no' : 'ok');

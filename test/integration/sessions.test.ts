@@ -154,6 +154,28 @@ describe('sessions and the ledger', () => {
     assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${s.id}/messages`), 200)).messages.length, 1);
   });
 
+  it('lets a retry take over an Idempotency-Key claim whose request died, past the lease, with no second message', async () => {
+    const s = await newSession();
+    const body = { type: 'user.message', content: text('orphaned claim') };
+    const send = () => h.api(`/v1/sessions/${s.id}/events`, { method: 'POST', json: body, headers: { 'Idempotency-Key': 'orphan' } });
+    const first = await json<{ message: { id: string } }>(await send(), 201);
+    // As a web process killed after the actor took the message, before it recorded the answer, leaves it.
+    const claims = h.running.core.db.collection<{ _id: string; state: string }>('idempotency_keys');
+    const claim = { _id: `session:${s.id as string}|orphan` };
+    const orphan = async (ageMs: number) => {
+      const r = await claims.updateOne(claim, { $set: { state: 'in_flight', response: null, status: null, created_at: new Date(Date.now() - ageMs) } });
+      assert.equal(r.matchedCount, 1, 'the claim is where the route keeps it');
+    };
+    await orphan(5_000);
+    assert.equal((await json<{ error: { code: string } }>(await send(), 409)).error.code, 'idempotency_key_in_flight', 'a young claim still holds');
+    await orphan(61_000);
+    const retried = await json<{ message: { id: string } }>(await send(), 201);
+    assert.equal(retried.message.id, first.message.id, 'the session answered the retry with the message it already had');
+    assert.equal((await claims.findOne(claim))?.state, 'done');
+    await settled(s.id as string, 7);
+    assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${s.id}/messages`), 200)).messages.length, 1);
+  });
+
   it('gives 50 concurrent messages gapless sequence numbers and runs them FIFO', async function () {
     this.timeout(60_000);
     const s = await newSession();

@@ -70,7 +70,8 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       path: '/v1/files/{file_id}/content',
       summary: 'Download a file\u2019s bytes.',
       tag: 'files',
-      responseContent: { 'application/octet-stream': { type: 'string', format: 'binary', description: 'The bytes, served with the file\u2019s own content type and an attachment Content-Disposition.' } },
+      // Served with the file's own content type (whatever was uploaded), so any media type may come back.
+      responseContent: { '*/*': { type: 'string', format: 'binary', description: 'The bytes, served with the file\u2019s own content type and an attachment Content-Disposition.' } },
       handler: async (ctx) => {
         const doc = await load(ctx);
         ctx.status = 200;

@@ -20,7 +20,10 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       query: { type: 'object', properties: { last_event_id: { type: 'string', description: 'Resume after this event id (<session_id>:<n>); the Last-Event-ID header wins.' }, deltas: { type: 'string', enum: ['true', 'false'], description: 'Also send ephemeral assistant.delta records.' } } },
       responseContent: {
         'text/event-stream': {
-          type: 'string',
+          // OpenAPI 3.1 reads an event stream's schema as one event's: the SSE fields as a client's parser yields them.
+          type: 'object',
+          required: ['event', 'data'],
+          properties: { id: { type: 'string' }, event: { type: 'string' }, data: { type: 'string', contentMediaType: 'application/json' }, retry: { type: 'integer' } },
           description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
         },
       },

@@ -1,0 +1,100 @@
+import type { Db } from 'mongodb';
+
+const TERMINAL = ['completed', 'failed', 'cancelled'];
+
+interface EventRow {
+  session_id: string;
+  sequence_number: number;
+  type: string;
+  message_id: string | null;
+  data_json: string;
+  data: { to?: string; call_index?: number };
+}
+
+export interface Audit {
+  sessions: number;
+  events: number;
+  /** Acknowledged messages with no `user.message` in the ledger. */
+  lost: number;
+  /** Events recorded more than once: a message twice, a second terminal status, a model answer twice. */
+  duplicated: number;
+  /** Messages not terminal, or sessions not back to idle. */
+  stuck: number;
+  /** Sessions whose sequence numbers are not exactly 1..N. */
+  gaps: number;
+  /** Messages that ended other than completed (the scripted agent never fails). */
+  failed: number;
+  problems: string[];
+}
+
+function count<K>(items: K[]): Map<K, number> {
+  const m = new Map<K, number>();
+  for (const i of items) m.set(i, (m.get(i) ?? 0) + 1);
+  return m;
+}
+
+/** One look at every session's ledger and messages, straight from MongoDB (the truth). */
+export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string, string>): Promise<Audit> {
+  const a: Audit = { sessions: sessionIds.length, events: 0, lost: 0, duplicated: 0, stuck: 0, gaps: 0, failed: 0, problems: [] };
+  const events = await db.collection<EventRow>('events').find({ session_id: { $in: sessionIds } }, { projection: { session_id: 1, sequence_number: 1, type: 1, message_id: 1, data_json: 1 } }).toArray();
+  for (const e of events) e.data = JSON.parse(e.data_json) as EventRow['data'];
+  a.events = events.length;
+  const bySession = new Map<string, EventRow[]>(sessionIds.map((s) => [s, []]));
+  for (const e of events) bySession.get(e.session_id)?.push(e);
+  for (const [sid, evs] of bySession) {
+    evs.sort((x, y) => x.sequence_number - y.sequence_number);
+    if (!evs.every((e, i) => e.sequence_number === i + 1)) {
+      a.gaps++;
+      a.problems.push(`${sid}: sequence ${evs.map((e) => e.sequence_number).join(',')}`);
+    }
+    const keys = evs.flatMap((e) => {
+      if (e.type === 'user.message') return [`user.message ${e.message_id}`];
+      if (e.type === 'assistant.message_completed') return [`answer ${e.message_id} ${e.data.call_index}`];
+      if (e.type === 'message.status_changed' && (TERMINAL.includes(e.data.to ?? '') || e.data.to === 'queued')) return [`${e.data.to} ${e.message_id}`];
+      return [];
+    });
+    for (const [k, n] of count(keys)) {
+      if (n > 1) {
+        a.duplicated += n - 1;
+        a.problems.push(`${sid}: ${k} recorded ${n} times`);
+      }
+    }
+    const last = evs.at(-1);
+    if (last && !(last.type === 'session.status_changed' && last.data.to === 'idle')) {
+      a.stuck++;
+      a.problems.push(`${sid}: session not idle (last event ${last.sequence_number} ${last.type})`);
+    }
+  }
+  const recorded = new Set(events.filter((e) => e.type === 'user.message').map((e) => e.message_id));
+  for (const [mid, sid] of acked) {
+    if (!recorded.has(mid)) {
+      a.lost++;
+      a.problems.push(`${sid}: acknowledged message ${mid} is not in the ledger`);
+    }
+  }
+  const messages = await db.collection<{ _id: string; session_id: string; status: string }>('messages').find({ session_id: { $in: sessionIds } }, { projection: { status: 1, session_id: 1 } }).toArray();
+  for (const m of messages) {
+    if (!TERMINAL.includes(m.status)) {
+      a.stuck++;
+      a.problems.push(`${m.session_id}: message ${m._id} is ${m.status}`);
+    } else if (m.status !== 'completed') a.failed++;
+  }
+  return a;
+}
+
+export const settled = (a: Audit) => a.stuck === 0;
+
+/** Audits until nothing is stuck or the deadline passes; returns the last audit and when it settled. */
+export async function auditUntilSettled(db: Db, sessionIds: string[], acked: Map<string, string>, ms: number): Promise<{ audit: Audit; settledAt: number | null }> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const audit = await auditOnce(db, sessionIds, acked).catch((err: Error) => ({ ...emptyAudit(sessionIds.length), stuck: -1, problems: [err.message] }));
+    if (audit.stuck === 0) return { audit, settledAt: Date.now() };
+    if (Date.now() > deadline) return { audit, settledAt: null };
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+function emptyAudit(sessions: number): Audit {
+  return { sessions, events: 0, lost: 0, duplicated: 0, stuck: 0, gaps: 0, failed: 0, problems: [] };
+}
