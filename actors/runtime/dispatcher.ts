@@ -1,5 +1,7 @@
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
+import { isCluster } from '../../infra/redis/connection.js';
+import { publishAll } from '../../infra/redis/publish.js';
 import { PRIORITY, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
 
 /** Shard `n` of a keyed actor's queue. */
@@ -58,6 +60,7 @@ export class Dispatcher implements JobProbe {
   /** Publishes, then adds the jobs, in one pipeline; throws if any part failed (job ids make a retry safe). */
   async deliver(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
     if (!publish.length && !sends.length) return;
+    if (isCluster(this.queues.producer)) return this.deliverSharded(publish, sends);
     const queues = sends.map((s) => this.queueOf(s.to, s.key));
     // Every queue shares the producer connection; a queue's client resolves once BullMQ's scripts are loaded on it.
     const clients = await Promise.all([...new Set(queues)].map((q) => q.getBackend().client));
@@ -71,5 +74,32 @@ export class Dispatcher implements JobProbe {
     const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
     for (const r of await settled) if (r.status === 'rejected') throw r.reason;
+  }
+
+  /**
+   * On a Redis Cluster one pipeline may only touch one node, and a turn's
+   * channels and queues live on different slots: one pipeline per channel
+   * (its messages stay in order, published with SPUBLISH) and one per queue,
+   * side by side. Publications still go out before the jobs are added.
+   */
+  private async deliverSharded(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
+    const channels = new Map<string, string[]>();
+    for (const p of publish) channels.set(p.channel, [...(channels.get(p.channel) ?? []), p.payload]);
+    await Promise.all([...channels].map(([channel, messages]) => publishAll(this.queues.producer, channel, messages)));
+    const byQueue = new Map<Queue, Send[]>();
+    for (const s of sends) {
+      const q = this.queueOf(s.to, s.key);
+      byQueue.set(q, [...(byQueue.get(q) ?? []), s]);
+    }
+    await Promise.all(
+      [...byQueue].map(async ([queue, group]) => {
+        const pipe = (await queue.getBackend().client).pipeline() as unknown as Pipeline;
+        const added = group.map((s) => new Job(queue, s.name, s.data, jobOptions(s), s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
+        const settled = Promise.allSettled(added);
+        const failed = ((await pipe.exec()) ?? []).find(([err]) => err);
+        if (failed) throw failed[0];
+        for (const r of await settled) if (r.status === 'rejected') throw r.reason;
+      }),
+    );
   }
 }

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 
 /** How often the setting is written again even without a reconnect (a restart can be faster than our ping). */
 const REASSERT_EVERY_MS = 15_000;
@@ -18,7 +18,7 @@ export class ShardGuard {
   private readonly onReady = () => void this.assert();
 
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly log: { warn(obj: object, msg: string): void },
   ) {}
 

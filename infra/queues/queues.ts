@@ -1,5 +1,5 @@
 import { Queue, Worker, type Processor, type WorkerOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 
 /**
@@ -15,8 +15,8 @@ export class QueueFactory {
   constructor(
     private readonly keys: RedisKeys,
     /** The command connection every queue produces on. */
-    readonly producer: Redis,
-    private readonly blockingConnection: (name: string) => Redis,
+    readonly producer: RedisClient,
+    private readonly blockingConnection: (name: string) => RedisClient,
     private readonly onError: (err: Error, queue: string) => void = () => undefined,
   ) {}
 

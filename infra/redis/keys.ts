@@ -1,9 +1,10 @@
 /**
  * Every Redis key and channel name Troupe uses is built here, and only here.
  *
- * Keys of one family share a hash tag (`{...}`) so that multi-key operations
- * (BullMQ's Lua scripts touch several keys of one queue) land on one slot of
- * a Redis Cluster.
+ * Only a BullMQ queue's keys share a hash tag (`{...}`): its Lua scripts
+ * touch several keys of one queue, which must land on one slot of a Redis
+ * Cluster. Every other key and channel is used alone and carries no tag, so
+ * sessions and conversations spread over all slots (and all masters).
  */
 export class RedisKeys {
   constructor(readonly prefix: string) {}
@@ -28,9 +29,13 @@ export class RedisKeys {
     return `${this.prefix}:cancels`;
   }
 
-  /** The routing interface's stickiness record of one conversation (model and request-level effort). */
+  /**
+   * The routing interface's stickiness record of one conversation (model and
+   * request-level effort). Read and written one key at a time, so no hash tag:
+   * conversations spread over every slot of a cluster instead of one hot slot.
+   */
   routingConversation(orgId: string, routerId: string, conversationId: string): string {
-    return `{${this.prefix}:rt}:conv:${orgId}:${routerId}:${conversationId}`;
+    return `${this.prefix}:rt:${orgId}:${routerId}:${conversationId}`;
   }
 
   /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */

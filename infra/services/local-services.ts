@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMongoWire, type MongoKind } from './mongo-wire.js';
 import type { ManagedProcess } from './process.js';
-import { startRedis } from './redis-server.js';
+import { startRedis, startRedisCluster } from './redis-server.js';
 
 export interface LocalServices {
   redisUrl: string;
@@ -18,12 +18,20 @@ export interface LocalServicesOptions {
   /** Keep data here across runs; default is a throwaway temporary directory. */
   dataDir?: string;
   redisUrl?: string;
+  /** What to start when no redisUrl is given: one server, or a 3-master Redis Cluster. Default: TROUPE_LOCAL_REDIS, else single. */
+  redis?: 'single' | 'cluster';
   mongodbUrl?: string;
   /** Which local MongoDB-wire server to start; default: `localMongoKind()`. */
   mongoKind?: MongoKind;
   /** mongo-java-server only: its memory backend instead of the H2 file. */
   mongoMemory?: boolean;
   log?: (msg: string) => void;
+}
+
+export function localRedisKind(given?: 'single' | 'cluster'): 'single' | 'cluster' {
+  const kind = given ?? (process.env.TROUPE_LOCAL_REDIS || 'single');
+  if (kind !== 'single' && kind !== 'cluster') throw new Error(`TROUPE_LOCAL_REDIS must be single or cluster, got ${JSON.stringify(kind)}`);
+  return kind;
 }
 
 /**
@@ -50,7 +58,11 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
   process.on('exit', onExit);
   try {
     let redisUrl = opts.redisUrl;
-    if (!redisUrl) {
+    if (!redisUrl && localRedisKind(opts.redis) === 'cluster') {
+      const c = await startRedisCluster(join(dataDir, 'redis-cluster'), log);
+      processes.push(...c.procs);
+      redisUrl = c.url;
+    } else if (!redisUrl) {
       // Kept data (npm start) is kept in Redis too: queued work survives a restart of redis-server.
       const r = await startRedis(join(dataDir, 'redis'), log, { persistent: !throwaway });
       processes.push(r.proc);

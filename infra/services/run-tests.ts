@@ -10,8 +10,16 @@ import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
  * second, independent implementation (FerretDB), each with its own throwaway
  * Redis and MongoDB-wire server. Leniency in one server then fails in the other.
  * MONGODB_URL runs one leg against that server instead; TROUPE_TEST_MONGO
- * (comma-separated kinds) picks the legs. Everything started is stopped,
- * whatever the outcome.
+ * (comma-separated kinds) picks the legs.
+ *
+ * One more leg runs on a local 3-master Redis Cluster (with the default
+ * MongoDB-wire server): the suites whose behaviour rests on Redis (queues,
+ * locks, sharded pub/sub, stickiness: .mocharc.cluster.json) and the
+ * multi-process test, which runs on this leg only. Not the whole suite again:
+ * archives, files and auth never touch a queue, and CI time is bounded.
+ * TROUPE_TEST_CLUSTER=0 skips it, =only runs only it, =1 adds it to a narrowed run (given
+ * REDIS_URL, MONGODB_URL or TROUPE_TEST_MONGO run just the legs they name).
+ * Everything started is stopped, whatever the outcome.
  */
 function mocha(config: string, env: NodeJS.ProcessEnv): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
@@ -30,6 +38,8 @@ const MODES = ['--unit-only', '--integration-only', '--faults-only'];
 interface Leg {
   name: string;
   kind?: MongoKind;
+  /** Start a local Redis Cluster instead of one redis-server, and run this mocha config. */
+  cluster?: { mocharc: string };
 }
 
 interface LegResult {
@@ -53,6 +63,17 @@ export function matrixLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
   return [first, second].map((k) => ({ name: k, kind: k }));
 }
 
+/** The matrix's legs plus the Redis Cluster leg (see the comment at the top). */
+export function allLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
+  const matrix = matrixLegs(env);
+  const cluster: Leg = { name: 'redis-cluster', kind: matrix[0].kind, cluster: { mocharc: '.mocharc.cluster.json' } };
+  if (env.TROUPE_TEST_CLUSTER === 'only') return [cluster];
+  if (env.TROUPE_TEST_CLUSTER === '1') return [...matrix, cluster];
+  // A run narrowed to given servers or legs runs just those.
+  if (env.REDIS_URL || env.MONGODB_URL || env.TROUPE_TEST_MONGO || env.TROUPE_TEST_CLUSTER === '0') return matrix;
+  return [...matrix, cluster];
+}
+
 function banner(text: string): void {
   process.stderr.write(`\n${'='.repeat(78)}\n== ${text}\n${'='.repeat(78)}\n`);
 }
@@ -68,7 +89,7 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   banner(`integration leg ${index + 1}/${total}: ${leg.name}`);
   let services;
   try {
-    services = await startLocalServices({ redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL, mongoKind: leg.kind });
+    services = await startLocalServices({ redisUrl: process.env.REDIS_URL, redis: leg.cluster ? 'cluster' : 'single', mongodbUrl: process.env.MONGODB_URL, mongoKind: leg.kind });
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     process.stderr.write(`[services] could not start for leg ${leg.name}: ${error}\n`);
@@ -80,7 +101,7 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   process.once('SIGTERM', stopOnSignal);
   try {
     const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium, TROUPE_TEST_LEG: String(index + 1) };
-    let failures = suites.integration ? await mocha('.mocharc.integration.json', env) : 0;
+    let failures = suites.integration ? await mocha(leg.cluster?.mocharc ?? '.mocharc.integration.json', env) : 0;
     // `npm test` runs the fault suite at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
     if (suites.faults) failures += await mocha('.mocharc.faults.json', env);
     return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
@@ -101,11 +122,11 @@ async function run(): Promise<number> {
     failures += await mocha('.mocharc.unit.json', process.env);
   }
   if (onlyUnit) return failures;
-  const legs = onlyFaults ? matrixLegs().slice(0, 1) : matrixLegs();
+  const legs = onlyFaults ? matrixLegs().slice(0, 1) : allLegs();
   // The console's browser test needs a browser; install it up front like the servers.
   const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));
   const results: LegResult[] = [];
-  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium, { integration: !onlyFaults, faults: !onlyIntegration && i === 0 }));
+  for (const [i, leg] of legs.entries()) results.push(await runLeg(leg, i, legs.length, chromium, { integration: !onlyFaults, faults: !onlyIntegration && i === 0 && !leg.cluster }));
   banner('integration matrix summary');
   for (const r of results) {
     const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);

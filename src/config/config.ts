@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import { parseRedisTarget, RedisTargetError } from '../../infra/redis/target.js';
 
 /**
  * Environment → validated, frozen Config. Every variable Troupe reads is
@@ -19,6 +20,8 @@ export interface Config {
   readonly mongodbUrl: string;
   readonly mongodbDb: string;
   readonly redisUrl: string;
+  /** `REDIS_URL` names a Redis Cluster (`redis-cluster://` or `REDIS_CLUSTER=1`). */
+  readonly redisCluster: boolean;
   /** Prefix for every Redis key Troupe writes; wrapped in a hash tag per key family. */
   readonly redisPrefix: string;
   readonly masterKeys: ReadonlyMap<string, Buffer>;
@@ -129,6 +132,19 @@ function url(env: Env, name: string, protocols: string[], dflt?: string): string
   return raw.replace(/\/+$/, '');
 }
 
+/** `REDIS_URL`: one server or a cluster's seed nodes (infra/redis/target.ts). */
+function redisUrl(env: Env): string {
+  const raw = env.REDIS_URL;
+  if (!raw) throw new ConfigError('REDIS_URL is required');
+  try {
+    parseRedisTarget(raw, bool(env, 'REDIS_CLUSTER'));
+  } catch (err) {
+    if (err instanceof RedisTargetError) throw new ConfigError(`REDIS_URL ${err.message}`);
+    throw err;
+  }
+  return raw.trim();
+}
+
 /**
  * `TROUPE_MASTER_KEY` is `<key id>:<base64 32 bytes>`, or several of them
  * separated by commas; the first encrypts, all decrypt. A bare base64 key gets
@@ -229,7 +245,8 @@ export function loadConfig(env: Env = process.env): Config {
     routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,
     mongodbDb: env.TROUPE_MONGODB_DB || new URL(mongodbUrl.replace(/^mongodb\+srv:/, 'http:').replace(/^mongodb:/, 'http:')).pathname.slice(1) || 'troupe',
-    redisUrl: url(env, 'REDIS_URL', ['redis:', 'rediss:']),
+    redisUrl: redisUrl(env),
+    redisCluster: parseRedisTarget(redisUrl(env), bool(env, 'REDIS_CLUSTER')).cluster,
     redisPrefix: prefix,
     masterKeys: keys,
     masterKeyId: currentId,

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import type { Db } from 'mongodb';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { Config } from '../config/config.js';
@@ -18,7 +18,7 @@ export interface AppDeps {
   log: Logger;
   /** For the readiness probe. */
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   box: SecretBox;
   metrics: Metrics;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { OrgLimits } from '../config/config.js';
 import type { Logger } from '../log/logger.js';
@@ -14,7 +14,7 @@ export interface Limits {
   sessions: RunningSessionGate;
 }
 
-export function createLimits(deps: { redis: Redis; keys: RedisKeys; stores: Stores; metrics: Metrics; log: Logger; defaults: OrgLimits }): Limits {
+export function createLimits(deps: { redis: RedisClient; keys: RedisKeys; stores: Stores; metrics: Metrics; log: Logger; defaults: OrgLimits }): Limits {
   const lookup = new OrgLimitsLookup(deps.stores.orgs, deps.defaults);
   return {
     requests: new RequestLimiter(deps.redis, deps.keys, lookup, deps.metrics, deps.log),

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import { RateLimitError } from '../domain/errors.js';
@@ -42,7 +42,7 @@ export class RequestLimiter {
   private readonly leases = new TokenLeases();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
     private readonly limits: OrgLimitsLookup,
     private readonly metrics: Metrics,

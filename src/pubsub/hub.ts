@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { isCluster, type RedisClient } from '../../infra/redis/connection.js';
 
 export type Listener = (message: string) => void;
 
@@ -7,14 +7,22 @@ export type Listener = (message: string) => void;
  * and waiters subscribe to a channel through here; the Redis SUBSCRIBE is
  * issued for the first listener of a channel and dropped after the last, so
  * thousands of SSE streams cost one connection.
+ *
+ * On a Redis Cluster the channels are shard channels (SSUBSCRIBE, see
+ * publish.ts): ioredis keeps one subscriber connection per master and routes
+ * each channel to its slot's node, so a message crosses the cluster bus only
+ * to the shard that owns it.
  */
 export class PubSubHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly pending = new Map<string, Promise<unknown>>();
   private closed = false;
 
-  constructor(private readonly sub: Redis) {
-    sub.on('message', (channel: string, message: string) => {
+  private readonly sharded: boolean;
+
+  constructor(private readonly sub: RedisClient) {
+    this.sharded = isCluster(sub);
+    sub.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const set = this.listeners.get(channel);
       if (!set) return;
       for (const l of set) {
@@ -33,7 +41,7 @@ export class PubSubHub {
     if (!set) {
       set = new Set();
       this.listeners.set(channel, set);
-      this.pending.set(channel, this.sub.subscribe(channel));
+      this.pending.set(channel, this.sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel));
     }
     set.add(listener);
     await this.pending.get(channel);
@@ -45,7 +53,8 @@ export class PubSubHub {
     if (!set || !set.delete(listener) || set.size > 0) return;
     this.listeners.delete(channel);
     this.pending.delete(channel);
-    if (!this.closed) void this.sub.unsubscribe(channel).catch(() => undefined);
+    if (this.closed) return;
+    void (this.sharded ? this.sub.sunsubscribe(channel) : this.sub.unsubscribe(channel)).catch(() => undefined);
   }
 
   /**

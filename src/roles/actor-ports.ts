@@ -1,4 +1,5 @@
 import type { BatchPorts } from '../../actors/batch/actor.js';
+import { publish } from '../../infra/redis/publish.js';
 import type { RouterProxyPorts } from '../../actors/router-proxy/actor.js';
 import type { SessionPorts } from '../../actors/session/actor.js';
 import { SessionCache } from '../../actors/session/session-cache.js';
@@ -91,7 +92,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),
     files: fileSource(core.stores),
     usage,
-    publishDelta: (sid, delta) => void core.redis.publish(core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
+    publishDelta: (sid, delta) => void publish(core.redis, core.keys.sessionDeltas(sid), JSON.stringify(delta)).catch(() => undefined),
     cancels,
   };
 }

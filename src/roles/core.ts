@@ -1,7 +1,6 @@
-import type { Redis } from 'ioredis';
 import type { Db, MongoClient } from 'mongodb';
 import { QueueFactory } from '../../infra/queues/queues.js';
-import { createRedis } from '../../infra/redis/connection.js';
+import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import type { Config } from '../config/config.js';
@@ -23,7 +22,7 @@ import { createStores, type Stores } from '../store/stores.js';
  * does not answer within a second, drop the socket. Never waits on a Redis
  * that is down.
  */
-async function closeRedis(conn: Redis): Promise<void> {
+async function closeRedis(conn: RedisClient): Promise<void> {
   if (conn.status !== 'ready') {
     conn.disconnect();
     return;
@@ -51,7 +50,7 @@ export interface Core {
   log: Logger;
   mongo: MongoClient;
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   keys: RedisKeys;
   box: SecretBox;
   metrics: Metrics;
@@ -63,10 +62,10 @@ export interface Core {
   plane: DataPlane;
   shutdown: ShutdownList;
   /** Opens another Redis connection (blocking clients, subscribers), closed at shutdown. */
-  redisFor(role: 'worker' | 'subscriber', name: string): Redis;
+  redisFor(role: 'worker' | 'subscriber', name: string): RedisClient;
 }
 
-function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: Redis, redisFor: Core['redisFor'], shutdown: ShutdownList): DataPlane {
+function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: RedisClient, redisFor: Core['redisFor'], shutdown: ShutdownList): DataPlane {
   let reported = false;
   const queues = new QueueFactory(keys, redis, (name) => redisFor('worker', name), (err) => {
     if (!reported) log.warn({ err: err.message }, 'queue connection error');
@@ -96,16 +95,16 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`, opts);
   shutdown.add(mongo);
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
-  const redis = createRedis(config.redisUrl, 'command', role, onRedisError);
+  const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
-  const stores = createStores(mongo.db, box);
+  const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
   const metrics = new Metrics(role);
   const redisFor: Core['redisFor'] = (kind, name) => {
-    const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, onRedisError);
+    const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, onError: onRedisError });
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
     return conn;
   };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../../infra/redis/connection.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { Effort, Item, LlmRequest } from '../llm/types.js';
 
@@ -35,7 +35,7 @@ export class Stickiness {
   private readonly local = new Map<string, { rec: StickyRecord; until: number }>();
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
   ) {}
 

@@ -33,10 +33,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { session_id: 1, command_id: 1 }, name: 'session_command' },
   ],
   messages: [{ key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence' }],
-  idempotency_keys: [
-    { key: { scope: 1, key: 1 }, name: 'scope_key_unique', unique: true },
-    { key: { created_at: 1 }, name: 'created_at' },
-  ],
+  // `_id` is `scope|key`, so the _id index is the uniqueness fence (and, as the
+  // shard key, stays one across shards; a (scope, key) unique index could not).
+  idempotency_keys: [{ key: { created_at: 1 }, name: 'created_at' }],
   // key_slot is the idempotency_key, or the batch id when there is none (never null, so unique holds).
   batches: [{ key: { org_id: 1, key_slot: 1 }, name: 'org_key_slot_unique', unique: true }],
   batch_items: [],

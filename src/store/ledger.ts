@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { byId } from './shard-keys.js';
 import { eventId, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
 
 /**
@@ -62,7 +63,10 @@ const ENVELOPE_PROJECTION = { effects_json: 0, org_id: 0 } as const;
 export class LedgerStore {
   readonly col: Collection<EventDoc>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly sharded = false,
+  ) {
     this.col = db.collection<EventDoc>('events');
   }
 
@@ -76,6 +80,8 @@ export class LedgerStore {
    * (`<session_id>:<n>`) in growing parallel probes and stops at the first
    * hole: FerretDB v1 pushes only `_id` equality down to SQLite, so this stays
    * fast however large the ledger grows (on MongoDB it is equally cheap).
+   * On sharded MongoDB the filters name session_id too, the shard key, so each
+   * read goes to one shard instead of all (byId in shard-keys.ts).
    */
   async after(sessionId: string, afterSequence: number, limit: number): Promise<EventDoc[]> {
     const out: EventDoc[] = [];
@@ -83,7 +89,7 @@ export class LedgerStore {
     while (out.length < limit) {
       const n = Math.min(probe, limit - out.length);
       const base = afterSequence + out.length;
-      const docs = await Promise.all(Array.from({ length: n }, (_, i) => this.col.findOne({ _id: `${sessionId}:${base + i + 1}` }, { projection: ENVELOPE_PROJECTION })));
+      const docs = await Promise.all(Array.from({ length: n }, (_, i) => this.col.findOne(this.byId(sessionId, base + i + 1), { projection: ENVELOPE_PROJECTION })));
       for (const d of docs) {
         if (!d) return out;
         out.push(d);
@@ -95,7 +101,11 @@ export class LedgerStore {
 
   /** One event with its bookkeeping (command id, effects). */
   get(sessionId: string, sequence: number): Promise<EventDoc | null> {
-    return this.col.findOne({ _id: `${sessionId}:${sequence}` });
+    return this.col.findOne(this.byId(sessionId, sequence));
+  }
+
+  private byId(sessionId: string, sequence: number) {
+    return byId(`${sessionId}:${sequence}`, { session_id: sessionId }, this.sharded);
   }
 
   /** Removes a deleted session's whole ledger. */

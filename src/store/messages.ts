@@ -1,4 +1,5 @@
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
+import { byId } from './shard-keys.js';
 import type { MessageState } from '../domain/ledger.js';
 
 /** As stored: `output` is JSON text, since tool-call arguments are client JSON FerretDB v1 may not store. */
@@ -44,23 +45,31 @@ export function messageState(doc: MessageDoc): MessageState {
   return { id: _id, ...rest, output: JSON.parse(output_json) as MessageState['output'] };
 }
 
-/** The `messages` read model: one document per user turn, with the assistant output embedded. */
+/**
+ * The `messages` read model: one document per user turn, with the assistant
+ * output embedded. On sharded MongoDB every filter names session_id, the
+ * shard key (byId in src/store/shard-keys.ts): each read goes to one shard,
+ * and the upserts are accepted (an upsert without the shard key is refused).
+ */
 export class MessageStore {
   readonly col: Collection<MessageDoc>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly sharded = false,
+  ) {
     this.col = db.collection<MessageDoc>('messages');
   }
 
   async get(orgId: string, sessionId: string, id: string): Promise<MessageDoc | null> {
-    const m = await this.col.findOne({ _id: id });
+    const m = await this.col.findOne(byId(id, { session_id: sessionId }, this.sharded));
     return m && m.org_id === orgId && m.session_id === sessionId ? m : null;
   }
 
   /** By `_id`, in one round trip. */
   async byIds(sessionId: string, ids: string[]): Promise<MessageDoc[]> {
     if (!ids.length) return [];
-    const docs = ids.length === 1 ? [await this.col.findOne({ _id: ids[0] })] : await this.col.find({ _id: { $in: ids } }).toArray();
+    const docs = ids.length === 1 ? [await this.col.findOne(byId(ids[0], { session_id: sessionId }, this.sharded))] : await this.col.find(byId({ $in: ids }, { session_id: sessionId }, this.sharded)).toArray();
     return docs.filter((d): d is MessageDoc => d !== null && d.session_id === sessionId);
   }
 
@@ -78,10 +87,13 @@ export class MessageStore {
   }
 
   async save(orgId: string, messages: MessageState[]): Promise<void> {
-    if (!messages.length) return;
-    const ops: AnyBulkWriteOperation<MessageDoc>[] = messages.map(({ id, output, ...rest }) => ({
-      replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
+    if (messages.length) await this.col.bulkWrite(this.saveOps(orgId, messages), { ordered: false });
+  }
+
+  /** The upserts that save messages; the projection writer sends many turns' in one bulkWrite. */
+  saveOps(orgId: string, messages: MessageState[]): AnyBulkWriteOperation<MessageDoc>[] {
+    return messages.map(({ id, output, ...rest }) => ({
+      replaceOne: { filter: byId(id, { session_id: rest.session_id }, this.sharded), replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
     }));
-    await this.col.bulkWrite(ops, { ordered: false });
   }
 }

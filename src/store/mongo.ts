@@ -4,6 +4,8 @@ import { once, type Closeable } from '../lifecycle/shutdown.js';
 export interface MongoHandle extends Closeable {
   client: MongoClient;
   db: Db;
+  /** Connected to a sharded cluster's mongos: stores then name shard keys in their filters (shard-keys.ts). */
+  sharded: boolean;
 }
 
 export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: { monitorCommands?: boolean } = {}): Promise<MongoHandle> {
@@ -20,5 +22,15 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
   });
   await client.connect();
   const handle = once('mongo', () => client.close());
-  return { name: handle.name, close: handle.close, client, db: client.db(dbName) };
+  return { name: handle.name, close: handle.close, client, db: client.db(dbName), sharded: await isMongos(client) };
+}
+
+/**
+ * mongos answers `hello` with `msg: "isdbgrid"`; mongod, FerretDB and
+ * mongo-java-server do not. mongo-java-server knows only the legacy name.
+ */
+async function isMongos(client: MongoClient): Promise<boolean> {
+  const admin = client.db('admin');
+  const hello = await admin.command({ hello: 1 }).catch(() => admin.command({ isMaster: 1 }));
+  return hello.msg === 'isdbgrid';
 }

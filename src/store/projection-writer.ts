@@ -36,9 +36,7 @@ export class ProjectionWriter {
       const { id, ...rest } = item.session;
       return { updateOne: { filter: { _id: id }, update: { $set: rest } } };
     });
-    const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) =>
-      item.messages.map(({ id, output, ...rest }) => ({ replaceOne: { filter: { _id: id }, replacement: { ...rest, output_json: JSON.stringify(output), org_id: item.orgId }, upsert: true } })),
-    );
+    const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) => this.messages.saveOps(item.orgId, item.messages));
     await Promise.all([
       this.sessions.col.bulkWrite(sessionOps, { ordered: false }),
       messageOps.length ? this.messages.col.bulkWrite(messageOps, { ordered: false }) : Promise.resolve(),

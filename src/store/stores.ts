@@ -39,7 +39,8 @@ export interface Stores {
   storageBindings: StorageBindingStore;
 }
 
-export function createStores(db: Db, box: SecretBox): Stores {
+/** `sharded`: the database is a sharded cluster (MongoHandle.sharded); hot reads then name the shard key. */
+export function createStores(db: Db, box: SecretBox, sharded = false): Stores {
   return {
     orgs: new OrgStore(db),
     apiKeys: new ApiKeyStore(db),
@@ -51,8 +52,8 @@ export function createStores(db: Db, box: SecretBox): Stores {
     webhookConfigs: new WebhookConfigStore(db, box),
     webhookDeliveries: new WebhookDeliveryStore(db),
     sessions: new SessionStore(db),
-    ledger: new LedgerStore(db),
-    messages: new MessageStore(db),
+    ledger: new LedgerStore(db, sharded),
+    messages: new MessageStore(db, sharded),
     idempotency: new IdempotencyStore(db),
     routers: new RouterStore(db),
     usage: new UsageStore(db),

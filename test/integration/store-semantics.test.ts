@@ -4,6 +4,8 @@ import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { BlobStore } from '../../src/store/blobs.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
+import { LedgerStore, toEventDoc } from '../../src/store/ledger.js';
+import { MessageStore } from '../../src/store/messages.js';
 import { WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
 import { requiredEnv, uniqueName } from '../support/harness.js';
 
@@ -133,4 +135,26 @@ describe('MongoDB semantics Troupe relies on', () => {
     assert.equal(await blobs.exists('files', 'file_sem'), null);
     assert.equal(await db.collection('files.chunks').countDocuments({ files_id: 'file_sem' }), 0);
   });
+  // Through mongos the stores add the shard key to by-id filters (src/store/shard-keys.ts); elsewhere they read by _id alone.
+  for (const sharded of [false, true]) {
+    it(`ledger and message reads answer the same with${sharded ? '' : 'out'} the shard key in their filters`, async () => {
+      const [ledger, messages] = [new LedgerStore(db, sharded), new MessageStore(db, sharded)];
+      const [sid, other] = [`ses_sk${Number(sharded)}a`, `ses_sk${Number(sharded)}b`];
+      const now = new Date();
+      const event = (s: string, n: number) => toEventDoc('org_sk', s, n, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { n } }, now, {});
+      await ledger.append([1, 2, 3].map((n) => event(sid, n)));
+      await ledger.append([1].map((n) => event(other, n)));
+      assert.deepEqual((await ledger.after(sid, 1, 10)).map((e) => e.sequence_number), [2, 3]);
+      assert.equal((await ledger.get(sid, 3))?.data_json, '{"n":3}');
+      assert.equal(await ledger.get(sid, 4), null);
+      const msg = (id: string, s: string, status: 'queued' | 'completed') => ({ id, session_id: s, sequence_number: 1, parts: [], metadata: null, status, attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: now.toISOString(), completed_at: null });
+      await messages.save('org_sk', [msg(`msg_sk${Number(sharded)}`, sid, 'queued')]);
+      await messages.save('org_sk', [msg(`msg_sk${Number(sharded)}`, sid, 'completed')]); // the upsert replaces
+      assert.equal((await messages.get('org_sk', sid, `msg_sk${Number(sharded)}`))?.status, 'completed');
+      assert.equal(await messages.get('org_sk', other, `msg_sk${Number(sharded)}`), null, 'another session’s message is not found');
+      assert.equal(await messages.get('org_other', sid, `msg_sk${Number(sharded)}`), null, 'another org’s message is not found');
+      assert.deepEqual((await messages.byIds(other, [`msg_sk${Number(sharded)}`])).length, 0);
+      assert.equal(await db.collection('messages').countDocuments({ _id: `msg_sk${Number(sharded)}` as never }), 1);
+    });
+  }
 });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
-import { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
+import { createRedis, isCluster } from '../../infra/redis/connection.js';
 import { freePort } from '../../infra/services/process.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles, type Role, type Running } from '../../src/roles/start.js';
@@ -96,18 +97,31 @@ export async function dropTestData(mongoUrl: string, db: string, redisUrl: strin
   } finally {
     await mongo.close();
   }
-  const redis = new Redis(redisUrl, { lazyConnect: true });
+  const redis = createRedis(redisUrl, 'command', 'test-cleanup');
   try {
-    await redis.connect();
-    for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-        cursor = next;
-        if (keys.length) await redis.del(...keys);
-      } while (cursor !== '0');
+    // SCAN walks one server's keyspace: on a cluster, walk every master.
+    const servers = isCluster(redis) ? await clusterMasters(redis) : [redis];
+    for (const server of servers) {
+      for (const pattern of [`${prefix}:*`, `{${prefix}:*`]) {
+        let cursor = '0';
+        do {
+          const [next, keys] = await server.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+          cursor = next;
+          // One DEL per key: a multi-key DEL must stay within one cluster slot.
+          if (keys.length) await Promise.all(keys.map((k) => redis.del(k)));
+        } while (cursor !== '0');
+      }
     }
   } finally {
     redis.disconnect();
   }
+}
+
+/** A cluster's masters, once it knows its slots. */
+export async function clusterMasters(cluster: Cluster): Promise<Redis[]> {
+  if (cluster.status !== 'ready') await new Promise<void>((resolve, reject) => {
+    cluster.once('ready', resolve);
+    cluster.once('end', () => reject(new Error('cluster connection ended')));
+  });
+  return cluster.nodes('master');
 }

@@ -19,7 +19,11 @@ describe('config', () => {
     ['PORT', 'eighty', /PORT must be an integer/],
     ['PORT', '70000', /PORT must be between/],
     ['MONGODB_URL', 'postgres://x', /MONGODB_URL must use mongodb/],
-    ['REDIS_URL', 'not a url', /REDIS_URL is not a valid URL/],
+    ['REDIS_URL', 'not a url', /REDIS_URL must use redis:\/\//],
+    ['REDIS_URL', 'redis://a:1,b:2', /REDIS_URL lists several hosts; use redis-cluster:\/\//],
+    ['REDIS_URL', 'redis-cluster://a:1/2', /a Redis Cluster has only database 0/],
+    ['REDIS_URL', 'redis-cluster://a:99999', /REDIS_URL bad port/],
+    ['REDIS_CLUSTER', 'maybe', /REDIS_CLUSTER must be 1 or 0/],
     ['LOG_LEVEL', 'loud', /LOG_LEVEL must be one of/],
     ['TROUPE_WEBHOOKS_ALLOW_PRIVATE', 'maybe', /TROUPE_WEBHOOKS_ALLOW_PRIVATE must be 1 or 0/],
     ['TROUPE_MASTER_KEY', 'short', /must be 32 bytes/],
@@ -51,6 +55,12 @@ describe('config', () => {
   it('requires MONGODB_URL and REDIS_URL', () => {
     assert.throws(() => loadConfig({ REDIS_URL: base.REDIS_URL }), /MONGODB_URL is required/);
     assert.throws(() => loadConfig({ MONGODB_URL: base.MONGODB_URL }), /REDIS_URL is required/);
+  });
+
+  it('tells a Redis Cluster from one server', () => {
+    assert.equal(loadConfig(base).redisCluster, false);
+    assert.equal(loadConfig({ ...base, REDIS_URL: 'redis-cluster://10.0.0.1:7000,10.0.0.2:7000' }).redisCluster, true);
+    assert.equal(loadConfig({ ...base, REDIS_CLUSTER: '1' }).redisCluster, true);
   });
 
   it('requires a master key in production', () => {
