@@ -7,7 +7,8 @@
  *  - RSS of the web process holding M idle SSE streams
  * MONGODB_URL runs it against that server; TROUPE_LOCAL_MONGO picks the local one;
  * `--stores mongo-java-server,ferretdb` runs the whole measurement once per local
- * server, one after the other in the same invocation, and ends with a table.
+ * server, one after the other in the same invocation, and ends with a table
+ * (`mongo-java-server:memory` is its memory backend instead of the H2 file).
  * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
  * Figures, not pass/fail.
  */
@@ -15,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
-import { formatCpu, pool, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
+import { formatCpu, pool, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
@@ -69,11 +70,14 @@ interface Row {
   delivery: string;
   mongoPerMessage: number;
   redisPerMessage: number;
+  /** Without the per-interval traffic (stalled checks, lock renewals, idle waits). */
+  redisWorkPerMessage: number;
   cpu: Record<string, CpuFigures>;
 }
 
-async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
-  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind });
+async function measure(store: string | undefined): Promise<Row> {
+  const [mongoKind, backend] = (store?.split(':') ?? []) as [MongoKind | undefined, string | undefined];
+  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
   try {
@@ -101,6 +105,7 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
     }, abort.signal));
     const post: number[] = [];
     const countsBefore = stack.roundTrips();
+    const webBefore = stack.webRoundTrips();
     const started = Date.now();
     const { cpu } = await withCpu(stack, async () => {
       await pool(sessions, CONCURRENCY, async (id) => {
@@ -116,15 +121,17 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
     // The workers write their counts twice a second.
     await new Promise((r) => setTimeout(r, 1200));
     const countsAfter = stack.roundTrips();
+    const webAfter = stack.webRoundTrips();
     const p = summary(post);
     const d = summary(delivery);
     console.log(`sessions=${SESSIONS} events seen on SSE=${seen}/${expected} in ${seconds.toFixed(1)} s -> ${(seen / seconds).toFixed(0)} events/s, ${gaps} out-of-order or missing`);
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
     console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
-    console.log(`CPU while messages ran, cores average/busiest second: ${formatCpu(cpu)}`);
+    console.log(`web round trips per user message: ${roundTripsPer(webBefore, webAfter, SESSIONS)}`);
+    console.log(`CPU while messages ran, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
     const row: Row = {
-      store: stack.services.mongoKind,
+      store: store ?? stack.services.mongoKind,
       eventsPerSecond: seen / seconds,
       gaps,
       missing: expected - seen,
@@ -132,6 +139,7 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
       delivery: `${fmt(d.p50)} / ${fmt(d.p99)}`,
       mongoPerMessage: (countsAfter.mongo.total - countsBefore.mongo.total) / SESSIONS,
       redisPerMessage: (countsAfter.redis.total - countsBefore.redis.total) / SESSIONS,
+      redisWorkPerMessage: redisWork(countsBefore, countsAfter) / SESSIONS,
       cpu,
     };
     if (STREAMS === 0) return row;
@@ -149,18 +157,18 @@ async function measure(mongoKind: MongoKind | undefined): Promise<Row> {
   }
 }
 
-const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)}` : 'n/a');
+const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)} (waiting ${c.waiting.toFixed(2)})` : 'n/a');
 
 async function main(): Promise<void> {
-  const stores = values.stores ? (values.stores.split(',') as MongoKind[]) : [undefined];
+  const stores = values.stores ? values.stores.split(',') : [undefined];
   const rows: Row[] = [];
   for (const store of stores) rows.push(await measure(store));
-  console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis) | store CPU avg / peak | worker CPU avg / peak |`);
+  console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis, Redis without per-interval) | store CPU avg / peak | worker CPU avg / peak |`);
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const worker = Object.entries(r.cpu).filter(([k]) => k.startsWith('worker')).map(([, v]) => v);
-    const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0) } : undefined;
-    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)} | ${cores(r.cpu[r.store])} | ${cores(workerCpu)} |`);
+    const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0), waiting: worker.reduce((a, v) => a + v.waiting, 0) } : undefined;
+    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)}, ${r.redisWorkPerMessage.toFixed(2)} | ${cores(r.cpu[r.store.split(':')[0]])} | ${cores(workerCpu)} |`);
   }
 }
 

@@ -11,6 +11,8 @@
  * message completed, CPU per message of the Troupe processes and of the
  * servers, MongoDB requests per message (counted by a wire proxy), and checks
  * every ledger: gapless sequence numbers, user messages in the order sent.
+ * Creating the sessions is measured apart (per session: ledger events, CPU,
+ * MongoDB requests), for sizing session starts.
  *
  * `--calibrate` adds a small pass per Redis kind at concurrency 1 with
  * MONITOR on, counting Redis client commands per message apart from the
@@ -92,6 +94,10 @@ interface Result {
   mongoCpuMs: number;
   mongoRequests: number;
   redis?: { client: number; lua: number };
+  /** CPU ms per second with no load (BullMQ polling, lock renewals, stalled-job checks), measured for 5 s before. */
+  idle: { troupe: number; redis: number; mongo: number };
+  /** Creating the sessions, before the messages: per-session costs. */
+  creation: { sessions: number; seconds: number; events: number; troupeCpuMs: number; mongoCpuMs: number; mongoRequests: number; redisCpuMs: number };
 }
 
 async function runLayout(key: string, services: { single: LocalServices; cluster: LocalServices }, mongo: MongoClient, opts: { sessions: number; messages: number; concurrency: number; monitor: boolean }): Promise<Result> {
@@ -121,11 +127,29 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
   try {
     const agentId = await scriptedAgent(db, [{ text: 'ok' }]);
     const headers = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+    // Idle cost: what the processes burn with nothing to do, to tell fixed overhead from per-message cost.
+    const troupeNow = () => Object.values(byRole()).reduce((a, b) => a + b, 0);
+    await new Promise((r) => setTimeout(r, 2000));
+    const i0 = { at: Date.now(), troupe: troupeNow(), redis: sum(redisPids), mongo: sum(mongoPids) };
+    await new Promise((r) => setTimeout(r, 5000));
+    const idleS = (Date.now() - i0.at) / 1000;
+    const idle = { troupe: (troupeNow() - i0.troupe) / idleS, redis: (sum(redisPids) - i0.redis) / idleS, mongo: (sum(mongoPids) - i0.mongo) / idleS };
     const sessions: string[] = [];
+    const c0 = { at: Date.now(), troupe: Object.values(byRole()).reduce((a, b) => a + b, 0), redis: sum(redisPids), mongo: sum(mongoPids), requests: counter.requests };
     await pool(Array.from({ length: opts.sessions }, (_, i) => i), 16, async (i) => {
       const r = await fetch(`${webs[i % webs.length]}/v1/agents/${agentId}/sessions`, { method: 'POST', headers, body: '{}' });
       sessions.push(((await r.json()) as { id: string }).id);
     });
+    const creationEvents = await db.collection('events').countDocuments({});
+    const creation = {
+      sessions: sessions.length,
+      seconds: (Date.now() - c0.at) / 1000,
+      events: creationEvents,
+      troupeCpuMs: Object.values(byRole()).reduce((a, b) => a + b, 0) - c0.troupe,
+      redisCpuMs: sum(redisPids) - c0.redis,
+      mongoCpuMs: sum(mongoPids) - c0.mongo,
+      mongoRequests: counter.requests - c0.requests,
+    };
     const sent = new Map<string, string[]>();
     const monitor = opts.monitor ? await RedisMonitor.start(redisPorts) : null;
     await new Promise((r) => setTimeout(r, 500));
@@ -170,7 +194,7 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
     const redis = monitor ? { client: monitor.client, lua: monitor.lua } : undefined;
     monitor?.close();
     let violations = 0;
-    let events = 0;
+    let events = -creationEvents; // the run's own events only
     for (const sid of sessions) {
       const evs = await db.collection<{ sequence_number: number; type: string; message_id: string | null }>('events').find({ session_id: sid }).sort({ sequence_number: 1 }).toArray();
       events += evs.length;
@@ -178,7 +202,7 @@ async function runLayout(key: string, services: { single: LocalServices; cluster
       const users = evs.filter((e) => e.type === 'user.message').map((e) => e.message_id);
       if (JSON.stringify(users) !== JSON.stringify(sent.get(sid))) violations++;
     }
-    return { layout: layout.name, messages: total, events, seconds, violations, retries, roleCpuMs, redisCpuMs, mongoCpuMs, mongoRequests, redis };
+    return { layout: layout.name, messages: total, events, seconds, violations, retries, roleCpuMs, redisCpuMs, mongoCpuMs, mongoRequests, redis, idle, creation };
   } finally {
     for (const p of procs) p.child.kill('SIGTERM');
     await Promise.all(procs.map((p) => new Promise((r) => (p.child.exitCode !== null ? r(null) : p.child.once('exit', r)))));
@@ -196,6 +220,17 @@ function report(r: Result): void {
       `ordering violations ${r.violations}, retried POSTs ${r.retries}; CPU ms per message: Troupe ${per(troupe)} (${roles}), Redis ${per(r.redisCpuMs)}, MongoDB-wire ${per(r.mongoCpuMs)}; ` +
       `MongoDB requests per message ${per(r.mongoRequests)}` +
       (r.redis ? `; Redis commands per message: ${per(r.redis.client)} from clients, ${per(r.redis.lua)} inside scripts` : ''),
+  );
+  const marginal = (total: number, idlePerS: number) => per(Math.max(0, total - idlePerS * r.seconds));
+  console.log(
+    `  idle CPU ms/s: Troupe ${r.idle.troupe.toFixed(0)}, Redis ${r.idle.redis.toFixed(0)}, MongoDB-wire ${r.idle.mongo.toFixed(0)}; ` +
+      `CPU ms per message above idle: Troupe ${marginal(troupe, r.idle.troupe)}, Redis ${marginal(r.redisCpuMs, r.idle.redis)}, MongoDB-wire ${marginal(r.mongoCpuMs, r.idle.mongo)}`,
+  );
+  const c = r.creation;
+  const each = (x: number) => (x / c.sessions).toFixed(1);
+  console.log(
+    `  session creation: ${c.sessions} sessions in ${c.seconds.toFixed(1)} s (${(c.sessions / c.seconds).toFixed(0)}/s at 16 at a time); per session: ledger events ${each(c.events)}, ` +
+      `CPU ms Troupe ${each(c.troupeCpuMs)}, Redis ${each(c.redisCpuMs)}, MongoDB-wire ${each(c.mongoCpuMs)}; MongoDB requests ${each(c.mongoRequests)}`,
   );
 }
 

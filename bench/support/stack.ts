@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
@@ -23,6 +23,8 @@ export interface Stack {
   db: Db;
   /** The worker processes' MongoDB and Redis round trips so far, summed (written twice a second). */
   roundTrips(): RoundTrips;
+  /** The web process's round trips so far (auth, idempotency, the ask). */
+  webRoundTrips(): RoundTrips;
   /** The stack's processes by role: web, worker1.., and the local servers it started (by kind). */
   pids(): Record<string, number>;
   close(): Promise<void>;
@@ -40,11 +42,27 @@ export function cpuSeconds(pid: number): number | null {
   }
 }
 
+/**
+ * Time the threads of a process spent runnable but waiting for a core, from
+ * /proc/<pid>/task/<tid>/schedstat, in seconds (threads that ended are not counted).
+ */
+export function waitSeconds(pid: number): number | null {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
+    return ns / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 export interface CpuFigures {
   /** Cores used on average over the measured phase. */
   average: number;
   /** Cores used in the busiest one-second sample. */
   peak: number;
+  /** Cores' worth of time the process was runnable but waited for a core, on average (the machine's contention). */
+  waiting: number;
 }
 
 /**
@@ -61,8 +79,17 @@ export async function withCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ 
     }
     return out;
   };
+  const waits = (): Record<string, number> => {
+    const out: Record<string, number> = {};
+    for (const [name, pid] of Object.entries({ client: process.pid, ...stack.pids() })) {
+      const w = waitSeconds(pid);
+      if (w !== null) out[name] = w;
+    }
+    return out;
+  };
   const started = Date.now();
   const first = read();
+  const firstWait = waits();
   let last = { at: started, cpu: first };
   const peak: Record<string, number> = {};
   const timer = setInterval(() => {
@@ -74,12 +101,13 @@ export async function withCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ 
   try {
     const result = await fn();
     const end = read();
+    const endWait = waits();
     const seconds = (Date.now() - started) / 1000;
     const cpu: Record<string, CpuFigures> = {};
     for (const k of Object.keys(first)) {
       if (!(k in end)) continue;
       const average = (end[k] - first[k]) / seconds;
-      cpu[k] = { average, peak: Math.max(peak[k] ?? 0, average) };
+      cpu[k] = { average, peak: Math.max(peak[k] ?? 0, average), waiting: ((endWait[k] ?? 0) - (firstWait[k] ?? 0)) / seconds };
     }
     return { result, cpu };
   } finally {
@@ -87,10 +115,10 @@ export async function withCpu<T>(stack: Stack, fn: () => Promise<T>): Promise<{ 
   }
 }
 
-/** One line: `name average/peak` per process, in cores. */
+/** One line: `name average/peak (waiting w)` per process, in cores. */
 export function formatCpu(cpu: Record<string, CpuFigures>): string {
   return Object.entries(cpu)
-    .map(([k, v]) => `${k} ${v.average.toFixed(2)}/${v.peak.toFixed(2)}`)
+    .map(([k, v]) => `${k} ${v.average.toFixed(2)}/${v.peak.toFixed(2)} (waiting ${v.waiting.toFixed(2)})`)
     .join(', ');
 }
 
@@ -124,13 +152,27 @@ function readRoundTrips(files: string[]): RoundTrips {
   return total;
 }
 
+/**
+ * Redis traffic a worker makes per queue per interval, not per message: the
+ * stalled-job check and lock renewals (one each per queue every half lock),
+ * and the blocking wait of an idle queue. Per message they shrink as
+ * throughput grows, so they are reported apart from the per-message work.
+ */
+const TIMED = ['evalsha moveStalledJobsToWait', 'evalsha extendLocks', 'evalsha extendLock', 'bzpopmin'];
+
+/** The Redis round trips between two readings that are not TIMED. */
+export function redisWork(before: RoundTrips, after: RoundTrips): number {
+  const timed = TIMED.reduce((n, k) => n + (after.redis.commands[k] ?? 0) - (before.redis.commands[k] ?? 0), 0);
+  return after.redis.total - before.redis.total - timed;
+}
+
 /** What changed between two readings, per `per` units (e.g. per message). */
 export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number): string {
   const diff = (a: Record<string, number>, b: Record<string, number>) =>
     Object.entries(b).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0).sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join(', ');
   const mongo = (after.mongo.total - before.mongo.total) / per;
   const redis = (after.redis.total - before.redis.total) / per;
-  return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
+  return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, ${(redisWork(before, after) / per).toFixed(2)} without the per-interval ones (${TIMED.join(', ')}), of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
 }
 
 function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
@@ -139,9 +181,9 @@ function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Ch
   return child;
 }
 
-export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind } = {}): Promise<Stack> {
+export async function startStack(opts: { workers?: number; env?: Record<string, string>; mongoKind?: MongoKind; mongoMemory?: boolean } = {}): Promise<Stack> {
   // MONGODB_URL / REDIS_URL run the benchmark against those servers; `mongoKind` (or TROUPE_LOCAL_MONGO) picks the local one.
-  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, log: (m) => process.stderr.write(`[services] ${m}\n`) });
+  const services = await startLocalServices({ mongodbUrl: process.env.MONGODB_URL, redisUrl: process.env.REDIS_URL, mongoKind: opts.mongoKind, mongoMemory: opts.mongoMemory, log: (m) => process.stderr.write(`[services] ${m}\n`) });
   process.stderr.write(`[bench] MongoDB-wire: ${services.mongoKind} ${services.mongodbUrl}\n`);
   const port = await freePort();
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
@@ -149,7 +191,8 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
   const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
   // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
-  const children = [role('web', env), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
+  const webCounter = join(tmpdir(), `troupe-bench-rt-${process.pid}-web.json`);
+  const children = [role('web', { ...env, TROUPE_ROUND_TRIPS_FILE: webCounter }), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });
@@ -160,6 +203,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
     services,
     db: mongo.db('bench'),
     roundTrips: () => readRoundTrips(counters),
+    webRoundTrips: () => readRoundTrips([webCounter]),
     pids() {
       const out: Record<string, number> = {};
       for (const p of services.processes) out[p.name] = p.pid;
@@ -172,7 +216,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
       for (const c of children) c.kill('SIGKILL');
       await mongo.close();
       await services.stop();
-      for (const f of counters) rmSync(f, { force: true });
+      for (const f of [...counters, webCounter]) rmSync(f, { force: true });
     },
   };
 }

@@ -21,11 +21,24 @@ function bump(map: Record<string, number>, key: string): void {
   map[key] = (map[key] ?? 0) + 1;
 }
 
+/** Script sha -> the name it was defined under (BullMQ's scripts, e.g. `moveToFinished-14`), learnt per client. */
+const scriptNames = new Map<string, string>();
+
+function nameOf(client: Redis, command: { name: string; args?: unknown[] }): string {
+  if (command.name !== 'evalsha') return command.name;
+  const sha = String(command.args?.[0] ?? '');
+  if (!scriptNames.has(sha)) {
+    const set = (client as unknown as { scriptsSet?: Record<string, { sha: string }> }).scriptsSet ?? {};
+    for (const [name, script] of Object.entries(set)) scriptNames.set(script.sha, name.replace(/(-\d+)?(:[\d.]+)?$/, ''));
+  }
+  return `evalsha ${scriptNames.get(sha) ?? sha.slice(0, 8)}`;
+}
+
 function hookRedis(): void {
-  type Send = (this: Redis, command: { name: string }, stream?: { isPipeline?: boolean }) => unknown;
+  type Send = (this: Redis, command: { name: string; args?: unknown[] }, stream?: { isPipeline?: boolean }) => unknown;
   const send = Redis.prototype.sendCommand as unknown as Send;
   (Redis.prototype as unknown as { sendCommand: Send }).sendCommand = function (command, stream) {
-    bump(counts.redis.commands, command.name);
+    bump(counts.redis.commands, nameOf(this, command));
     if (!stream?.isPipeline) counts.redis.total++;
     return send.call(this, command, stream);
   };

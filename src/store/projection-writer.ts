@@ -37,10 +37,12 @@ export class ProjectionWriter {
       return { updateOne: { filter: { _id: id }, update: { $set: rest } } };
     });
     const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) => this.messages.saveOps(item.orgId, item.messages));
-    await Promise.all([
-      this.sessions.col.bulkWrite(sessionOps, { ordered: false }),
-      messageOps.length ? this.messages.col.bulkWrite(messageOps, { ordered: false }) : Promise.resolve(),
-    ]);
+    // Messages first, the sessions last: a session document that notes a command (recent_commands,
+    // last_sequence) is the commit point, so a process that dies between the two writes leaves a
+    // session the next turn catches up from the ledger, never one whose messages were not written
+    // (a replay would answer without the message, and later commands would find it missing).
+    if (messageOps.length) await this.messages.col.bulkWrite(messageOps, { ordered: false });
+    await this.sessions.col.bulkWrite(sessionOps, { ordered: false });
     for (const p of batch) p.resolve();
   }
 }

@@ -4,6 +4,7 @@ import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { SYSTEM_ACTOR } from '../../src/domain/ledger.js';
 import { toEventDoc } from '../../src/store/ledger.js';
 import { LedgerWriter } from '../../src/store/ledger-writer.js';
+import { MessageStore } from '../../src/store/messages.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -65,6 +66,23 @@ describe('actor runtime', function () {
       assert.equal(s?.last_sequence, i + 1);
       assert.equal((await messages.get('org_t', id, `msg_${id}`))?.status, 'queued');
     }
+  });
+
+  it('writes the messages before the session, so a failed flush never leaves a session noting a command whose messages are missing', async () => {
+    const { sessions } = h.running.core.stores;
+    // A messages collection (in a database of its own) that refuses the write: a unique index the second message breaks,
+    // standing in for a process that dies between the two writes.
+    const scratch = h.running.core.mongo.db(`${h.running.core.db.databaseName}_pw_order`);
+    const refusing = new MessageStore(scratch);
+    await refusing.col.createIndex({ session_id: 1 }, { unique: true, name: 'one_message_per_session' });
+    const writer = new ProjectionWriter(sessions, refusing);
+    const id = 'ses_pw_order';
+    await sessions.col.insertOne({ _id: id, org_id: 'org_t', status: 'idle', last_sequence: 0 } as never);
+    const message = (n: number) => ({ id: `msg_${id}_${n}`, session_id: id, sequence_number: n, parts: [], metadata: null, status: 'queued' as const, attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null });
+    const state = { id, status: 'running' as const, last_sequence: 3, last_message_id: message(2).id, last_message_status: 'queued' as const, running_message_id: null, queued_message_ids: [message(1).id, message(2).id], recent_commands: [{ id: 'cmd_1', seq: 1 }] };
+    await assert.rejects(writer.save('org_t', state as never, [message(1), message(2)] as never), { code: 11000 });
+    assert.equal((await sessions.byId(id))?.last_sequence, 0, 'the session was not written after its messages failed');
+    await scratch.dropDatabase();
   });
 
   it('hands off publications and jobs of several queues in one pipeline, and a repeated send is one job', async () => {
