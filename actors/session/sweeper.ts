@@ -12,6 +12,8 @@ import { outstanding } from './outstanding.js';
 const PAGE = 500;
 /** Bounds one sweep's work; the rest is reached on the next sweeps. */
 const MAX_PER_SWEEP = 5000;
+/** Sessions looked at in parallel (each look is a few MongoDB and Redis round trips). */
+const LOOK_CONCURRENCY = 16;
 /** A still session whose jobs are all there is looked at again after a growing gap, at most this long. */
 const MAX_GAP_MS = 60_000;
 
@@ -61,29 +63,31 @@ export class StrandedWorkSweeper {
 
   async sweep(now = new Date()): Promise<SweepResult> {
     // A Redis that restarted (its run_id changed) may have lost anything: look at every running session at once.
+    // The run id is kept only once a sweep has finished, so a sweep cut short (Redis still reconnecting) is redone in full.
     const runId = await this.deps.redisRunId();
     const restarted = runId !== this.runId;
-    this.runId = runId;
     const next = new Map<string, Watch>();
     const resumed: string[] = [];
     const t = now.getTime();
     let after: string | null = null;
     while (next.size < MAX_PER_SWEEP) {
       const page: SessionDoc[] = await this.deps.sessions.running(PAGE, after);
+      const look: SessionDoc[] = [];
       for (const doc of page) {
         const w = this.watch.get(doc._id);
         const moved = !w || w.seq !== doc.last_sequence;
         // A moving session is not stranded; a still one is looked at, then less and less often while its jobs are there.
-        if (!restarted && (moved || t < w.due)) {
-          next.set(doc._id, moved ? this.fresh(doc, t) : w);
-          continue;
-        }
-        if (await this.stranded(doc, now)) {
-          await this.deps.outbox.send([sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')]);
+        if (!restarted && (moved || t < w.due)) next.set(doc._id, moved ? this.fresh(doc, t) : w);
+        else look.push(doc);
+      }
+      const stranded = await this.strandedAmong(look, now);
+      if (stranded.length) await this.deps.outbox.send(stranded.map((doc) => sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')));
+      for (const doc of look) {
+        if (stranded.includes(doc)) {
           resumed.push(doc._id);
           next.set(doc._id, this.fresh(doc, t));
         } else {
-          const gap = Math.min(MAX_GAP_MS, (w?.gap ?? this.deps.intervalMs) * 2);
+          const gap = Math.min(MAX_GAP_MS, (this.watch.get(doc._id)?.gap ?? this.deps.intervalMs) * 2);
           next.set(doc._id, { seq: doc.last_sequence, gap, due: t + gap });
         }
       }
@@ -91,8 +95,23 @@ export class StrandedWorkSweeper {
       after = page[page.length - 1]._id;
     }
     this.watch = next;
+    this.runId = runId;
     if (resumed.length) this.deps.log.warn({ sessions: resumed.length, sample: resumed.slice(0, 5), redis_restarted: restarted }, 'resumed sessions whose queued work was lost');
     return { running: next.size, resumed };
+  }
+
+  /** The stranded ones among `docs`, looked at LOOK_CONCURRENCY at a time: after a Redis restart every running session is, and one by one is too slow. */
+  private async strandedAmong(docs: SessionDoc[], now: Date): Promise<SessionDoc[]> {
+    const out: SessionDoc[] = [];
+    let i = 0;
+    const lane = async () => {
+      while (i < docs.length) {
+        const doc = docs[i++];
+        if (await this.stranded(doc, now)) out.push(doc);
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(LOOK_CONCURRENCY, docs.length) }, lane));
+    return out;
   }
 
   private fresh(doc: SessionDoc, t: number): Watch {

@@ -5,11 +5,16 @@
  *  - streaming: time to first token (first chunk carrying text), direct vs routed
  *  - the same through translation (chat in → anthropic upstream)
  *  - throughput through the router at rising concurrency, with p99
- *  - the same calls through LiteLLM's proxy (unless --no-litellm), for the ratio
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm]
+ *  - the same calls through LiteLLM's proxy and Portkey's gateway (unless --no-litellm / --no-portkey),
+ *    interleaved with the router in the same rounds
+ *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
+ *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile]
  * Figures, not pass/fail.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,14 +24,18 @@ import { freePort } from '../../infra/services/process.js';
 import { fmt, summary } from '../support/percentiles.js';
 import { BENCH_LIMITS } from '../support/stack.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
+import { portkeyHeaders, startPortkey } from './portkey.js';
+import { summariseProfile } from './profile.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
+/** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
+const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
 
-function spawnNode(script: string, args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, [join(__dirname, script), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnNode(script: string, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, script), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${script}] ${d}`));
   return child;
 }
@@ -39,13 +48,21 @@ async function waitOk(url: string, tries = 200): Promise<void> {
   throw new Error(`${url} never became ready`);
 }
 
+/** Non-empty answer text in any of the formats: a chat delta or message `content`, an Anthropic `text`. */
+const ANSWER_TEXT = /"(?:content|text)":"[^"]/;
+
 /** One call; returns [total ms, ms to the first chunk that carries text]. */
 async function call(url: string, headers: Record<string, string>, body: string): Promise<[number, number]> {
   const t0 = performance.now();
   const res = await request(url, { method: 'POST', headers, body, dispatcher: agent });
   let first = NaN;
-  for await (const chunk of res.body) if (Number.isNaN(first) && /Hello|Hel/.test(String(chunk))) first = performance.now() - t0;
-  if (res.statusCode !== 200) throw new Error(`${url} answered ${res.statusCode}`);
+  let head = '';
+  for await (const chunk of res.body) {
+    if (head.length < 600) head += String(chunk);
+    if (Number.isNaN(first) && ANSWER_TEXT.test(String(chunk))) first = performance.now() - t0;
+  }
+  // A proxy that answers without the text (an error, an empty stream) has not done the work.
+  if (res.statusCode !== 200 || Number.isNaN(first)) throw new Error(`${url} answered ${res.statusCode} without the answer text: ${head}`);
   return [performance.now() - t0, first];
 }
 
@@ -58,9 +75,12 @@ function row(label: string, direct: number[], other: number[]): { p50: number; p
   return { ...added, line: `| ${label} | ${fmt(d.p50)} / ${fmt(d.p99)} | ${fmt(o.p50)} / ${fmt(o.p99)} | ${added.p50.toFixed(2)} ms / ${added.p99.toFixed(2)} ms |` };
 }
 
-/** Calls each path in turn, rotating the order every round, and reports what each adds over `direct`. */
-async function interleaved(label: string, paths: { direct: Path; router: Path; litellm?: Path }, useFirst: boolean): Promise<void> {
-  const names = Object.keys(paths).filter((k) => paths[k as keyof typeof paths]) as (keyof typeof paths)[];
+type Peers = { direct: Path; router: Path; litellm?: Path; portkey?: Path };
+const PEER_NAME: Record<string, string> = { litellm: 'LiteLLM', portkey: 'Portkey' };
+
+/** Calls each path in turn, rotating the order every round, and reports what each proxy adds over `direct`. */
+async function interleaved(label: string, paths: Peers, useFirst: boolean): Promise<void> {
+  const names = Object.keys(paths).filter((k) => paths[k as keyof Peers]) as (keyof Peers)[];
   for (let i = 0; i < 200; i++) for (const n of names) await paths[n]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   for (let i = 0; i < N; i++) {
@@ -72,23 +92,29 @@ async function interleaved(label: string, paths: { direct: Path; router: Path; l
   }
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line);
-  if (seen.litellm) {
-    const l = row(`${label}, LiteLLM`, seen.direct, seen.litellm);
+  for (const peer of ['litellm', 'portkey'] as const) {
+    if (!seen[peer]) continue;
+    const l = row(`${label}, ${PEER_NAME[peer]}`, seen.direct, seen[peer]);
     console.log(l.line + ` ratio p50 ${(l.p50 / r.p50).toFixed(1)}×, p99 ${(l.p99 / r.p99).toFixed(1)}× |`);
   }
 }
 
+/** Rising concurrency; the answer to "requests/s at p99 <= 15 ms" is the best rate whose p99 stays under the bound. */
 async function throughput(routed: () => Promise<[number, number]>): Promise<void> {
   console.log('\n| concurrency | requests/s | p50 | p99 |\n|---|---|---|---|');
-  for (const c of [1, 8, 32, 128]) {
+  let best = 0;
+  for (const c of [1, 2, 4, 8, 16, 32, 64, 128]) {
     const lat: number[] = [];
     const until = performance.now() + SECONDS * 1000;
     await Promise.all(Array.from({ length: c }, async () => {
       while (performance.now() < until) lat.push((await routed())[0]);
     }));
     const s = summary(lat);
-    console.log(`| ${c} | ${(lat.length / SECONDS).toFixed(0)} | ${fmt(s.p50)} | ${fmt(s.p99)} |`);
+    const rps = lat.length / SECONDS;
+    if (s.p99 <= 15) best = Math.max(best, rps);
+    console.log(`| ${c} | ${rps.toFixed(0)} | ${fmt(s.p50)} | ${fmt(s.p99)} |`);
   }
+  console.log(`\nrequests/s at p99 <= 15 ms: ${best.toFixed(0)}`);
 }
 
 async function run(): Promise<void> {
@@ -98,15 +124,20 @@ async function run(): Promise<void> {
   const [webPort, routerPort] = [await freePort(), await freePort()];
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
-  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', ...BENCH_LIMITS };
-  const procs = [fake, spawnNode('../../src/main.js', ['web'], env), spawnNode('../../src/main.js', ['router'], env)];
-  const litellmPort = await freePort();
+  const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(values['no-rate-limit'] ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
+  const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
+  const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
+  const [litellmPort, portkeyPort] = [await freePort(), await freePort()];
   if (!values['no-litellm']) procs.push(startLitellm(litellmPort, fakeUrl));
+  if (!values['no-portkey']) procs.push(startPortkey(portkeyPort));
   const litellm = values['no-litellm'] ? null : `http://127.0.0.1:${litellmPort}`;
+  const portkey = values['no-portkey'] ? null : `http://127.0.0.1:${portkeyPort}`;
   try {
     const base = `http://127.0.0.1:${webPort}`;
     const router = `http://127.0.0.1:${routerPort}`;
-    await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null]);
+    await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
+    console.log(`uptime: ${execFileSync('uptime').toString().trim()}`);
     const admin = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     await fetch(`${base}/v1/credentials/BENCH_KEY`, { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'sk-bench' }) });
     const cand = (provider: string, url: string) => ({ model: `bench/${provider}`, provider, upstream_model: 'm', base_url: url, api_key_credential: 'BENCH_KEY' });
@@ -128,19 +159,24 @@ async function run(): Promise<void> {
         direct: () => call(`${fakeUrl}/v1/chat/completions`, h, direct(stream)),
         router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-openai', stream)) : undefined,
+        portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('openai', fakeUrl), direct(stream)) : undefined,
       }, stream);
       await interleaved(`chat → anthropic${stream ? ', TTFT' : ''}`, {
         direct: () => call(`${fakeUrl}/v1/messages`, anthHeaders, anthDirect(stream)),
         router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-anthropic', stream)) : undefined,
+        portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('anthropic', fakeUrl), JSON.stringify({ model: 'm', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }], stream })) : undefined, // chat in, anthropic out
       }, stream);
     }
     await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
   } finally {
+    const routerExit = new Promise((r) => routerProc.once('exit', r));
     for (const p of procs) p.kill('SIGTERM');
+    await routerExit; // the CPU profile is written as the router exits
     await agent.close();
     await services.stop();
   }
+  if (profDir) summariseProfile(profDir);
 }
 
 run().catch((err) => {

@@ -4,6 +4,7 @@ import type { RedisKeys } from '../../infra/redis/keys.js';
 import { RateLimitError } from '../domain/errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
+import { TokenLeases, type Count } from './leases.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 export type LimitedSurface = 'api' | 'routing';
@@ -14,7 +15,7 @@ const SURFACE_NAME: Record<LimitedSurface, string> = { api: 'the base API', rout
 interface Check {
   scope: 'org' | 'key';
   limit: number;
-  res: RateLimiterRes;
+  res: Count;
 }
 
 /** IETF RateLimit header fields of the tightest check: what a client needs to pace itself. */
@@ -30,12 +31,15 @@ function headersOf(c: Check): Record<string, string> {
 /**
  * Per-org and per-key request rates, counted in Redis by rate-limiter-flexible
  * (fixed one-minute windows, one atomic Lua call per counter), so every web
- * or router process shares one count. A Redis failure lets the request
+ * or router process shares one count. Limits of 2,000/min and more are taken
+ * in leased blocks (TokenLeases); smaller ones are counted one by one. A Redis failure lets the request
  * through: the limit protects the service, it must not become an outage.
  */
 export class RequestLimiter {
   /** One limiter object per (counter, limit): the library fixes `points` at construction. */
   private readonly limiters = new Map<string, RateLimiterRedis>();
+  /** Tokens taken from those counters in blocks, so most requests need no Redis round trip (see leases.ts). */
+  private readonly leases = new TokenLeases();
 
   constructor(
     private readonly redis: RedisClient,
@@ -57,8 +61,9 @@ export class RequestLimiter {
 
   private async consume(counter: string, scope: Check['scope'], id: string, limit: number): Promise<Check | null> {
     if (limit <= 0) return null;
+    const limiter = this.limiter(counter, limit);
     try {
-      return { scope, limit, res: await this.limiter(counter, limit).consume(id) };
+      return { scope, limit, res: await this.leases.take(`${counter}:${limit}:${id}`, limit, (points) => limiter.consume(id, points)) };
     } catch (e) {
       if (e instanceof RateLimiterRes) return { scope, limit, res: e };
       this.log.warn({ err: (e as Error).message }, 'rate limiter unavailable; request let through');

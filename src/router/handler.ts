@@ -43,17 +43,23 @@ async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Reco
 /** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
 async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
   const { orgId, key } = await authenticateRouting(ctx, svc.auth, ingress.format === 'anthropic');
-  // The Redis round trip of the rate check overlaps reading the body.
+  // The rate check's Redis round trip runs while the body is read and the conversation's
+  // stickiness is fetched; it is awaited before any upstream is called.
   const admitted = admitRouting(ctx, svc, orgId, key._id);
   admitted.catch(() => undefined);
-  let body: Record<string, unknown>;
+  let call: RoutedCall;
   try {
-    body = await readBody(ctx, ingress, svc.maxBodyBytes);
+    call = await decide(ctx, ingress, routerId, svc, orgId);
   } catch (e) {
-    await admitted; // a refusal outranks what is wrong with the body
+    await admitted; // a refusal outranks what is wrong with the request
     throw e;
   }
   await admitted;
+  return call;
+}
+
+async function decide(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices, orgId: string): Promise<RoutedCall> {
+  const body = await readBody(ctx, ingress, svc.maxBodyBytes);
   const router = await svc.lookup.router(orgId, routerId);
   const req = ingress.wire.parseRequest(body);
   const effort = planEffort(req);

@@ -6,6 +6,14 @@
  * turn that ran meanwhile, alone a write waits for nobody. `flush` settles
  * each entry itself.
  */
+/**
+ * Bound on one flush's database call. A big batch can fill the socket's
+ * buffer; if the server goes away then, the driver waits for a 'drain' that
+ * never comes, and every turn behind the flush would wait with it. With a
+ * client-side timeout the flush fails instead and its turns are retried.
+ */
+export const FLUSH_TIMEOUT_MS = 30_000;
+
 export interface Pending<T> {
   item: T;
   resolve(): void;

@@ -1,5 +1,5 @@
 import { MongoBulkWriteError } from 'mongodb';
-import { GroupCommit, type Pending } from './group-commit.js';
+import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 import type { EventDoc, LedgerStore } from './ledger.js';
 
 /** What a turn gets when another writer holds its sequence number: a duplicate key, as from insertMany. */
@@ -30,7 +30,7 @@ export class LedgerWriter {
     const docs = batch.flatMap((p) => p.item);
     const owner = batch.flatMap((p) => p.item.map(() => p));
     try {
-      await this.ledger.col.insertMany(docs, { ordered: true });
+      await this.ledger.col.insertMany(docs, { ordered: true, timeoutMS: FLUSH_TIMEOUT_MS });
     } catch (err) {
       const first = err instanceof MongoBulkWriteError ? [err.writeErrors].flat()[0] : undefined;
       if (!first || first.code !== 11000) throw err;

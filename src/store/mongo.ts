@@ -17,6 +17,9 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
     maxPoolSize: 50,
     // Only for the benchmarks' round-trip counts: every command then emits an event.
     monitorCommands: opts.monitorCommands ?? false,
+    // Polling, not the streaming hello: after a server restart the streaming monitor was seen stuck on its
+    // closed connection, the server left Unknown and the pool paused for good (test/faults/mongo-restart).
+    serverMonitoringMode: 'poll',
   });
   await client.connect();
   const handle = once('mongo', () => client.close());

@@ -1,6 +1,6 @@
 import type { AnyBulkWriteOperation } from 'mongodb';
 import type { MessageState, SessionState } from '../domain/ledger.js';
-import { GroupCommit, type Pending } from './group-commit.js';
+import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 import type { MessageDoc, MessageStore } from './messages.js';
 import type { SessionDoc, SessionStore } from './sessions.js';
 
@@ -41,8 +41,8 @@ export class ProjectionWriter {
     // last_sequence) is the commit point, so a process that dies between the two writes leaves a
     // session the next turn catches up from the ledger, never one whose messages were not written
     // (a replay would answer without the message, and later commands would find it missing).
-    if (messageOps.length) await this.messages.col.bulkWrite(messageOps, { ordered: false });
-    await this.sessions.col.bulkWrite(sessionOps, { ordered: false });
+    if (messageOps.length) await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
+    await this.sessions.col.bulkWrite(sessionOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
     for (const p of batch) p.resolve();
   }
 }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { candidate } from '../fakes/llm-conversation.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -101,6 +102,58 @@ describe('graceful drain on SIGTERM', function () {
         return m.status === 'completed' ? m : null;
       }, 30_000);
       assert.equal(done.status, 'completed');
+    });
+  });
+
+  describe('router', () => {
+    let h: Harness;
+    let router: RoleProcess;
+    before(async () => {
+      fake.reset();
+      h = await startHarness({ roles: ['web'] });
+      router = await startRoleProcess(['router'], { ...h.env, ROUTER_PORT: '0', TROUPE_DRAIN_DELAY_MS: '1000', TROUPE_SHUTDOWN_TIMEOUT_MS: '10000' });
+      procs.push(router);
+    });
+    after(async () => h?.close());
+
+    it('turns /readyz 503 at once, finishes routed calls in flight (streamed or not), records their usage, exits 0', async () => {
+      const base = `http://127.0.0.1:${router.ports.router}`;
+      assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-upstream' } })).status, 200);
+      assert.equal((await h.api('/v1/routers/drain', { method: 'PUT', json: { candidates: [candidate(fake, 'openai', 'openai/drain')] } })).status, 200);
+      assert.equal((await fetch(`${base}/readyz`)).status, 200);
+      fake.reply = { text: 'Answered in full after the signal.', inputTokens: 10, outputTokens: 5 };
+      fake.delayMs = 1500; // both calls are still at the upstream when the signal comes
+      fake.eventDelayMs = 50;
+      const routed = (stream: boolean) =>
+        fetch(`${base}/drain/chat/completions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${h.routingKey}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ model: 'service/routing', stream, messages: [{ role: 'user', content: `drain ${stream}` }] }),
+        });
+      const plain = routed(false);
+      const streamed = routed(true);
+      await until(async () => fake.requests.length >= 2, 10_000);
+
+      router.kill('SIGTERM');
+      await router.waitForLog('shutting down', 5000);
+      const ready = await fetch(`${base}/readyz`);
+      assert.equal(ready.status, 503);
+      assert.equal(((await ready.json()) as any).error.code, 'draining');
+
+      const p = await plain;
+      assert.equal(p.status, 200);
+      assert.equal(((await p.json()) as any).choices[0].message.content, 'Answered in full after the signal.');
+      const s = await streamed;
+      assert.equal(s.status, 200);
+      const sse = await readToEnd(s);
+      const text = [...sse.matchAll(/^data: (\{.*\})$/gm)].map((m) => JSON.parse(m[1]).choices?.[0]?.delta?.content ?? '').join('');
+      assert.equal(text, 'Answered in full after the signal.');
+      assert.ok(sse.trimEnd().endsWith('data: [DONE]'), 'the stream ends normally');
+      assert.equal(await router.exited, 0, 'a clean exit');
+      // The usage buffer is written on the way out: both calls are counted.
+      const usage = await json<{ groups: { model: string; model_calls: number; input_tokens: number }[] }>(await h.api('/v1/usage?group_by=model'), 200);
+      const row = usage.groups.find((g) => g.model === 'openai/drain');
+      assert.deepEqual([row?.model_calls, row?.input_tokens], [2, 20]);
     });
   });
 

@@ -24,6 +24,21 @@ const TYPE_BY_STATUS: Record<number, (typeof ErrorType)[keyof typeof ErrorType]>
 };
 
 /**
+ * Errors of a store that is unreachable for a moment (MongoDB restarting or
+ * failing over, Redis reconnecting): the request did nothing wrong and a
+ * retry soon will do, so they are a 503 with Retry-After, not a 500.
+ */
+const UNREACHABLE = new Set(['MongoNetworkError', 'MongoNetworkTimeoutError', 'MongoServerSelectionError', 'MongoPoolClearedError', 'MaxRetriesPerRequestError']);
+
+/** Socket errors a driver lets through raw when its server goes away mid-write. */
+const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED']);
+
+function storeUnreachable(e: unknown): boolean {
+  const err = e as { name?: string; message?: string; code?: string } | null;
+  return !!err && (UNREACHABLE.has(err.name ?? '') || SOCKET_CODES.has(err.code ?? '') || (err.name === 'Error' && err.message === 'Connection is closed.'));
+}
+
+/**
  * The one place that decides what a client sees for an error. Domain errors
  * map to their status; errors raised by Koa or Node for client input (bad
  * encodings, aborted bodies) keep their 4xx; anything else is a 500 whose
@@ -52,7 +67,12 @@ export function errorMapper(envelope: ErrorEnvelope = troupeEnvelope): Middlewar
       } else {
         const e = thrown as HttpLikeError;
         const s = e.status ?? e.statusCode ?? 500;
-        if (s >= 400 && s < 500 && e.expose !== false) {
+        if (storeUnreachable(thrown)) {
+          status = 503;
+          body = { type: ErrorType.unavailable, code: 'store_unavailable', message: 'A data store is briefly unreachable; retry shortly (with the same Idempotency-Key, if any).' };
+          ctx.set('Retry-After', '1');
+          ctx.state.log?.warn({ err: thrown }, 'store unreachable');
+        } else if (s >= 400 && s < 500 && e.expose !== false) {
           status = s;
           body = { type: TYPE_BY_STATUS[s] ?? ErrorType.invalidRequest, code: e.type ?? 'invalid_request', message: e.message ?? 'Bad request.' };
         } else {

@@ -98,3 +98,17 @@ export async function auditUntilSettled(db: Db, sessionIds: string[], acked: Map
 function emptyAudit(sessions: number): Audit {
   return { sessions, events: 0, lost: 0, duplicated: 0, stuck: 0, gaps: 0, failed: 0, problems: [] };
 }
+
+/**
+ * Time to recover: from the moment the faulty part was back until the last
+ * message the fault caught (its client had started sending it before then)
+ * reached its terminal status, by the ledger's own clock. Messages sent
+ * afterwards are ordinary traffic, timed by nothing here; the audit still
+ * requires every one of them to finish. Null while any caught one is not terminal.
+ */
+export async function recoveryMs(db: Db, firstTried: Map<string, number>, back: number): Promise<number | null> {
+  const caught = [...firstTried].filter(([, t]) => t < back).map(([id]) => id);
+  const docs = await db.collection<{ _id: string; status: string; completed_at: string | null }>('messages').find({ _id: { $in: caught } }, { projection: { status: 1, completed_at: 1 } }).toArray();
+  if (docs.length < caught.length || docs.some((m) => !TERMINAL.includes(m.status) || !m.completed_at)) return null;
+  return Math.max(0, ...docs.map((m) => Date.parse(m.completed_at!) - back));
+}

@@ -1,10 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
-import { startMongoWire } from '../../../infra/services/mongo-wire.js';
+import { startMongoWire, type MongoKind } from '../../../infra/services/mongo-wire.js';
 import { freePort, type ManagedProcess } from '../../../infra/services/process.js';
 import { startRedis } from '../../../infra/services/redis-server.js';
 import type { Role } from '../../../src/roles/start.js';
@@ -17,6 +17,8 @@ export interface ClusterOptions {
   aof?: boolean;
   /** A MongoDB-wire server of the cluster's own (to restart it); else the suite's shared one. */
   ownMongo?: boolean;
+  /** Which server that own one is (the launcher's default otherwise). */
+  mongoKind?: MongoKind;
   env?: Record<string, string>;
 }
 
@@ -53,6 +55,8 @@ export class Cluster {
   redis!: ManagedProcess;
   mongoProc: ManagedProcess | null = null;
   mongoUrl = '';
+  /** The MongoDB-wire server's kind, when the cluster has its own. */
+  mongoKind = 'shared';
   private redisPort = 0;
   private mongoPort = 0;
   private readonly dir = mkdtempSync(join(tmpdir(), 'troupe-fault-'));
@@ -68,9 +72,10 @@ export class Cluster {
     c.redis = (await startRedis(join(c.dir, 'redis'), quiet, { persistent: opts.aof === true, port: c.redisPort })).proc;
     if (opts.ownMongo) {
       c.mongoPort = await freePort();
-      const m = await startMongoWire(join(c.dir, 'mongo'), quiet, { port: c.mongoPort });
+      const m = await startMongoWire(join(c.dir, 'mongo'), quiet, { port: c.mongoPort, kind: opts.mongoKind });
       c.mongoProc = m.proc;
       c.mongoUrl = m.url;
+      c.mongoKind = m.kind;
     } else {
       const shared = process.env.MONGODB_URL;
       if (!shared) throw new Error('MONGODB_URL is not set; run the fault suite through "npm run test:faults"');
@@ -162,7 +167,7 @@ export class Cluster {
     await exited(this.mongoProc.child);
     await this.mongoProc.stop();
     await new Promise((r) => setTimeout(r, downMs));
-    this.mongoProc = (await startMongoWire(join(this.dir, 'mongo'), quiet, { port: this.mongoPort })).proc;
+    this.mongoProc = (await startMongoWire(join(this.dir, 'mongo'), quiet, { port: this.mongoPort, kind: this.opts.mongoKind })).proc;
     return Date.now();
   }
 
@@ -182,6 +187,10 @@ export class Cluster {
 
   async close(): Promise<void> {
     await Promise.all([...this.procs.keys()].map((n) => this.kill(n, 'SIGKILL')));
+    // Every role's log, kept for reading after a failure (.data/ is ignored by git).
+    const logs = resolve(__dirname, '../../../../.data/faults/logs');
+    mkdirSync(logs, { recursive: true });
+    writeFileSync(join(logs, `${this.dbName}.log`), this.logLines().join('\n'));
     process.off('exit', this.onExit);
     if (this.client) {
       if (!this.opts.ownMongo) await this.client.db(this.dbName).dropDatabase().catch(() => undefined);

@@ -43,8 +43,12 @@ export interface LoadOptions {
 export class Load {
   /** message id → session id, for every acknowledged POST. */
   readonly acked = new Map<string, string>();
+  /** message id → when its client first tried to send it (ms epoch). */
+  readonly firstTried = new Map<string, number>();
   posts = 0;
   retries = 0;
+  /** 500s: a store outage is a 503 to retry; a 500 means an error nobody mapped. */
+  readonly internalErrors: string[] = [];
   /** Messages never acknowledged (client gave up). */
   readonly abandoned: string[] = [];
   private turn = 0;
@@ -69,6 +73,7 @@ export class Load {
         const res = await this.post(path, body, key);
         const text = await res.text();
         if (res.ok) return JSON.parse(text) as T;
+        if (res.status === 500) this.internalErrors.push(`POST ${path}: ${text.slice(0, 200)}`);
         if (res.status < 500 && res.status !== 409) throw new Error(`POST ${path} answered ${res.status}: ${text}`);
       } catch (err) {
         if (err instanceof Error && err.message.startsWith('POST ')) throw err;
@@ -88,8 +93,12 @@ export class Load {
   async messages(sessionId: string, count: number, gapMs = 0): Promise<void> {
     for (let i = 1; i <= count; i++) {
       const key = `${sessionId}-m${i}`;
+      const tried = Date.now();
       const r = await this.acknowledged<{ message: { id: string } }>(`/v1/sessions/${sessionId}/events`, { type: 'user.message', content: [{ type: 'text', text: `message ${i}` }] }, key);
-      if (r) this.acked.set(r.message.id, sessionId);
+      if (r) {
+        this.acked.set(r.message.id, sessionId);
+        this.firstTried.set(r.message.id, tried);
+      }
       else this.abandoned.push(key);
       if (gapMs) await new Promise((res) => setTimeout(res, gapMs));
     }
