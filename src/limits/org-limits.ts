@@ -1,4 +1,5 @@
 import type { OrgLimits } from '../config/config.js';
+import { ExpiringCache } from '../domain/expiring-cache.js';
 import type { OrgStore } from '../store/orgs.js';
 
 const TTL_MS = 5000;
@@ -10,7 +11,7 @@ const MAX_CACHED = 10_000;
  * made with the admin command applies everywhere within TTL_MS.
  */
 export class OrgLimitsLookup {
-  private readonly cache = new Map<string, { limits: OrgLimits; until: number }>();
+  private readonly cache = new ExpiringCache<OrgLimits>(TTL_MS, MAX_CACHED);
 
   constructor(
     private readonly orgs: OrgStore,
@@ -18,13 +19,11 @@ export class OrgLimitsLookup {
   ) {}
 
   async of(orgId: string): Promise<OrgLimits> {
-    const now = Date.now();
     const hit = this.cache.get(orgId);
-    if (hit && hit.until > now) return hit.limits;
+    if (hit) return hit;
     const doc = await this.orgs.byId(orgId);
     const limits = { ...this.defaults, ...(doc?.limits ?? {}) };
-    if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(orgId, { limits, until: now + TTL_MS });
+    this.cache.set(orgId, limits);
     return limits;
   }
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { RedisClient } from '../../infra/redis/connection.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { Effort, Item, LlmRequest } from '../llm/types.js';
+import { ExpiringCache } from '../domain/expiring-cache.js';
 
 /**
  * `conversation_id`: a hash of the conversation's opening items (system text
@@ -32,7 +33,7 @@ const LOCAL_MAX = 50_000;
  * Redis round trip. Misses always go to Redis.
  */
 export class Stickiness {
-  private readonly local = new Map<string, { rec: StickyRecord; until: number }>();
+  private readonly local = new ExpiringCache<StickyRecord>(LOCAL_TTL_MS, LOCAL_MAX);
 
   constructor(
     private readonly redis: RedisClient,
@@ -42,12 +43,12 @@ export class Stickiness {
   async get(orgId: string, routerId: string, convId: string): Promise<StickyRecord | null> {
     const key = this.keys.routingConversation(orgId, routerId, convId);
     const hit = this.local.get(key);
-    if (hit && hit.until > Date.now()) return hit.rec;
+    if (hit) return hit;
     const raw = await this.redis.get(key);
     if (!raw) return null;
     try {
       const rec = JSON.parse(raw) as StickyRecord;
-      this.remember(key, rec);
+      this.local.set(key, rec);
       return rec;
     } catch {
       return null;
@@ -56,12 +57,7 @@ export class Stickiness {
 
   async set(orgId: string, routerId: string, convId: string, rec: StickyRecord): Promise<void> {
     const key = this.keys.routingConversation(orgId, routerId, convId);
-    this.remember(key, rec);
+    this.local.set(key, rec);
     await this.redis.set(key, JSON.stringify(rec), 'EX', TTL_SECONDS);
-  }
-
-  private remember(key: string, rec: StickyRecord): void {
-    if (this.local.size >= LOCAL_MAX) this.local.clear();
-    this.local.set(key, { rec, until: Date.now() + LOCAL_TTL_MS });
   }
 }

@@ -1,4 +1,5 @@
 import { AuthenticationError, PermissionError } from '../../domain/errors.js';
+import { ExpiringCache } from '../../domain/expiring-cache.js';
 import { hashKey, type ApiKeyDoc, type ApiKeyStore, type KeyKindName } from '../../store/api-keys.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
@@ -11,7 +12,8 @@ const CACHE_MAX = 10_000;
  * a revocation therefore takes up to CACHE_TTL_MS to apply everywhere.
  */
 export class KeyAuthenticator {
-  private readonly cache = new Map<string, { doc: ApiKeyDoc | null; until: number }>();
+  /** Misses are cached too (as null), so a storm of bad keys does not reach Mongo either. */
+  private readonly cache = new ExpiringCache<ApiKeyDoc | null>(CACHE_TTL_MS, CACHE_MAX);
 
   constructor(private readonly keys: ApiKeyStore) {}
 
@@ -34,12 +36,10 @@ export class KeyAuthenticator {
 
   private async lookup(key: string): Promise<ApiKeyDoc | null> {
     const h = hashKey(key);
-    const now = Date.now();
     const hit = this.cache.get(h);
-    if (hit && hit.until > now) return hit.doc;
+    if (hit !== undefined) return hit;
     const doc = await this.keys.findActive(key);
-    if (this.cache.size >= CACHE_MAX) this.cache.clear();
-    this.cache.set(h, { doc, until: now + CACHE_TTL_MS });
+    this.cache.set(h, doc);
     return doc;
   }
 }
