@@ -1,11 +1,42 @@
 import type { BatchStore } from '../../src/store/batches.js';
 import { defineActor, DONE } from '../runtime/actor.js';
-import { onChildSettled } from './handlers.js';
+import { admit, afterCount, needsTicket, type SettledOutcome } from './decide.js';
 import { BATCH, type BatchChildSettled } from './messages.js';
+import { finishIfSettled, type Outbox } from './terminal.js';
 
 export interface BatchPorts {
   batches: BatchStore;
   log: { warn(obj: object, msg: string): void };
+}
+
+/** What counting a child needs: the batch store, and where the terminal webhook goes. */
+export interface BatchActorDeps {
+  batches: BatchStore;
+  outbox: Outbox;
+}
+
+export type { SettledOutcome } from './decide.js';
+
+/**
+ * `BatchChildSettled`: count the child once; when every created child has
+ * settled, fire the terminal webhook once. The settlement row is written
+ * first, then a ticket is taken; a settlement left uncounted by a crash is
+ * counted by the retry. Each step's decision is in `decide.ts`.
+ */
+export async function onChildSettled(deps: BatchActorDeps, job: BatchChildSettled): Promise<SettledOutcome> {
+  const admitted = admit(await deps.batches.header(job.batch_id), job);
+  if (admitted.kind === 'drop') return 'unknown_batch';
+  const { header } = admitted;
+  const fresh = await deps.batches.recordSettlement(admitted.settlement);
+  let ticket: number | null = null;
+  if (fresh || needsTicket(await deps.batches.settlement(job.session_id))) {
+    ticket = await deps.batches.takeTicket(job.batch_id, admitted.hint);
+    await deps.batches.markCounted(job.session_id);
+  }
+  const next = afterCount(header, { fresh, ticket });
+  if (!next.check) return next.outcome;
+  const latest = (await deps.batches.header(job.batch_id)) ?? header;
+  return (await finishIfSettled(deps.batches, deps.outbox, latest)) ? 'fired' : next.outcome;
 }
 
 /**

@@ -1,7 +1,8 @@
 import type { CancelTracker } from '../../src/pubsub/cancels.js';
-import { DONE, defineActor } from '../runtime/actor.js';
-import { modelAnswerCommandId, sessionCommand, type ModelCall } from '../session/messages.js';
-import { callModel, type ModelCallDeps } from './handler.js';
+import { defineActor } from '../runtime/actor.js';
+import type { ModelCall } from '../session/messages.js';
+import { callModel, type ModelCallDeps } from './call-model.js';
+import { answer } from './decide.js';
 import { ROUTER_PROXY } from './messages.js';
 
 export type RouterProxyPorts = ModelCallDeps & {
@@ -11,9 +12,8 @@ export type RouterProxyPorts = ModelCallDeps & {
 
 /**
  * The router-proxy actor (an activity): makes model calls off the session's
- * turn and answers with a `model.responded` command. Unkeyed: many calls run
- * at once while the session actor stays free. The command id makes a
- * redelivered call one answer.
+ * turn and answers with a `model.responded` command (`decide.ts`). Unkeyed:
+ * many calls run at once while the session actor stays free.
  */
 export const routerProxyActor = defineActor<ModelCall, RouterProxyPorts>({
   address: ROUTER_PROXY,
@@ -22,10 +22,7 @@ export const routerProxyActor = defineActor<ModelCall, RouterProxyPorts>({
     const work = ctx.ports.cancels.track(call.message_id);
     try {
       const result = await callModel(ctx.ports, call, work.signal);
-      // The message ended while the call ran; its session would ignore the answer.
-      if (work.signal.aborted) return DONE;
-      const command_id = modelAnswerCommandId(call);
-      return { sends: [sessionCommand(call.session_id, { kind: 'model.responded', command_id, message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result }, call.priority)] };
+      return answer(call, result, work.signal.aborted);
     } finally {
       work.release();
     }

@@ -13,6 +13,7 @@ import type { Logger } from '../../src/log/logger.js';
 import { routeInProcess } from '../../src/router/route-in-process.js';
 import type { StreamServices } from '../../src/router/stream.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
+import { CANCELLED } from './decide.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
 import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
 import type { Item } from '../../src/llm/types.js';
@@ -79,9 +80,6 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
     stream: true,
   };
 }
-
-/** What a call ends with when its message was cancelled; the session ignores it, the actor does not even send it. */
-export const CANCELLED: ModelResult = Object.freeze({ ok: false, error: 'The message was cancelled.', retryable: false });
 
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
 export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {

@@ -1,9 +1,9 @@
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
 import { VersionFiles, type Scratch } from '../../src/sandbox/version-files.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolRunResult } from '../session/messages.js';
-import { checkArguments } from './input-check.js';
+import { ownsSession, plan, toolResult } from './decide.js';
 import type { ToolRunJob } from './messages.js';
 
 /** What running one job needs; the worker wires real stores, tests may wire their own. */
@@ -27,57 +27,42 @@ export interface StorageMount {
   remove(): Promise<void>;
 }
 
-type Found = { session: SessionDoc; version: AgentVersionDoc; tool: ToolDef };
-
-/** Loads what the job names, scoped by the job's org; a string says why it cannot run. */
-async function load(deps: ToolRunnerDeps, job: ToolRunJob): Promise<Found | string> {
-  const session = await deps.session(job.session_id);
-  if (!session || session.org_id !== job.org_id) return `session ${job.session_id} not found`;
-  const version = await deps.version(session.org_id, session.version_id);
-  if (!version) return `agent version ${session.version_id} not found`;
-  const tool = version.tools.find((t) => t.name === job.tool_name);
-  if (!tool) return `the agent has no tool named ${JSON.stringify(job.tool_name)}`;
-  if (tool.kind !== 'custom') return `tool ${job.tool_name} is not a custom tool`;
-  return { session, version, tool };
-}
-
 /**
- * Runs one custom tool call: checks the arguments against the tool's
- * input_schema, then runs the handler in the sandbox with the session's
- * declared secrets and its internet access. Anything the tool or the caller
- * got wrong is an error result for the model; only infrastructure failures
- * (database, blob store, disk) throw, so the queue retries them.
+ * Runs one custom tool call: loads the job's session and version, lets
+ * `plan` decide (the arguments are checked against the tool's input_schema
+ * there), then runs the handler in the sandbox with the session's declared
+ * secrets and its internet access, and lets `toolResult` decide what the
+ * model gets. Only infrastructure failures (database, blob store, disk) throw,
+ * so the queue retries them. `signal` is aborted at shutdown: running calls
+ * are killed and their jobs retried elsewhere, not reported as failures.
  */
-/** `signal` is aborted at shutdown: running calls are killed and their jobs retried elsewhere, not reported as failures. */
 export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal, cancel?: AbortSignal): Promise<ToolRunResult> {
-  const found = await load(deps, job);
-  if (typeof found === 'string') return { ok: false, error: found };
-  const { session, version, tool } = found;
-  const invalid = checkArguments(tool.input_schema, job.arguments);
-  if (invalid) return { ok: false, error: invalid };
-  const dir = await deps.versionDir(version);
-  const env = await deps.secrets(session, version.manifest.sandbox?.secrets ?? []);
+  const session = await deps.session(job.session_id);
+  const version = ownsSession(job, session) ? await deps.version(session.org_id, session.version_id) : null;
+  const step = plan(job, session, version);
+  if (step.kind === 'fail') return { ok: false, error: step.error };
+  const dir = await deps.versionDir(step.version);
+  const env = await deps.secrets(step.session, step.secrets);
   const scratch = await deps.scratch();
-  const storage = session.storage_binding_id && deps.storage ? await deps.storage(session) : null;
+  const storage = step.mount_storage && deps.storage ? await deps.storage(step.session) : null;
   try {
     const result = await deps.sandbox({
       rootDir: dir,
-      handlerPath: VersionFiles.fileIn(dir, tool.path),
+      handlerPath: VersionFiles.fileIn(dir, step.tool.path),
       args: job.arguments,
       env,
-      timeoutMs: tool.timeout_seconds * 1000,
+      timeoutMs: step.timeout_ms,
       memoryMb: deps.memoryMb,
-      internetAccess: session.internet_access,
+      internetAccess: step.internet_access,
       scratchDir: scratch.path,
       storageDir: storage?.dir,
       // Either ends the process: shutdown (the job is retried elsewhere) or the message's cancel.
       signal: signal && cancel ? AbortSignal.any([signal, cancel]) : (signal ?? cancel),
     });
+    // Killed by the shutdown, not by the tool: not the call's result, and nothing of it is saved.
     if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
     // Files persist like a disk's: whatever the call left is saved, also after a failure.
-    const refused = storage ? await storage.commit() : null;
-    if (refused) return { ok: false, error: result.ok ? refused : `${result.error}; ${refused}` };
-    return result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error };
+    return toolResult(result, storage ? await storage.commit() : null);
   } finally {
     await scratch.remove();
     await storage?.remove();

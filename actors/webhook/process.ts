@@ -1,14 +1,10 @@
 import type { DeliveryAttempt, DeliveryStatus, NewDelivery, WebhookDeliveryDoc, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
-import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
-import type { WebhookFailure } from '../session/messages.js';
+import type { Send } from '../runtime/actor.js';
 import { buildBody, type BodySources } from './body.js';
-import type { RedeliverJob, WebhookJob, WebhookQueueJob } from './messages.js';
+import { afterRedelivery, attemptResult, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';
+import type { RedeliverJob, WebhookQueueJob } from './messages.js';
 import type { WebhookMetrics } from './metrics.js';
-import { retryDelayMs } from './schedule.js';
 import type { AttemptOutcome, SendRequest } from './send.js';
-
-type Target = DeliveryTarget & { disabled: boolean };
-type EventJob = Exclude<WebhookQueueJob, RedeliverJob>;
 
 /** Everything a delivery step touches; the worker wires the real ones. */
 export interface DeliveryDeps {
@@ -17,8 +13,8 @@ export interface DeliveryDeps {
   deliveries: WebhookDeliveryStore;
   sources: BodySources;
   send(req: SendRequest): Promise<AttemptOutcome>;
-  /** Hands an exhausted session-scoped delivery to the session actor, which records `webhook.delivery_failed`. */
-  reportFailure(sessionId: string, messageId: string | null, failure: WebhookFailure): Promise<void>;
+  /** Hands messages off at once: an exhausted session-scoped delivery goes to the session actor, which records `webhook.delivery_failed`. */
+  outbox: { send(sends: Send[]): Promise<void> };
   schedule: readonly number[];
   metrics: WebhookMetrics;
 }
@@ -31,18 +27,13 @@ const DONE: Step = { kind: 'done' };
 /** The delivery an attempt belongs to: logged already (a retry), or to be logged with its first attempt. */
 type Subject = { logged: WebhookDeliveryDoc } | { fresh: NewDelivery };
 
-function eventType(job: WebhookJob): string {
-  return job.kind === 'tool.call_requested' ? job.kind : job.type;
-}
-
-function subscribed(target: Target | null, type: string): boolean {
-  return !!target && !target.disabled && (target.event_types as string[]).includes(type);
-}
-
-/** One step of one job on the `webhooks` queue. */
+/**
+ * One step of one job on the `webhooks` queue: reads, the decisions of
+ * `decide.ts`, the attempt, and the writes they call for.
+ */
 export function deliveryStep(deps: DeliveryDeps, job: WebhookQueueJob, enqueuedAt: number): Promise<Step> {
   if (job.kind === 'redeliver') return redeliver(deps, job);
-  return job.delivery_id ? retryStep(deps, job, job.delivery_id) : firstStep(deps, job, enqueuedAt);
+  return job.delivery_id ? retry(deps, job, job.delivery_id) : first(deps, job, enqueuedAt);
 }
 
 /**
@@ -50,23 +41,27 @@ export function deliveryStep(deps: DeliveryDeps, job: WebhookQueueJob, enqueuedA
  * once, send, then log the delivery with that attempt in one write (the
  * event's latency is one config read, one send and one insert).
  */
-async function firstStep(deps: DeliveryDeps, job: EventJob, enqueuedAt: number): Promise<Step> {
+async function first(deps: DeliveryDeps, job: EventJob, enqueuedAt: number): Promise<Step> {
   const target = await deps.target(job.org_id, job.agent_id);
   if (!subscribed(target, eventType(job))) return skipped(deps);
   const built = await buildBody(deps.sources, job, new Date(enqueuedAt));
+  // The subject is gone or is another org's: nothing to deliver.
   if (!built) return skipped(deps);
-  const outcome = await attempt(deps, built.event_id, built.body, target!);
+  const outcome = await attempt(deps, built.event_id, built.body, target);
   deps.metrics.firstAttempt((Date.now() - enqueuedAt) / 1000);
-  return settle(deps, job, { fresh: { org_id: job.org_id, agent_id: job.agent_id, ...built } }, target!, outcome);
+  return record(deps, job, { fresh: { org_id: job.org_id, agent_id: job.agent_id, ...built } }, target, outcome);
 }
 
 /** A scheduled retry: the logged body, sent again unless the delivery ended or its webhook went away. */
-async function retryStep(deps: DeliveryDeps, job: EventJob, deliveryId: string): Promise<Step> {
+async function retry(deps: DeliveryDeps, job: EventJob, deliveryId: string): Promise<Step> {
   const [d, target] = await Promise.all([deps.deliveries.byId(deliveryId), deps.target(job.org_id, job.agent_id)]);
-  // Ended meanwhile, by a successful redelivery or a 410.
-  if (!d || d.status !== 'pending') return DONE;
-  if (!subscribed(target, d.event_type)) return abandon(deps, d, target, d.event_type);
-  return settle(deps, job, { logged: d }, target!, await attempt(deps, d.event_id, d.body, target!));
+  const step = retryStep(d, target);
+  if (step.kind === 'abandon') {
+    await deps.deliveries.finish(step.delivery_id, step.status, step.reason);
+    deps.metrics.delivery(step.status);
+  }
+  if (step.kind !== 'send') return DONE;
+  return record(deps, job, { logged: step.delivery }, step.target, await attempt(deps, step.delivery.event_id, step.delivery.body, step.target));
 }
 
 function skipped(deps: DeliveryDeps): Step {
@@ -74,18 +69,9 @@ function skipped(deps: DeliveryDeps): Step {
   return DONE;
 }
 
-/** A pending delivery whose webhook was removed, unsubscribed, or disabled by a 410 meanwhile. */
-async function abandon(deps: DeliveryDeps, d: WebhookDeliveryDoc, target: Target | null, type: string): Promise<Step> {
-  const status: DeliveryStatus = target?.disabled ? 'disabled' : 'failed';
-  const reason = !target ? 'webhook configuration removed' : target.disabled ? 'webhook disabled' : `webhook no longer subscribed to ${type}`;
-  await deps.deliveries.finish(d._id, status, reason);
-  deps.metrics.delivery(status);
-  return DONE;
-}
-
 async function attempt(deps: DeliveryDeps, eventId: string, body: string, target: Target): Promise<AttemptOutcome> {
   const outcome = await deps.send({ url: target.url, eventId, body, secrets: target.secrets });
-  deps.metrics.attempt(outcome.ok ? 'succeeded' : outcome.gone ? 'gone' : outcome.refused ? 'refused' : 'failed');
+  deps.metrics.attempt(attemptResult(outcome));
   return outcome;
 }
 
@@ -93,7 +79,8 @@ function attemptRecord(outcome: AttemptOutcome, redelivery: boolean): Omit<Deliv
   return { attempted_at: new Date(), status_code: outcome.status_code, error: outcome.error, duration_ms: outcome.duration_ms, redelivery };
 }
 
-async function record(deps: DeliveryDeps, subject: Subject, outcome: AttemptOutcome, status: DeliveryStatus, next: Date | null): Promise<{ id: string; attempts: number }> {
+/** Writes the attempt: the delivery with it (first attempt) or the attempt onto the logged delivery. */
+async function log(deps: DeliveryDeps, subject: Subject, outcome: AttemptOutcome, status: DeliveryStatus, next: Date | null): Promise<{ id: string; attempts: number }> {
   const rec = attemptRecord(outcome, false);
   if ('fresh' in subject) {
     const doc = await deps.deliveries.insertWithAttempt(subject.fresh, rec, { status, next_attempt_at: next });
@@ -104,51 +91,34 @@ async function record(deps: DeliveryDeps, subject: Subject, outcome: AttemptOutc
   return { id: subject.logged._id, attempts: number };
 }
 
-/** Logs the attempt and decides: done, retry later, or exhausted (and tell the session). */
-async function settle(deps: DeliveryDeps, job: EventJob, subject: Subject, target: Target, outcome: AttemptOutcome): Promise<Step> {
-  if (outcome.ok || outcome.gone) {
-    if (outcome.gone) await deps.disable(job.org_id, job.agent_id, target.url);
-    const status = outcome.ok ? 'succeeded' : 'disabled';
-    await record(deps, subject, outcome, status, null);
-    deps.metrics.delivery(status);
+/** Records an attempt of the schedule as `settle` decides: ended, retry later, or exhausted (and tell the session). */
+async function record(deps: DeliveryDeps, job: EventJob, subject: Subject, target: Target, outcome: AttemptOutcome): Promise<Step> {
+  const s = settle(job, outcome, deps.schedule, Date.now());
+  if (s.kind === 'ended') {
+    if (s.disable) await deps.disable(job.org_id, job.agent_id, target.url);
+    await log(deps, subject, outcome, s.status, null);
+    deps.metrics.delivery(s.status);
     return DONE;
   }
-  const retries = job.retries ?? 0;
-  const delay = retryDelayMs(retries, deps.schedule, outcome.retry_after_ms);
-  if (delay !== null) {
-    const at = Date.now() + delay;
-    const { id } = await record(deps, subject, outcome, 'pending', new Date(at));
-    return { kind: 'retry', at, data: { ...job, delivery_id: id, retries: retries + 1 } };
+  if (s.kind === 'retry') {
+    const { id } = await log(deps, subject, outcome, 'pending', new Date(s.at));
+    return { kind: 'retry', at: s.at, data: retryJob(job, id, s.retries) };
   }
-  const { id, attempts } = await record(deps, subject, outcome, 'failed', null);
+  const logged = await log(deps, subject, outcome, 'failed', null);
   deps.metrics.delivery('failed');
-  const about = 'fresh' in subject ? subject.fresh : subject.logged;
-  if (about.session_id) {
-    await deps.reportFailure(about.session_id, about.message_id, {
-      delivery_id: id,
-      webhook_id: about.event_id,
-      event_type: about.event_type,
-      url: target.url,
-      attempts,
-      last_error: outcome.error ?? 'delivery failed',
-    });
-  }
+  const report = failureReport('fresh' in subject ? subject.fresh : subject.logged, logged, target.url, outcome);
+  if (report) await deps.outbox.send([report]);
   return DONE;
 }
 
-/**
- * A client-requested attempt: same id and body, the webhook's current URL and
- * secrets. It does not start a new retry schedule; a failure leaves a delivery
- * still being retried pending, and any other one failed.
- */
+/** A client-requested attempt; `afterRedelivery` decides how it is recorded. */
 async function redeliver(deps: DeliveryDeps, job: RedeliverJob): Promise<Step> {
   const d = await deps.deliveries.get(job.org_id, job.agent_id, job.delivery_id);
   const target = await deps.target(job.org_id, job.agent_id);
-  if (!d || !target || target.disabled) return DONE;
+  if (!d || !redeliverable(d, target)) return DONE;
   const outcome = await attempt(deps, d.event_id, d.body, target);
-  if (outcome.gone) await deps.disable(job.org_id, job.agent_id, target.url);
-  const retrying = d.status === 'pending' && d.next_attempt_at !== null;
-  const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.gone ? 'disabled' : retrying ? 'pending' : 'failed';
-  await deps.deliveries.recordAttempt(d._id, d.attempt_count + 1, attemptRecord(outcome, true), { status, next_attempt_at: status === 'pending' ? d.next_attempt_at : null });
+  const after = afterRedelivery(d, outcome);
+  if (after.disable) await deps.disable(job.org_id, job.agent_id, target.url);
+  await deps.deliveries.recordAttempt(d._id, d.attempt_count + 1, attemptRecord(outcome, true), { status: after.status, next_attempt_at: after.next_attempt_at });
   return DONE;
 }

@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { Agent, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
-import { formatCpu, pool, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
+import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
@@ -129,6 +129,8 @@ async function measure(store: string | undefined): Promise<Row> {
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
     console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
     console.log(`web round trips per user message: ${roundTripsPer(webBefore, webAfter, SESSIONS)}`);
+    console.log(`MongoDB statements per user message by filter shape, worker: ${queryShapesPer(countsBefore, countsAfter, SESSIONS)}`);
+    console.log(`MongoDB statements per user message by filter shape, web: ${queryShapesPer(webBefore, webAfter, SESSIONS)}`);
     console.log(`CPU while messages ran, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
     const row: Row = {
       store: store ?? stack.services.mongoKind,

@@ -56,6 +56,17 @@ export function waitSeconds(pid: number): number | null {
   }
 }
 
+/** Time the threads of a process spent on a core, from the same schedstat files, in seconds (nanosecond resolution). */
+export function runSeconds(pid: number): number | null {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 export interface CpuFigures {
   /** Cores used on average over the measured phase. */
   average: number;
@@ -142,11 +153,11 @@ function sum(a: Record<string, number>, b: Record<string, number>): Record<strin
 }
 
 function readRoundTrips(files: string[]): RoundTrips {
-  const total: RoundTrips = { mongo: { total: 0, commands: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+  const total: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
   for (const f of files) {
     if (!existsSync(f)) continue;
     const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
-    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands) };
+    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands), shapes: sum(total.mongo.shapes ?? {}, c.mongo.shapes ?? {}) };
     total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines };
   }
   return total;
@@ -173,6 +184,13 @@ export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number
   const mongo = (after.mongo.total - before.mongo.total) / per;
   const redis = (after.redis.total - before.redis.total) / per;
   return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, ${(redisWork(before, after) / per).toFixed(2)} without the per-interval ones (${TIMED.join(', ')}), of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
+}
+
+/** MongoDB statements between two readings by filter shape, per `per` units: which queries could scan on mongo-java-server. */
+export function queryShapesPer(before: RoundTrips, after: RoundTrips, per: number): string {
+  const a = before.mongo.shapes ?? {};
+  return Object.entries(after.mongo.shapes ?? {}).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0)
+    .sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join('; ');
 }
 
 function role(name: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {

@@ -10,11 +10,12 @@ import type { MongoClient } from 'mongodb';
  * The counts are written to the file twice a second, as JSON.
  */
 export interface RoundTrips {
-  mongo: { total: number; commands: Record<string, number> };
+  /** `shapes`: per statement, `command collection {filter keys:operators} sort`, to find collection scans. */
+  mongo: { total: number; commands: Record<string, number>; shapes?: Record<string, number> };
   redis: { total: number; commands: Record<string, number>; pipelines: number };
 }
 
-const counts: RoundTrips = { mongo: { total: 0, commands: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+const counts: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
 let installed = false;
 
 function bump(map: Record<string, number>, key: string): void {
@@ -67,5 +68,35 @@ export function countMongo(client: MongoClient): void {
   client.on('commandStarted', (e) => {
     counts.mongo.total++;
     bump(counts.mongo.commands, e.commandName);
+    for (const s of shapes(e.commandName, e.command)) bump(counts.mongo.shapes!, s);
   });
+}
+
+type Filter = Record<string, unknown> | undefined;
+
+/** `{a,b:$gt}`: the filter's fields, with the operators used on each. */
+function keys(filter: Filter): string {
+  return `{${Object.entries(filter ?? {}).map(([k, v]) => {
+    const ops = v && typeof v === 'object' && !Array.isArray(v) ? Object.keys(v).filter((o) => o.startsWith('$')) : [];
+    return ops.length ? `${k}:${ops.join('|')}` : k;
+  }).join(',')}}`;
+}
+
+/**
+ * The filter shape of each statement of a command. mongo-java-server uses an
+ * index only when the filter's fields are exactly a unique index's (or `_id`),
+ * so the shapes tell which queries scan a collection there.
+ */
+function shapes(name: string, command: Record<string, unknown>): string[] {
+  const coll = String(command[name]);
+  const sort = (s: unknown) => (s ? ` sort ${Object.keys(s as object).join(',')}` : '');
+  const one = (f: Filter, extra = '') => `${name} ${coll} ${keys(f)}${extra}`;
+  switch (name) {
+    case 'find': return [one(command.filter as Filter, sort(command.sort))];
+    case 'update': return (command.updates as { q: Filter }[]).map((u) => one(u.q));
+    case 'delete': return (command.deletes as { q: Filter }[]).map((d) => one(d.q));
+    case 'findAndModify': case 'count': case 'distinct': return [one(command.query as Filter, sort(command.sort))];
+    case 'aggregate': return [one(((command.pipeline as Record<string, Filter>[])[0] ?? {}).$match)];
+    default: return [];
+  }
 }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { onChildSettled } from '../../actors/batch/handlers.js';
+import { onChildSettled } from '../../actors/batch/actor.js';
 import { BATCH, batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
 import type { Send } from '../../actors/runtime/actor.js';
 import { SESSION } from '../../actors/session/messages.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
 /**
@@ -85,6 +85,36 @@ describe('architecture: the import graph keeps the dependency rules (docs/archit
       assert.deepEqual(bad, [], `offending imports:\n  ${bad.join('\n  ')}`);
     });
   }
+
+  it('every actor folder has its messages.ts, a pure decide.ts and its actor.ts (docs/architecture.md, One actor shape)', () => {
+    const actors = readdirSync(join(ROOT, 'actors')).filter((d) => d !== 'runtime' && statSync(join(ROOT, 'actors', d)).isDirectory());
+    assert.ok(actors.length >= 5, `only ${actors.length} actor folders found`);
+    const missing = actors.flatMap((a) => ['messages.ts', 'decide.ts', 'actor.ts'].filter((f) => !existsSync(join(ROOT, 'actors', a, f))).map((f) => `actors/${a}/${f}`));
+    assert.deepEqual(missing, []);
+    for (const a of actors) assert.ok(DECISION_FILES.test(`actors/${a}/decide`), `actors/${a}/decide.ts is held to rule 6`);
+  });
+
+  it("decision code reaches no I/O through the local modules it imports either", () => {
+    // Follows value imports from each decision file through local modules; a package import is where a path ends.
+    const valueEdges = new Map<string, Edge[]>();
+    for (const e of edges) if (!e.typeOnly) valueEdges.set(e.from.replace(/\.ts$/, ''), [...(valueEdges.get(e.from.replace(/\.ts$/, '')) ?? []), e]);
+    const bad: string[] = [];
+    for (const start of new Set(edges.map((e) => e.from.replace(/\.ts$/, '')).filter((f) => DECISION_FILES.test(f)))) {
+      const seen = new Set([start]);
+      const paths: string[][] = [[start]];
+      while (paths.length) {
+        const path = paths.shift()!;
+        for (const e of valueEdges.get(path[path.length - 1]) ?? []) {
+          if (IO_PACKAGES.includes(e.to) || under('src/store')(e.to)) bad.push([...path, e.to].join(' -> '));
+          else if (!seen.has(e.to) && LAYERED.some((d) => under(d)(e.to))) {
+            seen.add(e.to);
+            paths.push([...path, e.to]);
+          }
+        }
+      }
+    }
+    assert.deepEqual(bad, [], `decision code reaches I/O:\n  ${bad.join('\n  ')}`);
+  });
 
   it('each rule can fail: a made-up offending edge breaks it', () => {
     const offenders: Edge[] = [

@@ -7,7 +7,6 @@ import org.h2.mvstore.MVStore;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 /**
@@ -57,7 +56,7 @@ public final class TroupeMongoServer {
         }
         if (memory == (file != null)) usage("give exactly one of --file and --memory");
 
-        MongoBackend backend = memory ? new MemoryBackend() : new H2Backend(openStore(file));
+        MongoBackend backend = memory ? new MemoryBackend() : new KeyOrderedH2Backend(openStore(file));
         backend.version(MONGO_4_4);
         MongoServer server = new MongoServer(SerializedDdl.wrap(backend));
         server.bind(host, port);

@@ -1,0 +1,83 @@
+import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
+import type { SessionDoc } from '../../src/store/sessions.js';
+import { DONE, type Outcome } from '../runtime/actor.js';
+import { sessionCommand, type ToolRunResult } from '../session/messages.js';
+import { checkArguments } from './input-check.js';
+import { toolAnswerCommandId, type ToolRunJob } from './messages.js';
+
+/**
+ * The tool-runner's decisions, pure so unit tests call them directly: before
+ * the sandbox run (run what, or an error result for the model) and after it
+ * (what the session hears). The run itself is the activity's own work
+ * (`run-tool-job.ts`).
+ */
+
+/** The sandbox run a job asks for, or why it cannot run (the model gets that as an error result). */
+export type Plan =
+  | { kind: 'fail'; error: string }
+  | {
+      kind: 'run';
+      session: SessionDoc;
+      version: AgentVersionDoc;
+      tool: ToolDef;
+      /** The secrets the version declares for its sandbox; only these are revealed to the call. */
+      secrets: readonly string[];
+      timeout_ms: number;
+      internet_access: boolean;
+      /** The session has a storage binding: its files are checked out for the call and saved after. */
+      mount_storage: boolean;
+    };
+
+/** Whether the job's org owns the session (only then is its version read). */
+export function ownsSession(job: Pick<ToolRunJob, 'org_id'>, session: SessionDoc | null): session is SessionDoc {
+  return !!session && session.org_id === job.org_id;
+}
+
+/**
+ * What to run for the job, given its session and that session's version (null
+ * when not there or not read). Anything the tool or the caller got wrong is an
+ * error result for the model, never a retry.
+ */
+export function plan(job: ToolRunJob, session: SessionDoc | null, version: AgentVersionDoc | null): Plan {
+  if (!ownsSession(job, session)) return { kind: 'fail', error: `session ${job.session_id} not found` };
+  if (!version) return { kind: 'fail', error: `agent version ${session.version_id} not found` };
+  const tool = version.tools.find((t) => t.name === job.tool_name);
+  if (!tool) return { kind: 'fail', error: `the agent has no tool named ${JSON.stringify(job.tool_name)}` };
+  if (tool.kind !== 'custom') return { kind: 'fail', error: `tool ${job.tool_name} is not a custom tool` };
+  const invalid = checkArguments(tool.input_schema, job.arguments);
+  if (invalid) return { kind: 'fail', error: invalid };
+  return {
+    kind: 'run',
+    session,
+    version,
+    tool,
+    secrets: version.manifest.sandbox?.secrets ?? [],
+    timeout_ms: tool.timeout_seconds * 1000,
+    internet_access: session.internet_access,
+    mount_storage: !!session.storage_binding_id,
+  };
+}
+
+/**
+ * The call's result from the sandbox's and the storage's: files persist like
+ * a disk's, so a refused save fails even a successful call, and adds to a
+ * failed call's error.
+ */
+export function toolResult(result: { ok: true; output: unknown } | { ok: false; error: string }, storageRefused: string | null): ToolRunResult {
+  if (storageRefused) return { ok: false, error: result.ok ? storageRefused : `${result.error}; ${storageRefused}` };
+  return result.ok ? { ok: true, output: result.output } : { ok: false, error: result.error };
+}
+
+/** What the session hears when a job exhausted its retries on an infrastructure failure: an error for the model, not a turn waiting forever. */
+export const GAVE_UP: ToolRunResult = Object.freeze({ ok: false, error: 'The tool could not be run (internal error).' });
+
+/**
+ * The answer to the session: a `tool.completed` command whose id makes a
+ * redelivered job one command; nothing when the message was cancelled while
+ * the tool ran (the session already failed the call).
+ */
+export function answer(job: ToolRunJob, result: ToolRunResult, cancelled = false): Outcome {
+  if (cancelled) return DONE;
+  const command_id = toolAnswerCommandId(job);
+  return { sends: [sessionCommand(job.session_id, { kind: 'tool.completed', command_id, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result }, job.priority)] };
+}

@@ -1,0 +1,117 @@
+import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
+import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
+import type { Send } from '../runtime/actor.js';
+import { sessionCommand, type WebhookFailure } from '../session/messages.js';
+import type { RedeliverJob, WebhookJob, WebhookQueueJob } from './messages.js';
+import type { AttemptResult, DeliveryResult } from './metrics.js';
+import { retryDelayMs } from './schedule.js';
+import type { AttemptOutcome } from './send.js';
+
+/**
+ * The webhook actor's decisions, pure so unit tests call them directly:
+ * before an attempt (send, skip, or end the delivery) and after it (record
+ * as what, retry when, tell the session). The POST itself is the activity's
+ * own work (`send.ts`); `process.ts` reads, calls these, and writes.
+ */
+
+export type Target = DeliveryTarget & { disabled: boolean };
+export type EventJob = Exclude<WebhookQueueJob, RedeliverJob>;
+
+export function eventType(job: WebhookJob): string {
+  return job.kind === 'tool.call_requested' ? job.kind : job.type;
+}
+
+/** Whether the agent's webhook takes this event type now (a disabled webhook takes none). */
+export function subscribed(target: Target | null, type: string): target is Target & { disabled: false } {
+  return !!target && !target.disabled && (target.event_types as string[]).includes(type);
+}
+
+/** The metric label of one attempt. */
+export function attemptResult(outcome: AttemptOutcome): AttemptResult {
+  return outcome.ok ? 'succeeded' : outcome.gone ? 'gone' : outcome.refused ? 'refused' : 'failed';
+}
+
+/**
+ * A scheduled retry of a logged delivery: send it again, stop because it
+ * ended meanwhile (a successful redelivery or a 410), or end it because its
+ * webhook was removed, unsubscribed or disabled meanwhile.
+ */
+export function retryStep(d: WebhookDeliveryDoc | null, target: Target | null):
+  | { kind: 'done' }
+  | { kind: 'abandon'; delivery_id: string; status: DeliveryStatus & DeliveryResult; reason: string }
+  | { kind: 'send'; delivery: WebhookDeliveryDoc; target: Target } {
+  if (!d || d.status !== 'pending') return { kind: 'done' };
+  if (subscribed(target, d.event_type)) return { kind: 'send', delivery: d, target };
+  const status = target?.disabled ? 'disabled' : 'failed';
+  const reason = !target ? 'webhook configuration removed' : target.disabled ? 'webhook disabled' : `webhook no longer subscribed to ${d.event_type}`;
+  return { kind: 'abandon', delivery_id: d._id, status, reason };
+}
+
+/** What an attempt of the schedule ends as: how to record it, and what follows. */
+export type Settlement =
+  /** Ended: delivered, or a 410 (the webhook is disabled first, so no other event is sent to it). */
+  | { kind: 'ended'; status: 'succeeded' | 'disabled'; disable: boolean }
+  /** Recorded pending; the job runs again at `at` as retry number `retries`. */
+  | { kind: 'retry'; at: number; retries: number }
+  /** The schedule is exhausted: recorded failed, and a session-scoped delivery is reported to its session. */
+  | { kind: 'exhausted' };
+
+/** After an attempt of the delivery's own schedule. `random` is the jitter's source (tests pin it). */
+export function settle(job: Pick<EventJob, 'retries'>, outcome: AttemptOutcome, schedule: readonly number[], now: number, random: () => number = Math.random): Settlement {
+  if (outcome.ok || outcome.gone) return { kind: 'ended', status: outcome.ok ? 'succeeded' : 'disabled', disable: outcome.gone };
+  const retries = job.retries ?? 0;
+  const delay = retryDelayMs(retries, schedule, outcome.retry_after_ms, random);
+  return delay === null ? { kind: 'exhausted' } : { kind: 'retry', at: now + delay, retries: retries + 1 };
+}
+
+/** The job parked for the retry: it now names its logged delivery, so the retry reads it by id. */
+export function retryJob(job: EventJob, deliveryId: string, retries: number): EventJob {
+  return { ...job, delivery_id: deliveryId, retries };
+}
+
+/**
+ * What the session records as `webhook.delivery_failed` when a delivery about
+ * it is exhausted (its command id is the delivery's, so a repeated report is
+ * one command); null for deliveries about no session.
+ */
+export function failureReport(
+  about: Pick<WebhookDeliveryDoc, 'session_id' | 'message_id' | 'event_id' | 'event_type'>,
+  logged: { id: string; attempts: number },
+  url: string,
+  outcome: AttemptOutcome,
+): Send | null {
+  if (!about.session_id) return null;
+  const delivery: WebhookFailure = { delivery_id: logged.id, webhook_id: about.event_id, event_type: about.event_type, url, attempts: logged.attempts, last_error: outcome.error ?? 'delivery failed' };
+  return sessionCommand(about.session_id, { kind: 'webhook.delivery_failed', command_id: `whf-${logged.id}`, message_id: about.message_id, delivery });
+}
+
+/** A client's redelivery is attempted only for a logged delivery whose webhook is there and enabled. */
+export function redeliverable(d: WebhookDeliveryDoc | null, target: Target | null): target is Target & { disabled: false } {
+  return !!d && !!target && !target.disabled;
+}
+
+/**
+ * After a client-requested attempt (same id and body, the webhook's current
+ * URL and secrets). It starts no new schedule: a failure leaves a delivery
+ * still being retried pending with its next attempt, and any other failed.
+ */
+export function afterRedelivery(d: Pick<WebhookDeliveryDoc, 'status' | 'next_attempt_at'>, outcome: AttemptOutcome): { status: DeliveryStatus; next_attempt_at: Date | null; disable: boolean } {
+  const retrying = d.status === 'pending' && d.next_attempt_at !== null;
+  const status: DeliveryStatus = outcome.ok ? 'succeeded' : outcome.gone ? 'disabled' : retrying ? 'pending' : 'failed';
+  return { status, next_attempt_at: status === 'pending' ? d.next_attempt_at : null, disable: outcome.gone };
+}
+
+/** Re-runs of a step after store or queue errors before the job fails; about 13.5 min of backoff in all. */
+export const INFRA_RETRIES = 12;
+
+/**
+ * A store or queue error (a Redis blip) is not the receiver's failure and
+ * must not lose the event: the step runs again after a backoff, up to
+ * INFRA_RETRIES times; null when the job should fail instead.
+ */
+export function infraRetry(job: WebhookQueueJob, now: number): { at: number; delay_ms: number; data: WebhookQueueJob } | null {
+  const n = job.infra_retries ?? 0;
+  if (n >= INFRA_RETRIES) return null;
+  const delay_ms = Math.min(5 * 60_000, 250 * 2 ** n);
+  return { at: now + delay_ms, delay_ms, data: { ...job, infra_retries: n + 1 } };
+}

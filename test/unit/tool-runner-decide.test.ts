@@ -1,0 +1,85 @@
+import assert from 'node:assert/strict';
+import { answer, GAVE_UP, ownsSession, plan, toolResult } from '../../actors/tool-runner/decide.js';
+import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { SESSION, sessionJobId } from '../../actors/session/messages.js';
+import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
+import type { SessionDoc } from '../../src/store/sessions.js';
+
+const tool = (over: Partial<ToolDef> = {}): ToolDef => ({
+  name: 'add',
+  kind: 'custom',
+  path: 'tools/add.js',
+  timeout_seconds: 7,
+  description: null,
+  input_schema: { type: 'object', properties: { a: { type: 'number' } }, required: ['a'] },
+  output_schema: null,
+  ...over,
+});
+const session = (over: Partial<SessionDoc> = {}) => ({ _id: 'ses_1', org_id: 'org_1', version_id: 'ver_1', internet_access: false, storage_binding_id: null, ...over }) as SessionDoc;
+const version = (tools: ToolDef[] = [tool()], secrets?: string[]) => ({ _id: 'ver_1', tools, manifest: { sandbox: secrets ? { secrets } : undefined } }) as unknown as AgentVersionDoc;
+const job = (over: Partial<ToolRunJob> = {}): ToolRunJob => ({ org_id: 'org_1', session_id: 'ses_1', message_id: 'msg_1', attempt: 2, tool_call_id: 'call_1', tool_name: 'add', arguments: { a: 1 }, ...over });
+
+describe('tool-runner decisions', () => {
+  describe('plan', () => {
+    it("refuses a session that is gone or another org's, the same way (no existence leak)", () => {
+      assert.equal(ownsSession(job(), null), false);
+      assert.equal(ownsSession(job(), session({ org_id: 'org_2' })), false);
+      assert.deepEqual(plan(job(), null, null), { kind: 'fail', error: 'session ses_1 not found' });
+      assert.deepEqual(plan(job(), session({ org_id: 'org_2' }), version()), { kind: 'fail', error: 'session ses_1 not found' });
+    });
+
+    it('fails a missing version, an unknown tool and a tool that is not custom, as results for the model', () => {
+      assert.deepEqual(plan(job(), session(), null), { kind: 'fail', error: 'agent version ver_1 not found' });
+      assert.deepEqual(plan(job({ tool_name: 'nope' }), session(), version()), { kind: 'fail', error: 'the agent has no tool named "nope"' });
+      assert.deepEqual(plan(job({ tool_name: 'ext' }), session(), version([tool({ name: 'ext', kind: 'external' })])), { kind: 'fail', error: 'tool ext is not a custom tool' });
+    });
+
+    it("checks the arguments against the tool's input_schema before anything runs", () => {
+      const p = plan(job({ arguments: { a: 'two' } }), session(), version());
+      assert.equal(p.kind, 'fail');
+      assert.match(p.kind === 'fail' ? p.error : '', /^arguments do not match input_schema: arguments\/a must be number/);
+      assert.equal(plan(job({ arguments: [] as unknown as Record<string, unknown> }), session(), version([tool({ input_schema: null })])).kind, 'fail');
+    });
+
+    it("runs with the declared secrets only, the tool's timeout, the session's internet access and its storage", () => {
+      const p = plan(job(), session({ internet_access: true, storage_binding_id: 'stb_1' }), version([tool()], ['API_KEY']));
+      assert.equal(p.kind, 'run');
+      if (p.kind !== 'run') return;
+      assert.deepEqual([p.tool.name, p.secrets, p.timeout_ms, p.internet_access, p.mount_storage], ['add', ['API_KEY'], 7000, true, true]);
+      const bare = plan(job(), session(), version());
+      assert.ok(bare.kind === 'run' && bare.secrets.length === 0 && !bare.mount_storage && !bare.internet_access);
+    });
+  });
+
+  describe('toolResult', () => {
+    it("passes the sandbox's result on", () => {
+      assert.deepEqual(toolResult({ ok: true, output: { sum: 2 } }, null), { ok: true, output: { sum: 2 } });
+      assert.deepEqual(toolResult({ ok: false, error: 'boom' }, null), { ok: false, error: 'boom' });
+    });
+
+    it('fails a call whose files could not be saved, keeping the call’s own error first', () => {
+      assert.deepEqual(toolResult({ ok: true, output: 1 }, 'storage full'), { ok: false, error: 'storage full' });
+      assert.deepEqual(toolResult({ ok: false, error: 'boom' }, 'storage full'), { ok: false, error: 'boom; storage full' });
+    });
+  });
+
+  describe('answer', () => {
+    it('tells the session tool.completed with a deterministic command id, at the session’s priority', () => {
+      const out = answer(job({ priority: 'batch' }), { ok: true, output: 3 });
+      assert.equal(out.sends?.length, 1);
+      const send = out.sends![0];
+      const command = { kind: 'tool.completed', command_id: 'toolres-msg_1-2-call_1', message_id: 'msg_1', attempt: 2, tool_call_id: 'call_1', result: { ok: true, output: 3 } };
+      assert.deepEqual(send, { to: SESSION, key: 'ses_1', name: 'tool.completed', data: { session_id: 'ses_1', command }, job_id: sessionJobId('ses_1', command.command_id), priority: 'batch' });
+      assert.deepEqual(answer(job({ priority: 'batch' }), { ok: true, output: 3 }), out, 'a redelivered job answers the same');
+    });
+
+    it('says nothing for a cancelled message: the session already failed the call', () => {
+      assert.deepEqual(answer(job(), { ok: false, error: 'killed' }, true), {});
+    });
+
+    it('gives the model an error result when the job exhausts its retries', () => {
+      const out = answer(job(), GAVE_UP);
+      assert.deepEqual((out.sends![0].data as { command: { result: unknown } }).command.result, { ok: false, error: 'The tool could not be run (internal error).' });
+    });
+  });
+});
