@@ -25,8 +25,8 @@ export interface ConnectOptions {
 const CONNECT_TIMEOUT_MS = 5000;
 /**
  * A polled hello every 2 s, not the driver's 10 s: with the server Unknown and
- * no new operation asking for a check, the next hello was up to 10 s away,
- * and recovery after a restart took 7-14 s at full fault-suite size.
+ * no operation waiting on server selection, nothing asks for an early check,
+ * and the next hello after the server is back could be 10 s away.
  */
 const HEARTBEAT_FREQUENCY_MS = 2000;
 
