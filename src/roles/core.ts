@@ -14,7 +14,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { PubSubHub } from '../pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
-import { installDriverFix } from '../store/driver-fix.js';
+import { driverFixEvents, installDriverFix, type CaughtWhere } from '../store/driver-fix.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores, type Stores } from '../store/stores.js';
 
@@ -99,6 +99,12 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const shutdown = new ShutdownList(log);
   const metrics = new Metrics(role);
   if (!installDriverFix()) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
+  const onCaught = (when: CaughtWhere) => {
+    metrics.mongoClosedSocketWrites.inc({ when });
+    log.warn({ when }, 'mongodb command written to a closed socket: failed as a dropped connection (driver fix)');
+  };
+  driverFixEvents.on('caught', onCaught);
+  shutdown.add(once('mongo-driver-fix-events', async () => void driverFixEvents.off('caught', onCaught)));
   const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`, {
     ...opts,
     onReplaced: (reason) => {

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import { createRequire } from 'node:module';
 import { MongoNetworkError } from 'mongodb';
 
@@ -30,6 +31,10 @@ type WriteCommand = (this: DriverConnection, ...args: unknown[]) => Promise<void
 
 const FIXED = Symbol.for('troupe.mongodb.destroyedSocketWrites');
 
+/** Where the fix caught a write: 'caught' with 'before_write' (socket already destroyed) or 'waiting_for_drain'. */
+export const driverFixEvents = new EventEmitter();
+export type CaughtWhere = 'before_write' | 'waiting_for_drain';
+
 function connectionClass(): { prototype: Record<string | symbol, unknown> } | null {
   try {
     const require = createRequire(__filename);
@@ -54,10 +59,16 @@ export function installDriverFix(): boolean {
     if (socket.destroyed) {
       const err = closedError();
       this.cleanup(err);
+      driverFixEvents.emit('caught', 'before_write' satisfies CaughtWhere);
       throw err;
     }
     let onClose!: () => void;
-    const closed = new Promise<never>((_, reject) => (onClose = () => reject(closedError())));
+    const closed = new Promise<never>((_, reject) => {
+      onClose = () => {
+        driverFixEvents.emit('caught', 'waiting_for_drain' satisfies CaughtWhere);
+        reject(closedError());
+      };
+    });
     socket.once('close', onClose);
     try {
       return await Promise.race([original.apply(this, args), closed]);

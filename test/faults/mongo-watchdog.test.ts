@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
 import { startMongoWire } from '../../infra/services/mongo-wire.js';
 import { freePort, type ManagedProcess } from '../../infra/services/process.js';
-import { installDriverFix, uninstallDriverFix } from '../../src/store/driver-fix.js';
+import { driverFixEvents, installDriverFix, uninstallDriverFix } from '../../src/store/driver-fix.js';
 import { connectMongo, type MongoHandle } from '../../src/store/mongo.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -69,10 +69,15 @@ describe('fault: a MongoDB command written to a socket the server has just close
     client = new MongoClient(started.url, { directConnection: true, serverSelectionTimeoutMS: 2000, connectTimeoutMS: 5000, serverMonitoringMode: 'poll' });
     await client.connect();
     const ended = heartbeatsEnded(client);
+    const caught: string[] = [];
+    const onCaught = (where: string) => caught.push(where);
+    driverFixEvents.on('caught', onCaught);
     await wedgeMonitor(client);
     const [srv] = (client as unknown as Internals).topology.s.servers.values();
     for (let i = 0; i < 20 && ended() === 0; i++) await sleep(100);
+    driverFixEvents.off('caught', onCaught);
     assert.ok(ended() > 0, 'the heartbeat written to the destroyed socket ended within 2 s');
+    assert.deepEqual(caught, ['before_write'], 'the fix caught that write, and reported it');
     assert.notEqual(srv.monitor.s.state, 'monitoring');
     assert.equal((await client.db('admin').command({ ping: 1 })).ok, 1);
   });
