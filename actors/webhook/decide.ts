@@ -1,8 +1,9 @@
+import type { SessionDoc } from '../../src/store/sessions.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
 import type { Send } from '../runtime/actor.js';
 import { sessionCommand, type WebhookFailure } from '../session/messages.js';
-import type { RedeliverJob, WebhookJob, WebhookQueueJob } from './messages.js';
+import { webhookEventId, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
 import type { AttemptResult, DeliveryResult } from './metrics.js';
 import { retryDelayMs } from './schedule.js';
 import type { AttemptOutcome } from './send.js';
@@ -24,6 +25,54 @@ export function eventType(job: WebhookJob): string {
 /** Whether the agent's webhook takes this event type now (a disabled webhook takes none). */
 export function subscribed(target: Target | null, type: string): target is Target & { disabled: false } {
   return !!target && !target.disabled && (target.event_types as string[]).includes(type);
+}
+
+/** What a batch event carries besides its status: the children counted when the body is built. */
+export interface BatchFacts {
+  counts: Record<string, number>;
+}
+
+/** What was read for an event's body: its session (session events), its batch's counts (batch events), or nothing. */
+export interface BodyFacts {
+  session?: SessionDoc | null;
+  batch?: BatchFacts | null;
+}
+
+/** The first time a delivery is logged: what it is about and its body, serialised once for every attempt. */
+export type BuiltBody = Pick<WebhookDeliveryDoc, 'event_id' | 'event_type' | 'session_id' | 'message_id' | 'batch_id' | 'body'>;
+
+/**
+ * The wire body of an event (spec: Webhook deliveries). Lifecycle bodies
+ * carry the session's fields as they are when the delivery is first built;
+ * the receiver calls GET for the state after that. Null when the subject is
+ * gone or belongs to another org (nothing to deliver).
+ */
+export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): BuiltBody | null {
+  const id = webhookEventId(job);
+  switch (job.kind) {
+    case 'tool.call_requested':
+      return { event_id: id, event_type: job.kind, session_id: job.session_id, message_id: job.body.message_id, batch_id: null, body: JSON.stringify(job.body) };
+    case 'session.lifecycle': {
+      const s = facts.session;
+      if (!s || s.org_id !== job.org_id) return null;
+      const data = {
+        session_id: s._id,
+        batch_id: s.batch_id ?? null,
+        agent_id: s.agent_id,
+        version_id: s.version_id,
+        llm_id: s.llm_id,
+        status: s.status,
+        last_message_status: s.last_message_status,
+        metadata: s.metadata ?? {},
+      };
+      return { event_id: id, event_type: job.type, session_id: s._id, message_id: job.message_id, batch_id: s.batch_id ?? null, body: JSON.stringify({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
+    }
+    case 'batch.lifecycle': {
+      // The event names the terminal status it reports; counts come from the children, the source of truth.
+      const data = { batch_id: job.batch_id, agent_id: job.agent_id, status: job.type.slice('batch.'.length), counts: facts.batch?.counts ?? null };
+      return { event_id: id, event_type: job.type, session_id: null, message_id: null, batch_id: job.batch_id, body: JSON.stringify({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
+    }
+  }
 }
 
 /** The metric label of one attempt. */

@@ -1,7 +1,7 @@
 import type { DeliveryAttempt, DeliveryStatus, NewDelivery, WebhookDeliveryDoc, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
 import type { Send } from '../runtime/actor.js';
-import { buildBody, type BodySources } from './body.js';
-import { afterRedelivery, attemptResult, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';
+import { readBodyFacts, type BodySources } from './body.js';
+import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';
 import type { RedeliverJob, WebhookQueueJob } from './messages.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { AttemptOutcome, SendRequest } from './send.js';
@@ -44,7 +44,7 @@ export function deliveryStep(deps: DeliveryDeps, job: WebhookQueueJob, enqueuedA
 async function first(deps: DeliveryDeps, job: EventJob, enqueuedAt: number): Promise<Step> {
   const target = await deps.target(job.org_id, job.agent_id);
   if (!subscribed(target, eventType(job))) return skipped(deps);
-  const built = await buildBody(deps.sources, job, new Date(enqueuedAt));
+  const built = buildBody(job, await readBodyFacts(deps.sources, job), new Date(enqueuedAt));
   // The subject is gone or is another org's: nothing to deliver.
   if (!built) return skipped(deps);
   const outcome = await attempt(deps, built.event_id, built.body, target);

@@ -9,7 +9,13 @@
  *    interleaved with the router in the same rounds
  *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
  *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile]
+ *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
+ *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time
+ *  - --floor: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts) joins the rounds: what any Node
+ *    proxy process adds on this host, so the router's own share is the difference
+ *  - each row also gives the router process's CPU time per call (all threads, from /proc/<pid>/task/<tid>/schedstat),
+ *    which the other processes on a shared host disturb far less than latency
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR] [--floor]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -22,20 +28,20 @@ import { Agent, request } from 'undici';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { fmt, summary } from '../support/percentiles.js';
-import { BENCH_LIMITS } from '../support/stack.js';
+import { BENCH_LIMITS, runSeconds } from '../support/stack.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
 
-function spawnNode(script: string, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = []): ChildProcess {
-  const child = spawn(process.execPath, [...nodeArgs, join(__dirname, script), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+function spawnNode(script: string, args: string[], env: NodeJS.ProcessEnv, nodeArgs: string[] = [], dir = __dirname): ChildProcess {
+  const child = spawn(process.execPath, [...nodeArgs, join(dir, script), ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[${script}] ${d}`));
   return child;
 }
@@ -75,14 +81,18 @@ function row(label: string, direct: number[], other: number[]): { p50: number; p
   return { ...added, line: `| ${label} | ${fmt(d.p50)} / ${fmt(d.p99)} | ${fmt(o.p50)} / ${fmt(o.p99)} | ${added.p50.toFixed(2)} ms / ${added.p99.toFixed(2)} ms |` };
 }
 
-type Peers = { direct: Path; router: Path; litellm?: Path; portkey?: Path };
-const PEER_NAME: Record<string, string> = { litellm: 'LiteLLM', portkey: 'Portkey' };
+type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; litellm?: Path; portkey?: Path };
+const PEER_NAME: Record<string, string> = { baseline: 'baseline router', floor: 'bare Node proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
+/** The router processes whose CPU per call is reported, by path name. */
+const cpuPids: Partial<Record<keyof Peers, number>> = {};
 
 /** Calls each path in turn, rotating the order every round, and reports what each proxy adds over `direct`. */
 async function interleaved(label: string, paths: Peers, useFirst: boolean): Promise<void> {
   const names = Object.keys(paths).filter((k) => paths[k as keyof Peers]) as (keyof Peers)[];
   for (let i = 0; i < 200; i++) for (const n of names) await paths[n]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const cpu = (): Record<string, number> => Object.fromEntries(Object.entries(cpuPids).map(([n, pid]) => [n, runSeconds(pid!) ?? NaN]));
+  const cpuBefore = cpu();
   for (let i = 0; i < N; i++) {
     for (let k = 0; k < names.length; k++) {
       const n = names[(i + k) % names.length];
@@ -90,8 +100,15 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
       seen[n].push(useFirst ? first : total);
     }
   }
+  const cpuAfter = cpu();
+  const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / N).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
-  console.log(r.line);
+  console.log(r.line + ` CPU ${perCall('router')}/call |`);
+  for (const other of ['baseline', 'floor'] as const) {
+    if (!seen[other]) continue;
+    const b = row(`${label}, ${PEER_NAME[other]}`, seen.direct, seen[other]);
+    console.log(b.line + ` CPU ${perCall(other)}/call |`);
+  }
   for (const peer of ['litellm', 'portkey'] as const) {
     if (!seen[peer]) continue;
     const l = row(`${label}, ${PEER_NAME[peer]}`, seen.direct, seen[peer]);
@@ -128,6 +145,21 @@ async function run(): Promise<void> {
   const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
   const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
+  cpuPids.router = routerProc.pid;
+  const baselinePort = await freePort();
+  if (values.baseline) {
+    const b = spawnNode('src/main.js', ['router'], { ...env, ROUTER_PORT: String(baselinePort) }, [], values.baseline);
+    procs.push(b);
+    cpuPids.baseline = b.pid;
+  }
+  const baseline = values.baseline ? `http://127.0.0.1:${baselinePort}` : null;
+  let floor: string | null = null;
+  if (values.floor) {
+    const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
+    procs.push(f);
+    cpuPids.floor = f.pid;
+    floor = await new Promise<string>((resolve) => f.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
+  }
   const [litellmPort, portkeyPort] = [await freePort(), await freePort()];
   if (!values['no-litellm']) procs.push(startLitellm(litellmPort, fakeUrl));
   if (!values['no-portkey']) procs.push(startPortkey(portkeyPort));
@@ -136,7 +168,7 @@ async function run(): Promise<void> {
   try {
     const base = `http://127.0.0.1:${webPort}`;
     const router = `http://127.0.0.1:${routerPort}`;
-    await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
+    await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), baseline ? waitOk(`${baseline}/healthz`) : null, litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
     console.log(`uptime: ${execFileSync('uptime').toString().trim()}`);
     const admin = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
     await fetch(`${base}/v1/credentials/BENCH_KEY`, { method: 'PUT', headers: admin, body: JSON.stringify({ value: 'sk-bench' }) });
@@ -150,6 +182,9 @@ async function run(): Promise<void> {
     const direct = (stream: boolean) => JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Say hello.' }], stream, ...(stream ? { stream_options: { include_usage: true } } : {}) });
     const anthDirect = (stream: boolean) => JSON.stringify({ model: 'm', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }], stream });
     const anthHeaders = { 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
+    const idle0 = runSeconds(routerProc.pid!) ?? NaN;
+    await new Promise((r) => setTimeout(r, 2000));
+    console.log(`router CPU while idle: ${(((runSeconds(routerProc.pid!) ?? NaN) - idle0) * 500).toFixed(1)} ms/s`);
     console.log(`n=${N} per path, concurrency 1, interleaved; p50 / p99\n`);
     console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
     const viaLitellm = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], stream });
@@ -158,12 +193,16 @@ async function run(): Promise<void> {
       await interleaved(`chat → openai${stream ? ', TTFT' : ''}`, {
         direct: () => call(`${fakeUrl}/v1/chat/completions`, h, direct(stream)),
         router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
+        baseline: baseline ? () => call(`${baseline}/chat/chat/completions`, h, chat(stream)) : undefined,
+        floor: floor ? () => call(`${floor}/chat/chat/completions`, h, chat(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-openai', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('openai', fakeUrl), direct(stream)) : undefined,
       }, stream);
       await interleaved(`chat → anthropic${stream ? ', TTFT' : ''}`, {
         direct: () => call(`${fakeUrl}/v1/messages`, anthHeaders, anthDirect(stream)),
         router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
+        baseline: baseline ? () => call(`${baseline}/anth/chat/completions`, h, chat(stream)) : undefined,
+        floor: floor ? () => call(`${floor}/anth/chat/completions`, h, chat(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-anthropic', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('anthropic', fakeUrl), JSON.stringify({ model: 'm', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }], stream })) : undefined, // chat in, anthropic out
       }, stream);

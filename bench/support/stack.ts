@@ -56,6 +56,17 @@ export function waitSeconds(pid: number): number | null {
   }
 }
 
+/** Time the threads of a process spent on a core, from the same schedstat files, in seconds (nanosecond resolution). */
+export function runSeconds(pid: number): number | null {
+  try {
+    let ns = 0;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1e9;
+  } catch {
+    return null;
+  }
+}
+
 export interface CpuFigures {
   /** Cores used on average over the measured phase. */
   average: number;

@@ -1,5 +1,6 @@
 import { Agent, request, type Dispatcher } from 'undici';
 import { ensureError } from '../domain/errors.js';
+import { ExpiringCache } from '../domain/expiring-cache.js';
 import { Redactor, type StreamRedactor } from '../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
@@ -25,10 +26,9 @@ function headersFor(target: Target): Record<string, string> {
   return h;
 }
 
-/** Every secret the caller knows of for this call: the provider key, plus any the target lists. */
-function redactorFor(target: Target): Redactor {
-  return new Redactor([target.apiKey, ...(target.redact ?? [])]);
-}
+/** How long a passed endpoint check and a provider key's redactor are reused. */
+const REUSE_MS = 5000;
+const REUSE_MAX = 1000;
 
 /**
  * Text and tool-argument deltas go through a stream scrubber per block: a
@@ -93,6 +93,10 @@ function failureKind(e: unknown, signal?: AbortSignal): string {
  */
 export class LlmClient {
   private readonly agent: Agent;
+  /** base_urls that passed the URL rules lately: the check resolves the host, which must not be on every call's path. */
+  private readonly checked = new ExpiringCache<true>(REUSE_MS, REUSE_MAX);
+  /** Redactors of plain provider keys: building one (escaped and encoded forms, sorted) per call showed in profiles. */
+  private readonly redactors = new ExpiringCache<Redactor>(REUSE_MS, REUSE_MAX);
   private closing: Promise<void> | null = null;
   readonly name = 'llm-client';
 
@@ -107,15 +111,33 @@ export class LlmClient {
     });
   }
 
-  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
-    const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
-    const url = target.baseUrl.replace(/\/+$/, '') + PATH[target.provider];
+  /** Every secret the caller knows of for this call: the provider key, plus any the target lists. */
+  private redactorFor(target: Target): Redactor {
+    if (target.redact?.length) return new Redactor([target.apiKey, ...target.redact]);
+    let r = this.redactors.get(target.apiKey);
+    if (!r) this.redactors.set(target.apiKey, (r = new Redactor([target.apiKey])));
+    return r;
+  }
+
+  /**
+   * Sockets skip `lookup` for IP-literal hosts, so the URL rules are checked here too.
+   * A pass is reused for a few seconds; the guarded lookup still checks every new
+   * connection's addresses, so a name that turns inward meanwhile is refused there.
+   */
+  private async checkEndpoint(target: Target): Promise<void> {
+    if (this.checked.get(target.baseUrl)) return;
     try {
-      // Sockets skip `lookup` for IP-literal hosts, so the URL rules are checked here too.
       await checkModelEndpoint(target.baseUrl, 'base_url', this.guard);
     } catch (e) {
       throw new UpstreamError(`refused ${target.provider} upstream: ${ensureError(e).message}`, false);
     }
+    this.checked.set(target.baseUrl, true);
+  }
+
+  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+    const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
+    const url = target.baseUrl.replace(/\/+$/, '') + PATH[target.provider];
+    await this.checkEndpoint(target);
     let res: Dispatcher.ResponseData;
     try {
       res = await request(url, { method: 'POST', headers: headersFor(target), body, dispatcher: this.agent, signal });
@@ -158,7 +180,7 @@ export class LlmClient {
   }
 
   private async completeOnce(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
-    const scrub = redactorFor(target);
+    const scrub = this.redactorFor(target);
     const res = await this.send({ ...req, stream: false }, target, scrub, signal);
     let json: Record<string, unknown>;
     try {
@@ -189,7 +211,7 @@ export class LlmClient {
   }
 
   private async *streamOnce(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
-    const scrub = redactorFor(target);
+    const scrub = this.redactorFor(target);
     const res = await this.send({ ...req, stream: true }, target, scrub, signal);
     const decoder = FORMATS[target.provider].decoder();
     try {

@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import type { RequestListener } from 'node:http';
 import { RouteNotFoundError, UnavailableError } from '../domain/errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { KeyAuthenticator } from '../http/middleware/auth.js';
@@ -9,19 +10,22 @@ import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
 import { modelCallMetrics } from '../metrics/model-metrics.js';
 import { Stickiness } from './conversation.js';
-import { handleRouting, type RouterServices } from './handler.js';
+import type { RouterServices } from './handler.js';
 import { routingEnvelope } from './envelope.js';
-import { matchRoutingPath } from './ingress.js';
 import { RoutingLookup } from './lookup.js';
 import { handleModels, matchModelsPath } from './models.js';
 import { buildRoutingOpenApi } from './openapi.js';
+import { routingListener } from './routing-http.js';
 import { UsageBuffer } from './usage-buffer.js';
 
 /** Bodies carry whole conversations with images, so the limit is well above the base API's. */
 export const ROUTING_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export interface RouterApp {
+  /** Everything but the routed calls: health, metrics, OpenAPI, the models list, 404s. */
   app: Koa<AppState>;
+  /** What the router's HTTP server runs: routed calls directly, the rest through `app`. */
+  listener: RequestListener;
   /** Writes buffered usage and closes the upstream connection pool; idempotent. */
   close(): Promise<void>;
 }
@@ -75,13 +79,11 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
       ctx.state.route = models.route;
       return handleModels(ctx, models.routerId, svc);
     }
-    const match = ctx.method === 'POST' ? matchRoutingPath(ctx.path) : null;
-    if (!match) throw new RouteNotFoundError(ctx.method, ctx.path);
-    ctx.state.route = match.route;
-    await handleRouting(ctx, match.ingress, match.routerId, svc);
+    throw new RouteNotFoundError(ctx.method, ctx.path);
   });
   app.silent = true;
   let closing: Promise<void> | null = null;
   const close = () => (closing ??= Promise.allSettled([usage.close(), client.close()]).then(() => undefined));
-  return { app, close };
+  const listener = routingListener(app.callback(), { log: deps.log, metrics: deps.metrics, bodyIdleTimeoutMs: deps.config.bodyIdleTimeoutMs }, svc);
+  return { app, listener, close };
 }

@@ -1,6 +1,6 @@
+import type { IncomingHttpHeaders } from 'node:http';
 import { AuthenticationError } from '../domain/errors.js';
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
-import type { Ctx } from '../http/types.js';
 import type { ApiKeyDoc } from '../store/api-keys.js';
 
 /**
@@ -8,10 +8,10 @@ import type { ApiKeyDoc } from '../store/api-keys.js';
  * tools send `x-api-key`, so the Messages paths (and the models list, which
  * that SDK also calls) take it too. When both are sent, Authorization wins.
  */
-export function authenticateRouting(ctx: Ctx, auth: KeyAuthenticator, acceptXApiKey: boolean): Promise<{ orgId: string; key: ApiKeyDoc }> {
-  const header = ctx.get('Authorization');
+export function authenticateRouting(headers: IncomingHttpHeaders, auth: KeyAuthenticator, acceptXApiKey: boolean): Promise<{ orgId: string; key: ApiKeyDoc }> {
+  const header = headers.authorization;
   if (header || !acceptXApiKey) return auth.authenticate(header || undefined, 'routing');
-  const key = ctx.get('x-api-key').trim();
+  const key = String(headers['x-api-key'] ?? '').trim();
   if (!key) throw new AuthenticationError('Missing routing key. Send it as "x-api-key: <key>" or "Authorization: Bearer <key>".', 'missing_api_key');
   return auth.authenticateKey(key, 'routing');
 }

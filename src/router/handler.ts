@@ -1,11 +1,12 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '../domain/errors.js';
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
 import { isJsonType, readRaw } from '../http/middleware/body.js';
-import type { Ctx } from '../http/types.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
 import { authenticateRouting } from './credentials.js';
+import type { Exchange } from './exchange.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';
 import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
@@ -18,14 +19,16 @@ export interface RouterServices extends StreamServices {
   limiter?: RequestLimiter;
 }
 
-/** Counts the request against the org's and key's routing rates; the 429 or the headers land on ctx. */
-export async function admitRouting(ctx: Ctx, svc: Pick<RouterServices, 'limiter'>, orgId: string, keyId: string): Promise<void> {
-  if (svc.limiter) ctx.set(await svc.limiter.admit('routing', orgId, keyId));
+/** Counts the request against the org's and key's routing rates; the 429 is thrown, the headers land on the response. */
+export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices, 'limiter'>, orgId: string, keyId: string): Promise<void> {
+  if (!svc.limiter) return;
+  const headers = await svc.limiter.admit('routing', orgId, keyId);
+  for (const k in headers) res.setHeader(k, headers[k]);
 }
 
-async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
-  if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
-  const raw = await readRaw(ctx.req, limit);
+async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
+  if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
+  const raw = await readRaw(req, limit);
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
@@ -41,15 +44,15 @@ async function readBody(ctx: Ctx, ingress: Ingress, limit: number): Promise<Reco
 }
 
 /** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
-async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
-  const { orgId, key } = await authenticateRouting(ctx, svc.auth, ingress.format === 'anthropic');
+async function plan(ex: Exchange, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
+  const { orgId, key } = await authenticateRouting(ex.req.headers, svc.auth, ingress.format === 'anthropic');
   // The rate check's Redis round trip runs while the body is read and the conversation's
   // stickiness is fetched; it is awaited before any upstream is called.
-  const admitted = admitRouting(ctx, svc, orgId, key._id);
+  const admitted = admitRouting(ex.res, svc, orgId, key._id);
   admitted.catch(() => undefined);
   let call: RoutedCall;
   try {
-    call = await decide(ctx, ingress, routerId, svc, orgId);
+    call = await decide(ex, ingress, routerId, svc, orgId);
   } catch (e) {
     await admitted; // a refusal outranks what is wrong with the request
     throw e;
@@ -58,8 +61,8 @@ async function plan(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: Ro
   return call;
 }
 
-async function decide(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices, orgId: string): Promise<RoutedCall> {
-  const body = await readBody(ctx, ingress, svc.maxBodyBytes);
+async function decide(ex: Exchange, ingress: Ingress, routerId: string | null, svc: RouterServices, orgId: string): Promise<RoutedCall> {
+  const body = await readBody(ex.req, ingress, svc.maxBodyBytes);
   const router = await svc.lookup.router(orgId, routerId);
   const req = ingress.wire.parseRequest(body);
   const effort = planEffort(req);
@@ -68,7 +71,12 @@ async function decide(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: 
   checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
   const label = effort.effective && ingress.effortLabel(effort.effective);
   const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
-  return { orgId, router, ingress, req, plan: effort, convId, sticky, selection, log: ctx.state.log };
+  return {
+    orgId, router, ingress, req, plan: effort, convId, sticky, selection,
+    get log() {
+      return ex.log; // made only if something is logged
+    },
+  };
 }
 
 async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSignal): Promise<Record<string, unknown>> {
@@ -89,14 +97,14 @@ async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSign
   throw exhausted(failures);
 }
 
-/** One routing request, in any of the three formats. */
-export async function handleRouting(ctx: Ctx, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<void> {
-  const call = await plan(ctx, ingress, routerId, svc);
-  ctx.set('X-Conversation-Id', call.convId);
-  if (call.req.stream) return streamRouted(ctx, call, svc);
+/** One routing request, in any of the three formats: the answer's body, or undefined once a stream has been sent. */
+export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<Record<string, unknown> | undefined> {
+  const call = await plan(ex, ingress, routerId, svc);
+  const res = ex.res;
+  res.setHeader('X-Conversation-Id', call.convId);
+  if (call.req.stream) return void (await streamRouted(ex, call, svc));
   // A client that hangs up should not keep an upstream generating for nobody.
   const abort = new AbortController();
-  ctx.res.once('close', () => ctx.res.writableFinished || abort.abort());
-  ctx.status = 200;
-  ctx.body = await complete(call, svc, abort.signal);
+  res.once('close', () => res.writableFinished || abort.abort());
+  return complete(call, svc, abort.signal);
 }

@@ -34,8 +34,8 @@ export function modelList(router: RouterDoc): Record<string, unknown> {
 }
 
 export async function handleModels(ctx: Ctx, routerId: string | null, svc: RouterServices): Promise<void> {
-  const { orgId, key } = await authenticateRouting(ctx, svc.auth, true);
-  await admitRouting(ctx, svc, orgId, key._id);
+  const { orgId, key } = await authenticateRouting(ctx.req.headers, svc.auth, true);
+  await admitRouting(ctx.res, svc, orgId, key._id);
   const lookup = svc.lookup;
   ctx.status = 200;
   ctx.body = modelList(await lookup.router(orgId, routerId));

@@ -1,11 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import type { Ctx } from '../http/types.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { LlmClient } from '../llm/client.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { StreamEvent } from '../llm/types.js';
 import type { Stickiness } from './conversation.js';
 import type { RoutingLookup } from './lookup.js';
+import type { Exchange } from './exchange.js';
 import type { UsageBuffer } from './usage-buffer.js';
 import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 
@@ -39,9 +39,9 @@ function write(res: ServerResponse, text: string): Promise<void> | void {
  * back invisibly. After it, events are translated and written one by one, and
  * a failure ends the stream with the format's error event, never silently.
  */
-export async function streamRouted(ctx: Ctx, call: RoutedCall, svc: StreamServices): Promise<void> {
+export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamServices): Promise<void> {
   const abort = new AbortController();
-  ctx.res.once('close', () => abort.abort());
+  ex.res.once('close', () => abort.abort());
   const failures: string[] = [];
   for (const c of call.selection.order) {
     let events: AsyncGenerator<StreamEvent> | undefined;
@@ -65,15 +65,12 @@ export async function streamRouted(ctx: Ctx, call: RoutedCall, svc: StreamServic
       continue;
     }
     countSelected(svc.metrics, call, c, failures);
-    return pump(ctx, call, svc, c, failures, head, events, abort.signal);
+    return pump(ex.res, call, svc, c, failures, head, events, abort.signal);
   }
   throw exhausted(failures);
 }
 
-async function pump(ctx: Ctx, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
-  const res = ctx.res;
-  ctx.respond = false;
-  ctx.status = 200;
+async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
   const onEvent = (ev: StreamEvent): string => {

@@ -1,8 +1,10 @@
 import assert from 'node:assert/strict';
-import { afterRedelivery, attemptResult, eventType, failureReport, INFRA_RETRIES, infraRetry, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from '../../actors/webhook/decide.js';
+import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, INFRA_RETRIES, infraRetry, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from '../../actors/webhook/decide.js';
 import { SESSION, sessionJobId } from '../../actors/session/messages.js';
 import type { AttemptOutcome } from '../../actors/webhook/send.js';
+import type { SessionDoc } from '../../src/store/sessions.js';
 import type { WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
+import type { ToolCallRequestedBody } from '../../actors/webhook/messages.js';
 
 const target = (over: Partial<Target> = {}): Target => ({ url: 'https://hooks.example/x', event_types: ['session.completed', 'tool.call_requested'], secrets: ['s1'], disabled: false, ...over });
 const outcome = (over: Partial<AttemptOutcome> = {}): AttemptOutcome => ({ ok: false, status_code: 500, error: 'HTTP 500', retry_after_ms: null, gone: false, refused: false, duration_ms: 3, ...over });
@@ -22,6 +24,36 @@ describe('webhook actor decisions', () => {
 
   it('labels each attempt for the metrics', () => {
     assert.deepEqual([OK, GONE, outcome({ refused: true }), outcome()].map(attemptResult), ['succeeded', 'gone', 'refused', 'failed']);
+  });
+
+  describe('buildBody', () => {
+    const at = new Date('2026-01-02T03:04:05.000Z');
+    const s = { _id: 'ses_1', org_id: 'org_1', batch_id: null, agent_id: 'agt_1', version_id: 'ver_1', llm_id: 'main', status: 'idle', last_message_status: 'completed', metadata: { team: 'a' } } as unknown as SessionDoc;
+
+    it('sends a tool call request exactly as the session built it, reading nothing', () => {
+      const body = { id: 'evt_1', type: 'tool.call_requested', session_id: 'ses_1', message_id: 'msg_1' } as ToolCallRequestedBody;
+      const built = buildBody({ kind: 'tool.call_requested', org_id: 'org_1', agent_id: 'agt_1', session_id: 'ses_1', body }, {}, at);
+      assert.deepEqual(built, { event_id: 'evt_1', event_type: 'tool.call_requested', session_id: 'ses_1', message_id: 'msg_1', batch_id: null, body: JSON.stringify(body) });
+    });
+
+    it("carries the session's fields as read, with a stable id; nothing for a session gone or another org's", () => {
+      const built = buildBody(job, { session: s }, at)!;
+      assert.deepEqual(JSON.parse(built.body), {
+        id: 'ses_1:msg_1:session.completed',
+        type: 'session.completed',
+        created_at: '2026-01-02T03:04:05.000Z',
+        data: { session_id: 'ses_1', batch_id: null, agent_id: 'agt_1', version_id: 'ver_1', llm_id: 'main', status: 'idle', last_message_status: 'completed', metadata: { team: 'a' } },
+      });
+      assert.equal(buildBody(job, { session: null }, at), null);
+      assert.equal(buildBody(job, { session: { ...s, org_id: 'org_2' } }, at), null);
+    });
+
+    it('reports a batch’s terminal status, with counts null while the batch is not readable yet', () => {
+      const b = { kind: 'batch.lifecycle', org_id: 'org_1', agent_id: 'agt_1', batch_id: 'bat_1', type: 'batch.partial_failed' } as const;
+      const read = JSON.parse(buildBody(b, { batch: { counts: { completed: 1, failed: 1 } } }, at)!.body) as { data: unknown };
+      assert.deepEqual(read.data, { batch_id: 'bat_1', agent_id: 'agt_1', status: 'partial_failed', counts: { completed: 1, failed: 1 } });
+      assert.deepEqual((JSON.parse(buildBody(b, { batch: null }, at)!.body) as { data: { counts: unknown } }).data.counts, null);
+    });
   });
 
   describe('retryStep', () => {

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ErrorType, TroupeError, type ErrorBody } from '../../domain/errors.js';
+import type { Logger } from '../../log/logger.js';
 import type { AppState } from '../types.js';
 
 interface HttpLikeError {
@@ -49,6 +50,30 @@ export type ErrorEnvelope = (path: string, status: number, body: ErrorBody, requ
 
 const troupeEnvelope: ErrorEnvelope = (_path, _status, body) => ({ error: body });
 
+/** What a client is told for an error: status, body and extra headers; logs what it hides. */
+export interface MappedError {
+  status: number;
+  body: ErrorBody;
+  headers: Record<string, string> | undefined;
+}
+
+/** Decides the answer to any error; shared by the Koa apps and the router's routed paths. */
+export function mapError(thrown: unknown, log: Logger | undefined, requestId: string): MappedError {
+  if (thrown instanceof TroupeError) return { status: thrown.status, body: thrown.toBody(), headers: thrown.headers };
+  const e = thrown as HttpLikeError;
+  const s = e.status ?? e.statusCode ?? 500;
+  if (storeUnreachable(thrown)) {
+    log?.warn({ err: thrown }, 'store unreachable');
+    const body = { type: ErrorType.unavailable, code: 'store_unavailable', message: 'A data store is briefly unreachable; retry shortly (with the same Idempotency-Key, if any).' };
+    return { status: 503, body, headers: { 'Retry-After': '1' } };
+  }
+  if (s >= 400 && s < 500 && e.expose !== false) {
+    return { status: s, body: { type: TYPE_BY_STATUS[s] ?? ErrorType.invalidRequest, code: e.type ?? 'invalid_request', message: e.message ?? 'Bad request.' }, headers: undefined };
+  }
+  log?.error({ err: thrown }, 'unhandled error');
+  return { status: 500, body: { type: ErrorType.api, code: 'internal_error', message: `Internal error. Quote request id ${requestId} when reporting it.` }, headers: undefined };
+}
+
 export function errorMapper(envelope: ErrorEnvelope = troupeEnvelope): Middleware<AppState> {
   return async (ctx, next) => {
     try {
@@ -58,29 +83,8 @@ export function errorMapper(envelope: ErrorEnvelope = troupeEnvelope): Middlewar
         ctx.state.log?.warn({ err: thrown }, 'error after response started');
         return;
       }
-      let status: number;
-      let body: ErrorBody;
-      if (thrown instanceof TroupeError) {
-        status = thrown.status;
-        body = thrown.toBody();
-        for (const [k, v] of Object.entries(thrown.headers ?? {})) ctx.set(k, v);
-      } else {
-        const e = thrown as HttpLikeError;
-        const s = e.status ?? e.statusCode ?? 500;
-        if (storeUnreachable(thrown)) {
-          status = 503;
-          body = { type: ErrorType.unavailable, code: 'store_unavailable', message: 'A data store is briefly unreachable; retry shortly (with the same Idempotency-Key, if any).' };
-          ctx.set('Retry-After', '1');
-          ctx.state.log?.warn({ err: thrown }, 'store unreachable');
-        } else if (s >= 400 && s < 500 && e.expose !== false) {
-          status = s;
-          body = { type: TYPE_BY_STATUS[s] ?? ErrorType.invalidRequest, code: e.type ?? 'invalid_request', message: e.message ?? 'Bad request.' };
-        } else {
-          status = 500;
-          body = { type: ErrorType.api, code: 'internal_error', message: `Internal error. Quote request id ${ctx.state.requestId} when reporting it.` };
-          ctx.state.log?.error({ err: thrown }, 'unhandled error');
-        }
-      }
+      const { status, body, headers } = mapError(thrown, ctx.state.log, ctx.state.requestId);
+      for (const [k, v] of Object.entries(headers ?? {})) ctx.set(k, v);
       ctx.status = status;
       ctx.type = 'application/json';
       ctx.body = envelope(ctx.path, status, body, ctx.state.requestId);

@@ -1,0 +1,78 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { guardBodyIdle } from '../http/middleware/body-timeout.js';
+import { mapError } from '../http/middleware/errors.js';
+import { observeHttp, requestIdOf } from '../http/middleware/request-context.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import { routingEnvelope } from './envelope.js';
+import { RoutingExchange } from './exchange.js';
+import { handleRouting, type RouterServices } from './handler.js';
+import { matchRoutingPath } from './ingress.js';
+
+export interface RoutingHttpDeps {
+  log: Logger;
+  metrics: Metrics;
+  bodyIdleTimeoutMs: number;
+}
+
+/**
+ * The routed calls (POSTs to the three formats' paths) are answered straight
+ * from node:http; every other request goes to the Koa app. A routed call is
+ * the router's whole hot path, and on it Koa's context objects, middleware
+ * chain and response handling were a measurable share of the router's own
+ * time (docs/benchmarks.md). What that chain did for these paths is done
+ * here with the same shared pieces: the request id, the body idle timeout,
+ * the error decision (mapError) in the vendor's envelope, the HTTP metrics.
+ */
+export function routingListener(koa: RequestListener, deps: RoutingHttpDeps, svc: RouterServices): RequestListener {
+  return (req, res) => {
+    if (req.method !== 'POST') return koa(req, res);
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q === -1 ? url : url.slice(0, q);
+    const match = matchRoutingPath(path);
+    if (!match) return koa(req, res);
+    void serve(req, res, path, match, deps, svc);
+  };
+}
+
+async function serve(req: IncomingMessage, res: ServerResponse, path: string, match: NonNullable<ReturnType<typeof matchRoutingPath>>, deps: RoutingHttpDeps, svc: RouterServices): Promise<void> {
+  const started = performance.now();
+  const ex = new RoutingExchange(req, res, requestIdOf(req.headers['x-request-id']), deps.log);
+  res.setHeader('X-Request-Id', ex.requestId);
+  guardBodyIdle(req, res, deps.bodyIdleTimeoutMs);
+  try {
+    const body = await handleRouting(ex, match.ingress, match.routerId, svc);
+    if (body !== undefined) sendJson(res, 200, body);
+  } catch (thrown) {
+    if (res.headersSent || !writable(res)) ex.log.warn({ err: thrown }, 'error after response started');
+    else {
+      const { status, body, headers } = mapError(thrown, ex.log, ex.requestId);
+      for (const k in headers) res.setHeader(k, headers[k]);
+      sendJson(res, status, routingEnvelope(path, status, body, ex.requestId));
+    }
+  } finally {
+    const seconds = (performance.now() - started) / 1000;
+    const status = res.statusCode;
+    observeHttp(deps.metrics, 'POST', match.route, status, seconds);
+    // Successful calls are logged at debug only: at the router's rates an info line per call
+    // would be a synchronous write per call. Refusals and failures keep their line.
+    const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
+    if (deps.log.isLevelEnabled(level)) ex.log[level]({ method: 'POST', route: match.route, path, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+  }
+}
+
+/** Koa's `ctx.writable`: the response is not ended and its socket (if any) can still take bytes. */
+function writable(res: ServerResponse): boolean {
+  if (res.writableEnded) return false;
+  return res.socket ? res.socket.writable : true;
+}
+
+/** The whole answer in one write: status line, headers and body. */
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  res.end(text);
+}
