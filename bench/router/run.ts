@@ -146,6 +146,8 @@ async function run(): Promise<void> {
   const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   cpuPids.router = routerProc.pid;
+  // If this script dies without its cleanup (output piped into `head`, an uncaught error), its children go too.
+  process.once('exit', () => procs.forEach((p) => p.exitCode === null && p.kill('SIGTERM')));
   const baselinePort = await freePort();
   if (values.baseline) {
     const b = spawnNode('src/main.js', ['router'], { ...env, ROUTER_PORT: String(baselinePort) }, [], values.baseline);

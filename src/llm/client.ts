@@ -7,6 +7,7 @@ import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoi
 import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { parseSse } from './sse.js';
+import { postForWhole, type WholeAnswer } from './whole-answer.js';
 import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
 
 export const DEFAULT_BASE_URL: Record<Provider, string> = {
@@ -134,19 +135,25 @@ export class LlmClient {
     this.checked.set(target.baseUrl, true);
   }
 
-  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal?: AbortSignal): Promise<Dispatcher.ResponseData> {
+  /**
+   * Sends the call: `whole` reads the answer into one string (non-streaming calls),
+   * otherwise the answer's body is handed back as a stream. Upstream errors are thrown.
+   */
+  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: true): Promise<WholeAnswer>;
+  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: false): Promise<Dispatcher.ResponseData>;
+  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: boolean): Promise<WholeAnswer | Dispatcher.ResponseData> {
     const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
     const url = target.baseUrl.replace(/\/+$/, '') + PATH[target.provider];
     await this.checkEndpoint(target);
-    let res: Dispatcher.ResponseData;
+    let res: WholeAnswer | Dispatcher.ResponseData;
     try {
-      res = await request(url, { method: 'POST', headers: headersFor(target), body, dispatcher: this.agent, signal });
+      res = whole ? await postForWhole(this.agent, url, headersFor(target), body, signal) : await request(url, { method: 'POST', headers: headersFor(target), body, dispatcher: this.agent, signal });
     } catch (e) {
       if (signal?.aborted) throw e;
       throw new UpstreamError(scrub.redact(`could not reach ${target.provider} upstream: ${(e as Error).message}`), true);
     }
     if (res.statusCode >= 400) {
-      const text = scrub.redact(await res.body.text().catch(() => ''));
+      const text = scrub.redact('text' in res ? res.text : await res.body.text().catch(() => ''));
       let parsed: unknown = undefined;
       try {
         parsed = JSON.parse(text);
@@ -181,10 +188,10 @@ export class LlmClient {
 
   private async completeOnce(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
     const scrub = this.redactorFor(target);
-    const res = await this.send({ ...req, stream: false }, target, scrub, signal);
+    const res = await this.send({ ...req, stream: false }, target, scrub, signal, true);
     let json: Record<string, unknown>;
     try {
-      json = JSON.parse(scrub.redact(await res.body.text())) as Record<string, unknown>;
+      json = JSON.parse(scrub.redact(res.text)) as Record<string, unknown>;
     } catch (e) {
       throw new UpstreamError(scrub.redact(`${target.provider} upstream sent an unreadable body: ${(e as Error).message}`), true);
     }
@@ -212,7 +219,7 @@ export class LlmClient {
 
   private async *streamOnce(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
     const scrub = this.redactorFor(target);
-    const res = await this.send({ ...req, stream: true }, target, scrub, signal);
+    const res = await this.send({ ...req, stream: true }, target, scrub, signal, false);
     const decoder = FORMATS[target.provider].decoder();
     try {
       const pieces = new PieceScrubber(scrub);

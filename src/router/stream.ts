@@ -70,6 +70,26 @@ export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamSe
   throw exhausted(failures);
 }
 
+/**
+ * Holds the client socket corked until this turn of the event loop has run its
+ * I/O callbacks: events that arrived in one upstream read leave in one write,
+ * and when the upstream's end came in that read too, the stream's end goes
+ * with them instead of costing a write (and a client wake-up) of its own.
+ */
+function batcher(res: ServerResponse): () => void {
+  let corked = false;
+  return () => {
+    const socket = res.socket;
+    if (corked || !socket || socket.destroyed) return;
+    corked = true;
+    socket.cork();
+    setImmediate(() => {
+      corked = false;
+      socket.uncork();
+    });
+  };
+}
+
 async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
@@ -77,9 +97,14 @@ async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, 
     if (ev.type === 'finish') settle(call, c, ev.usage, svc.stickiness, svc.usage);
     return enc.encode(ev);
   };
+  const batch = batcher(res);
   try {
+    batch();
     await write(res, head.map(onEvent).join(''));
-    for (let r = await events.next(); !r.done; r = await events.next()) await write(res, onEvent(r.value));
+    for (let r = await events.next(); !r.done; r = await events.next()) {
+      batch();
+      await write(res, onEvent(r.value));
+    }
   } catch (e) {
     if (!signal.aborted) {
       call.log.warn({ model: c.model, err: (e as Error).message }, 'routed stream failed after it started');

@@ -35,6 +35,8 @@ export class FakeLlmUpstream {
   eventDelayMs = 0;
   /** Streams the client closed before the last event was written. */
   abortedStreams = 0;
+  /** Calls, streamed or not, whose connection closed before their answer was complete. */
+  closedEarly = 0;
   private server!: Server;
   url = '';
 
@@ -71,6 +73,7 @@ export class FakeLlmUpstream {
     this.delayMs = 0;
     this.eventDelayMs = 0;
     this.abortedStreams = 0;
+    this.closedEarly = 0;
     this.reply = { text: 'Hello from the fake.' };
   }
 
@@ -80,6 +83,7 @@ export class FakeLlmUpstream {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, unknown>;
     const path = (req.url ?? '').split('?')[0];
     this.requests.push({ path, headers: req.headers, body });
+    res.once('close', () => void (res.writableFinished || this.closedEarly++));
     const kind = KIND[path];
     if (!kind) return void res.writeHead(404).end();
     const failure = this.failures.shift();

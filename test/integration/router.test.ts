@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, converse, messagesRequest, type IngressKind } from '../fakes/llm-conversation.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 const UPSTREAM_KEY = 'sk-fake-upstream-key-123';
 const PROVIDERS = ['openai', 'openai-responses', 'anthropic'] as const;
@@ -71,8 +72,8 @@ describe('routing interface', function () {
   });
 
   describe('auth and validation', () => {
-    const post = (path: string, body: unknown, headers: Record<string, string> = {}) =>
-      fetch(h.routerUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}`, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+    const post = (path: string, body: unknown, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+      fetch(h.routerUrl + path, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}`, ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body), signal });
 
     it('401s a missing key, the API key and a made-up key', async () => {
       for (const auth of [undefined, `Bearer ${h.apiKey}`, 'Bearer tr_rk_nope_nope_nope_nope']) {
@@ -103,6 +104,21 @@ describe('routing interface', function () {
       const res = await post('/only-anthropic/messages', big);
       assert.equal(res.status, 413);
       assert.equal(fake.requests.length, 0);
+    });
+
+    it('closes the upstream call when the client hangs up on a non-streamed call, and echoes a request id', async () => {
+      fake.delayMs = 3000;
+      const gone = new AbortController();
+      const pending = post('/only-openai/chat/completions', { model: 'service/routing', messages: [{ role: 'user', content: 'hi' }] }, {}, gone.signal).catch((e: Error) => e);
+      await until(async () => fake.requests.length === 1, 5000);
+      gone.abort();
+      assert.ok((await pending) instanceof Error);
+      await until(async () => fake.closedEarly === 1, 2500); // well before the fake's 3 s answer
+      fake.delayMs = 0;
+      const res = await post('/only-openai/chat/completions', { model: 'service/routing', messages: [{ role: 'user', content: 'hi' }] }, { 'x-request-id': 'req-from-client.1' });
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('x-request-id'), 'req-from-client.1');
+      assert.match(res.headers.get('x-conversation-id') ?? '', /^conv_/);
     });
 
     it('404s an unknown router and serves /healthz', async () => {
