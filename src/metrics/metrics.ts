@@ -26,6 +26,8 @@ export class Metrics {
   readonly modelErrors: Counter<'provider' | 'model' | 'kind'>;
   readonly routerSelections: Counter<'model' | 'reason'>;
   readonly routerFallbacks: Counter<'model'>;
+  readonly mongoClientReplacements: Counter;
+  readonly mongoClosedSocketWrites: Counter<'when'>;
   /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
   private readonly queues = new Map<string, QueueProbe[]>();
 
@@ -46,6 +48,8 @@ export class Metrics {
     this.modelErrors = new Counter({ name: 'troupe_model_call_errors_total', help: 'Failed upstream model calls by kind (an HTTP status, network, stream, refused).', labelNames: ['provider', 'model', 'kind'], registers });
     this.routerSelections = new Counter({ name: 'troupe_router_selections_total', help: 'Routing interface: the model that answered, and why (first eligible, sticky, fallback).', labelNames: ['model', 'reason'], registers });
     this.routerFallbacks = new Counter({ name: 'troupe_router_fallbacks_total', help: 'Routing interface: candidates that failed retryably and were passed over.', labelNames: ['model'], registers });
+    this.mongoClientReplacements = new Counter({ name: 'troupe_mongo_client_replacements_total', help: 'MongoDB clients replaced because their server monitor was wedged while the server answered (store/mongo-watchdog.ts).', registers });
+    this.mongoClosedSocketWrites = new Counter({ name: 'troupe_mongo_closed_socket_writes_total', help: 'MongoDB commands the driver fix failed as a closed connection instead of letting them wait forever (store/driver-fix.ts), by when: before_write, waiting_for_drain.', labelNames: ['when'], registers });
     const queues = this.queues;
     new Gauge({
       name: 'troupe_queue_jobs',

@@ -14,6 +14,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { PubSubHub } from '../pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
+import { driverFixEvents, installDriverFix, type CaughtWhere } from '../store/driver-fix.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores, type Stores } from '../store/stores.js';
 
@@ -48,7 +49,11 @@ export interface DataPlane {
 export interface Core {
   config: Config;
   log: Logger;
-  mongo: MongoClient;
+  /** The current MongoDB client (it may be replaced when wedged: see store/mongo-watchdog.ts). */
+  readonly mongo: MongoClient;
+  /** Calls `fn` with the current client and with each replacement (listeners that must follow it). */
+  onMongoClient(fn: (client: MongoClient) => void): void;
+  /** Always the current client's database. */
   db: Db;
   redis: RedisClient;
   keys: RedisKeys;
@@ -92,7 +97,22 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: RedisCli
 /** The composition root's first step: connections, stores and the data plane for this process. */
 export async function openCore(config: Config, log: Logger, role: string, opts: { monitorCommands?: boolean } = {}): Promise<Core> {
   const shutdown = new ShutdownList(log);
-  const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`, opts);
+  const metrics = new Metrics(role);
+  if (!installDriverFix()) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
+  const onCaught = (when: CaughtWhere) => {
+    metrics.mongoClosedSocketWrites.inc({ when });
+    log.warn({ when }, 'mongodb command written to a closed socket: failed as a dropped connection (driver fix)');
+  };
+  driverFixEvents.on('caught', onCaught);
+  shutdown.add(once('mongo-driver-fix-events', async () => void driverFixEvents.off('caught', onCaught)));
+  const mongo = await connectMongo(config.mongodbUrl, config.mongodbDb, `troupe-${role}`, {
+    ...opts,
+    onReplaced: (reason) => {
+      metrics.mongoClientReplacements.inc();
+      log.warn({ reason }, 'mongodb client replaced: its server monitor was wedged');
+    },
+    onReplaceFailed: (err) => log.warn({ err: err.message }, 'mongodb client wedged; its replacement did not connect, trying again'),
+  });
   shutdown.add(mongo);
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
   const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
@@ -102,7 +122,6 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
-  const metrics = new Metrics(role);
   const redisFor: Core['redisFor'] = (kind, name) => {
     const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, onError: onRedisError });
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
@@ -111,7 +130,11 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   return {
     config,
     log,
-    mongo: mongo.client,
+    // The watchdog may replace the client: read it through the handle each time.
+    get mongo() {
+      return mongo.client;
+    },
+    onMongoClient: (fn) => mongo.onClient(fn),
     db: mongo.db,
     redis,
     keys,

@@ -36,7 +36,7 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   // TROUPE_ROUND_TRIPS_FILE (benchmarks): count this process's MongoDB and Redis round trips.
   const counting = startRoundTripCounter(env);
   const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });
-  if (counting) countMongo(core.mongo);
+  if (counting) core.onMongoClient(countMongo);
   const ports: Running['ports'] = {};
   try {
     if (roles.includes('worker') || roles.includes('webhooks')) {

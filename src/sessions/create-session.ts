@@ -44,8 +44,8 @@ export async function versionFor(agents: AgentStore, orgId: string, agentId: str
  * Builds a new session document (not yet stored). Secrets and the provider
  * key are sealed here, so plaintext never reaches a store or a log.
  */
-export function buildSession(box: SecretBox, orgId: string, version: AgentVersionDoc, input: SessionInput, placement: SessionPlacement): SessionDoc {
-  const id = newId('session');
+/** `id`: one chosen in advance (recorded under an idempotency claim before the session exists); else a new one. */
+export function buildSession(box: SecretBox, orgId: string, version: AgentVersionDoc, input: SessionInput, placement: SessionPlacement, id = newId('session')): SessionDoc {
   const llmId = input.llm_id ?? version.agent_config?.llm ?? version.llm_options[0]?.id;
   if (!llmId || !version.llm_options.some((o) => o.id === llmId)) {
     throw new InvalidRequestError(`llm_id ${JSON.stringify(input.llm_id)} is not an llm option of version ${version._id}; options: ${version.llm_options.map((o) => o.id).join(', ')}.`, 'llm_id');

@@ -23,9 +23,12 @@ interface IdempotencyDoc {
   response: string | null;
   status: number | null;
   created_at: Date;
+  /** What the request chose to create (a session id), recorded before creating it: a takeover continues with it. */
+  resource_id?: string | null;
 }
 
-export type Claim = { kind: 'claimed'; id: string } | { kind: 'replay'; status: number; response: string };
+/** `resourceId`: what the request whose stale claim this took over had recorded (remember), else null. */
+export type Claim = { kind: 'claimed'; id: string; resourceId: string | null } | { kind: 'replay'; status: number; response: string };
 
 export function bodyHash(body: unknown): string {
   return createHash('sha256').update(JSON.stringify(body)).digest('hex');
@@ -46,11 +49,17 @@ export class IdempotencyStore {
   async claim(scope: string, key: string, hash: string): Promise<Claim> {
     const id = `${scope}|${key}`;
     for (let attempt = 0; attempt < 2; attempt++) {
+      const created_at = new Date();
       try {
-        await this.col.insertOne({ _id: id, scope, key, body_hash: hash, state: 'in_flight', response: null, status: null, created_at: new Date() });
-        return { kind: 'claimed', id };
+        await this.col.insertOne({ _id: id, scope, key, body_hash: hash, state: 'in_flight', response: null, status: null, created_at });
+        return { kind: 'claimed', id, resourceId: null };
       } catch (err) {
-        if ((err as { code?: number }).code !== 11000) throw err;
+        if ((err as { code?: number }).code !== 11000) {
+          // The insert may have been applied with its answer lost (the server killed in between): that claim,
+          // ours (same created_at), must not hold the key for the whole lease. Seen in the MongoDB SIGKILL fault.
+          this.releaseLater({ _id: id, state: 'in_flight', created_at });
+          throw err;
+        }
       }
       const existing = await this.col.findOne({ _id: id });
       if (!existing) continue;
@@ -62,7 +71,7 @@ export class IdempotencyStore {
         throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
       }
       if (existing.state === 'in_flight') {
-        if (Date.now() - existing.created_at.getTime() > IN_FLIGHT_LEASE_MS && (await this.takeOver(existing))) return { kind: 'claimed', id };
+        if (Date.now() - existing.created_at.getTime() > IN_FLIGHT_LEASE_MS && (await this.takeOver(existing))) return { kind: 'claimed', id, resourceId: existing.resource_id ?? null };
         throw new ConflictError('A request with this Idempotency-Key is still in progress; retry shortly.', 'idempotency_key_in_flight', 'Idempotency-Key');
       }
       return { kind: 'replay', status: existing.status ?? 200, response: existing.response ?? 'null' };
@@ -74,6 +83,11 @@ export class IdempotencyStore {
   private async takeOver(stale: IdempotencyDoc): Promise<boolean> {
     const r = await this.col.updateOne({ _id: stale._id, state: 'in_flight', created_at: stale.created_at }, { $set: { created_at: new Date() } });
     return r.modifiedCount === 1;
+  }
+
+  /** Records, under the caller's in-flight claim, what it is about to create, for a retry that may take the claim over. */
+  async remember(id: string, resourceId: string): Promise<void> {
+    await this.col.updateOne({ _id: id, state: 'in_flight' }, { $set: { resource_id: resourceId } });
   }
 
   async complete(id: string, status: number, response: string): Promise<void> {
@@ -88,17 +102,21 @@ export class IdempotencyStore {
    * than only when the lease runs out.
    */
   async release(id: string): Promise<void> {
-    const attempt = () => this.col.deleteOne({ _id: id, state: 'in_flight' });
     try {
-      await attempt();
+      await this.col.deleteOne({ _id: id, state: 'in_flight' });
     } catch (err) {
-      const until = Date.now() + IN_FLIGHT_LEASE_MS;
-      const retry = () => {
-        if (Date.now() < until) attempt().catch(() => setTimeout(retry, 1000).unref());
-      };
-      setTimeout(retry, 1000).unref();
+      this.releaseLater({ _id: id, state: 'in_flight' });
       throw err;
     }
+  }
+
+  /** Deletes the in-flight claim `filter` names once a second until that works or the lease has ended. */
+  private releaseLater(filter: Pick<IdempotencyDoc, '_id' | 'state'> & Partial<Pick<IdempotencyDoc, 'created_at'>>): void {
+    const until = Date.now() + IN_FLIGHT_LEASE_MS;
+    const retry = () => {
+      if (Date.now() < until) this.col.deleteOne(filter).catch(() => setTimeout(retry, 1000).unref());
+    };
+    setTimeout(retry, 1000).unref();
   }
 
   /** Removes every record of one scope (a deleted session's `session:<id>`). */

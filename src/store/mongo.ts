@@ -1,29 +1,166 @@
-import { MongoClient, type Db } from 'mongodb';
-import { once, type Closeable } from '../lifecycle/shutdown.js';
+import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import type { Closeable } from '../lifecycle/shutdown.js';
+import { liveDb } from './live-db.js';
+import { MongoWatchdog } from './mongo-watchdog.js';
 
 export interface MongoHandle extends Closeable {
-  client: MongoClient;
+  /** The current client: the watchdog may replace it (mongo-watchdog.ts), so read it when used, never keep it. */
+  readonly client: MongoClient;
+  /** Always the current client's database (live-db.ts): what repositories are built on. */
   db: Db;
   /** Connected to a sharded cluster's mongos: stores then name shard keys in their filters (shard-keys.ts). */
   sharded: boolean;
+  /** Calls `fn` with the current client now and with every replacement (event listeners that must follow it). */
+  onClient(fn: (client: MongoClient) => void): void;
 }
 
-export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: { monitorCommands?: boolean } = {}): Promise<MongoHandle> {
-  const client = new MongoClient(url, {
+export interface ConnectOptions {
+  monitorCommands?: boolean;
+  /** Told after the watchdog replaced a wedged client (the caller logs and counts it). */
+  onReplaced?: (reason: string) => void;
+  /** Told when a replacement was due but could not be made (the new client did not connect). */
+  onReplaceFailed?: (err: Error) => void;
+}
+
+const CONNECT_TIMEOUT_MS = 5000;
+/**
+ * A polled hello every 2 s, not the driver's 10 s: with the server Unknown and
+ * no operation waiting on server selection, nothing asks for an early check,
+ * and the next hello after the server is back could be 10 s away.
+ */
+const HEARTBEAT_FREQUENCY_MS = 2000;
+
+export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: ConnectOptions = {}): Promise<MongoHandle> {
+  const options: MongoClientOptions = {
     appName,
     serverSelectionTimeoutMS: 5000,
-    connectTimeoutMS: 5000,
+    connectTimeoutMS: CONNECT_TIMEOUT_MS,
+    heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
     directConnection: directConnectionFor(url),
     maxPoolSize: 50,
     // Only for the benchmarks' round-trip counts: every command then emits an event.
     monitorCommands: opts.monitorCommands ?? false,
-    // Polling, not the streaming hello: after a server restart the streaming monitor was seen stuck on its
-    // closed connection, the server left Unknown and the pool paused for good (test/faults/mongo-restart).
+    // Polling, not the streaming hello: mongo-java-server has no awaitable hello, and a polled hello is
+    // bounded by connectTimeoutMS, which is what lets the watchdog tell a wedged monitor from a slow one.
     serverMonitoringMode: 'poll',
-  });
-  await client.connect();
-  const handle = once('mongo', () => client.close());
-  return { name: handle.name, close: handle.close, client, db: client.db(dbName), sharded: await isMongos(client) };
+  };
+  const owner = new MongoOwner(url, dbName, options, opts);
+  await owner.open();
+  return owner;
+}
+
+/**
+ * Owns the process's MongoClient and replaces it, atomically for every user,
+ * when its watchdog finds it wedged. The old client is closed once the
+ * operations it still runs have had their server selection time to end.
+ */
+class MongoOwner implements MongoHandle {
+  readonly name = 'mongo';
+  sharded = false;
+  db!: Db;
+  private current!: MongoClient;
+  private currentDb!: Db;
+  private readonly listeners: ((client: MongoClient) => void)[] = [];
+  private readonly retiring = new Map<MongoClient, NodeJS.Timeout>();
+  private readonly watchdog: MongoWatchdog;
+  private closing: Promise<void> | null = null;
+
+  constructor(
+    private readonly url: string,
+    private readonly dbName: string,
+    private readonly options: MongoClientOptions,
+    private readonly opts: ConnectOptions,
+  ) {
+    this.watchdog = new MongoWatchdog({
+      connectTimeoutMS: CONNECT_TIMEOUT_MS,
+      heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
+      probe: () => this.probe(),
+      replace: (reason) => this.replace(reason),
+    });
+  }
+
+  get client(): MongoClient {
+    return this.current;
+  }
+
+  async open(): Promise<void> {
+    const client = new MongoClient(this.url, this.options);
+    this.watchdog.attach(client);
+    try {
+      await client.connect();
+    } catch (err) {
+      this.watchdog.stop();
+      throw err;
+    }
+    this.use(client);
+    this.db = liveDb(() => this.currentDb);
+    this.sharded = await isMongos(client);
+  }
+
+  onClient(fn: (client: MongoClient) => void): void {
+    this.listeners.push(fn);
+    fn(this.current);
+  }
+
+  private use(client: MongoClient): void {
+    this.current = client;
+    this.currentDb = client.db(this.dbName);
+    for (const fn of this.listeners) fn(client);
+  }
+
+  /** A short-lived client of its own: does the server answer a fresh connection now? */
+  private async probe(): Promise<boolean> {
+    const probe = new MongoClient(this.url, { ...this.options, appName: `${this.options.appName}-probe`, maxPoolSize: 1, serverSelectionTimeoutMS: CONNECT_TIMEOUT_MS });
+    let timer: NodeJS.Timeout | undefined;
+    const bound = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 2 * CONNECT_TIMEOUT_MS)));
+    try {
+      const answered = probe.connect().then((c) => c.db('admin').command({ ping: 1 })).then(() => true, () => false);
+      return await Promise.race([answered, bound]);
+    } finally {
+      clearTimeout(timer);
+      void probe.close().catch(() => undefined);
+    }
+  }
+
+  private async replace(reason: string): Promise<void> {
+    if (this.closing) return;
+    const next = new MongoClient(this.url, this.options);
+    try {
+      await next.connect();
+    } catch (err) {
+      void next.close().catch(() => undefined);
+      this.opts.onReplaceFailed?.(err as Error);
+      return;
+    }
+    if (this.closing) return void next.close().catch(() => undefined);
+    const old = this.current;
+    this.watchdog.attach(next);
+    this.use(next);
+    this.opts.onReplaced?.(reason);
+    this.retire(old);
+  }
+
+  /** Operations already running on the old client keep it until their server selection would have timed out. */
+  private retire(old: MongoClient): void {
+    const grace = (this.options.serverSelectionTimeoutMS ?? 5000) + 1000;
+    const timer = setTimeout(() => {
+      this.retiring.delete(old);
+      void old.close().catch(() => undefined);
+    }, grace);
+    timer.unref();
+    this.retiring.set(old, timer);
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.watchdog.stop();
+      for (const timer of this.retiring.values()) clearTimeout(timer);
+      const clients = [this.current, ...this.retiring.keys()];
+      this.retiring.clear();
+      await Promise.all(clients.map((c) => c.close()));
+    })();
+    return this.closing;
+  }
 }
 
 /**

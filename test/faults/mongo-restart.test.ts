@@ -20,23 +20,11 @@ const CASES: [NodeJS.Signals, MongoKind | undefined][] = [
   ['SIGKILL', 'ferretdb'],
 ];
 
-/**
- * Open bug (docs/reliability.md): after a SIGTERM restart of mongo-java-server under load, a worker's MongoDB
- * client sometimes never selects the server again (every operation fails server selection with the old
- * connection's error) until the process restarts. It fails about one run in three, so `npm test` leaves the
- * case out rather than fail other work at random; `npm run test:faults` runs it and shows the bug.
- */
-const OPEN_BUG = !FULL && process.env.TROUPE_FAULT_MONGO_SIGTERM !== '1';
-
 for (const [signal, kind] of CASES) {
   describe(`fault: the MongoDB-wire server restarted mid-load (${signal})`, function () {
     let c: Cluster;
     let agentId: string;
     before(async function () {
-      if (signal === 'SIGTERM' && OPEN_BUG) {
-        process.stderr.write('      (left out at CI size: the open MongoDB-restart bug in docs/reliability.md; TROUPE_FAULT_MONGO_SIGTERM=1 runs it)\n');
-        this.skip();
-      }
       c = await Cluster.start({ ownMongo: true, mongoKind: kind });
       await c.start('web-1', 'web');
       await c.start('worker-1', 'worker');

@@ -176,6 +176,27 @@ describe('sessions and the ledger', () => {
     assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${s.id}/messages`), 200)).messages.length, 1);
   });
 
+  it('continues the same session when a retry of POST /v1/agents/{id}/messages takes over a claim whose request died', async () => {
+    const key = `one-shot-orphan-${Date.now()}`;
+    const body = { type: 'user.message', content: text('orphaned one-shot'), session: { metadata: { probe: key } } };
+    const send = () => h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: body, headers: { 'Idempotency-Key': key } });
+    const first = await json<{ message: { id: string }; session: { id: string } }>(await send(), 201);
+    // As a web process killed after the session was created and the actor took the message, before it recorded the answer.
+    const claims = h.running.core.db.collection<{ _id: string; scope: string; key: string; resource_id?: string }>('idempotency_keys');
+    const recorded = await claims.findOne({ key });
+    assert.match(recorded?.scope ?? '', new RegExp(`^agent-messages:.*:${agentId}$`));
+    assert.equal(recorded?.resource_id, first.session.id, 'the claim recorded the session it chose');
+    const claim = { _id: recorded!._id };
+    const r = await claims.updateOne(claim, { $set: { state: 'in_flight', response: null, status: null, created_at: new Date(Date.now() - 61_000) } });
+    assert.equal(r.matchedCount, 1, 'the claim is where the route keeps it');
+    const retried = await json<{ message: { id: string }; session: { id: string } }>(await send(), 201);
+    assert.equal(retried.session.id, first.session.id, 'no second session');
+    assert.equal(retried.message.id, first.message.id, 'the session answered the retry with the message it already had');
+    await settled(first.session.id, 7);
+    assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${first.session.id}/messages`), 200)).messages.length, 1);
+    assert.equal((await json<{ sessions: unknown[] }>(await h.api(`/v1/sessions?metadata.probe=${key}`), 200)).sessions.length, 1);
+  });
+
   it('gives 50 concurrent messages gapless sequence numbers and runs them FIFO', async function () {
     this.timeout(60_000);
     const s = await newSession();

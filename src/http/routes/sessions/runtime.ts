@@ -27,11 +27,22 @@ export function ask(deps: AppDeps, session: SessionDoc, command: SessionCommand)
 }
 
 /**
+ * The claim `work` runs under: `resourceId` is what an earlier request with
+ * the same key had chosen to create before it died (its claim taken over
+ * past the lease), and `remember` records the caller's choice before it
+ * creates anything, so that a takeover continues it rather than doubling it.
+ */
+export interface ClaimedWork {
+  resourceId: string | null;
+  remember(resourceId: string): Promise<void>;
+}
+
+/**
  * Runs `work` at most once per Idempotency-Key and session: a replay with the
  * same body gets the original response byte for byte, a different body 422,
  * a request still in flight 409. Without the header, `work` just runs.
  */
-export async function withIdempotency(ctx: Ctx, deps: AppDeps, scope: string, status: number, work: (key: string | null) => Promise<unknown>): Promise<void> {
+export async function withIdempotency(ctx: Ctx, deps: AppDeps, scope: string, status: number, work: (key: string | null, claimed: ClaimedWork | null) => Promise<unknown>): Promise<void> {
   const key = ctx.get('Idempotency-Key') || null;
   if (key !== null && (key.length > 255 || !/^[\x21-\x7e]+$/.test(key))) {
     throw new InvalidRequestError('Idempotency-Key must be 1-255 visible ASCII characters.', 'Idempotency-Key');
@@ -39,7 +50,7 @@ export async function withIdempotency(ctx: Ctx, deps: AppDeps, scope: string, st
   ctx.type = 'application/json';
   if (key === null) {
     ctx.status = status;
-    ctx.body = JSON.stringify(await work(null));
+    ctx.body = JSON.stringify(await work(null, null));
     return;
   }
   const claim = await deps.stores.idempotency.claim(scope, key, bodyHash(ctx.state.body));
@@ -50,7 +61,8 @@ export async function withIdempotency(ctx: Ctx, deps: AppDeps, scope: string, st
     return;
   }
   try {
-    const text = JSON.stringify(await work(key));
+    const claimed: ClaimedWork = { resourceId: claim.resourceId, remember: (resourceId) => deps.stores.idempotency.remember(claim.id, resourceId) };
+    const text = JSON.stringify(await work(key, claimed));
     await deps.stores.idempotency.complete(claim.id, status, text);
     ctx.status = status;
     ctx.body = text;

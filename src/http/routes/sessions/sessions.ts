@@ -52,11 +52,11 @@ export function userMessageCommandId(messageId: string, idempotencyKey: string |
 export function sessionRoutes(deps: AppDeps): RouteSpec[] {
   const agents = deps.stores.agents;
   const bindings = deps.stores.storageBindings;
-  const create = async (orgId: string, agentId: string, input: SessionInput) => {
+  const create = async (orgId: string, agentId: string, input: SessionInput, id?: string) => {
     const version = await versionFor(agents, orgId, agentId);
     const bindingId = input.storage_binding_id;
     if (bindingId && !(await bindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
-    const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' });
+    const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' }, id);
     await deps.stores.sessions.insert(doc);
     // A DELETE of the binding may have claimed it between the check and the insert: then it saw no session, so undo ours.
     if (bindingId && !(await bindings.live(orgId, bindingId))) {
@@ -124,10 +124,16 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
-        await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key) => {
+        await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key, claimed) => {
           await admitUserMessage(deps, orgId, null);
           await checkFileRefs(deps.stores.files, orgId, [{ content: body.content, param: 'content' }]);
-          const session = await create(orgId, ctx.params.agent_id, body.session ?? {});
+          // The session id is recorded under the claim before the session exists: a retry that takes over the
+          // claim of a request that died continues that request's session (the ask below is deduplicated by
+          // its command id) instead of creating a second one.
+          const sessionId = claimed?.resourceId ?? newId('session');
+          await claimed?.remember(sessionId);
+          const earlier = claimed?.resourceId ? await deps.stores.sessions.get(orgId, sessionId) : null;
+          const session = earlier ?? (await create(orgId, ctx.params.agent_id, body.session ?? {}, sessionId));
           const messageId = newId('message');
           const command_id = userMessageCommandId(messageId, key);
           return ask(deps, session, { kind: 'user.message', command_id, message_id: messageId, content: body.content, metadata: body.metadata ?? null });
