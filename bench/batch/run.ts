@@ -9,7 +9,7 @@
  */
 import { parseArgs } from 'node:util';
 import { fmt, summary } from '../support/percentiles.js';
-import { formatCpu, scriptedAgent, startStack, withCpu, type Stack } from '../support/stack.js';
+import { formatCpu, queryShapesPer, roundTripsPer, scriptedAgent, startStack, withCpu, type Stack } from '../support/stack.js';
 
 const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000' }, workers: { type: 'string', default: '1' }, timeout: { type: 'string', default: '600' } } });
 
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < 20; i++) interactive.push(((await (await fetch(`${stack.base}/v1/agents/${agentId}/sessions`, { method: 'POST', headers: auth, body: '{}' })).json()) as { id: string }).id);
     for (const size of values.sizes!.split(',').map(Number)) {
       const items = Array.from({ length: size }, (_, i) => ({ agent_id: agentId, metadata: { n: String(i) }, message: { content: [{ type: 'text', text: `item ${i}` }] } }));
+      const before = { worker: stack.roundTrips(), web: stack.webRoundTrips() };
       const { result, cpu } = await withCpu(stack, async () => {
         const started = performance.now();
         const res = await fetch(`${stack.base}/v1/session-batches`, { method: 'POST', headers: auth, body: JSON.stringify({ items }) });
@@ -70,6 +71,12 @@ async function main(): Promise<void> {
       console.log(`batch of ${size}: POST answered in ${(accepted / 1000).toFixed(2)} s; ${done}/${ids.size} first turns completed after ${(total / 1000).toFixed(1)} s${done < ids.size ? ' (timed out)' : ''} on ${stack.services.mongoKind}`);
       console.log(`  CPU, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
       console.log(`  interactive messages/sync during the drain: n=${p.n}, p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}, not completed ${sync.failures}`);
+      // The workers write their counts twice a second.
+      await new Promise((r) => setTimeout(r, 1200));
+      const after = { worker: stack.roundTrips(), web: stack.webRoundTrips() };
+      console.log(`  worker round trips per item: ${roundTripsPer(before.worker, after.worker, size)}`);
+      console.log(`  MongoDB statements per item by filter shape, worker: ${queryShapesPer(before.worker, after.worker, size)}`);
+      console.log(`  MongoDB statements per item by filter shape, web: ${queryShapesPer(before.web, after.web, size)}`);
     }
   } finally {
     await stack.close();

@@ -89,9 +89,10 @@ function keys(filter: Filter): string {
  */
 function shapes(name: string, command: Record<string, unknown>): string[] {
   const coll = String(command[name]);
-  const sort = (s: unknown) => (s ? ` sort ${Object.keys(s as object).join(',')}` : '');
+  const sort = (s: unknown) => (s && Object.keys(s).length ? ` sort ${Object.keys(s).join(',')}` : '');
   const one = (f: Filter, extra = '') => `${name} ${coll} ${keys(f)}${extra}`;
   switch (name) {
+    case 'insert': return [`insert ${coll}`];
     case 'find': return [one(command.filter as Filter, sort(command.sort))];
     case 'update': return (command.updates as { q: Filter }[]).map((u) => one(u.q));
     case 'delete': return (command.deletes as { q: Filter }[]).map((d) => one(d.q));

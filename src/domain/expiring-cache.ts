@@ -19,6 +19,10 @@ export class ExpiringCache<V> {
     return hit && hit.until > now ? hit.value : undefined;
   }
 
+  delete(key: string): void {
+    this.entries.delete(key);
+  }
+
   set(key: string, value: V, now = Date.now()): void {
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { value, until: now + this.ttlMs });

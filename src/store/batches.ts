@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { TicketWriter } from './ticket-writer.js';
 
 /** One item's result as the spec lists it, plus the first message id (internal, never returned). */
 export interface BatchItem {
@@ -82,11 +83,16 @@ export class BatchStore {
   readonly col: Collection<BatchDoc>;
   readonly chunks: Collection<ItemChunk>;
   readonly settlements: Collection<SettlementDoc>;
+  private readonly tickets: TicketWriter;
 
   constructor(db: Db) {
     this.col = db.collection<BatchDoc>('batches');
     this.chunks = db.collection<ItemChunk>('batch_items');
     this.settlements = db.collection<SettlementDoc>('batch_settlements');
+    // Only ever raises the hint; a lost write just costs later callers a probe.
+    this.tickets = new TicketWriter(this.settlements, async (id, k) => {
+      await this.col.updateOne({ _id: id }, { $max: { settled: k } });
+    });
   }
 
   /** Inserts the header; a duplicate (org, key_slot) throws code 11000: another request has the key. */
@@ -161,19 +167,11 @@ export class BatchStore {
    * `$inc` and conditional updates as read-modify-write and loses some under
    * concurrency (measured: 50 concurrent `$inc` gave 42), but a unique `_id`
    * insert is atomic on both servers. Tickets are contiguous, since each is
-   * tried only above one already taken; `hint` (a taken ticket) saves probes.
+   * tried only above one already taken (`hint`, a taken ticket, saves probes);
+   * the process's concurrent takers share inserts (`TicketWriter`).
    */
-  async takeTicket(batchId: string, hint: number): Promise<number> {
-    for (let k = hint + 1; ; k++) {
-      try {
-        await this.settlements.insertOne({ _id: `${batchId}#${k}`, batch_id: batchId, status: 'completed', counted: true });
-        // Only ever raises the hint; a lost write just costs later callers a probe.
-        await this.col.updateOne({ _id: batchId }, { $max: { settled: k } });
-        return k;
-      } catch (err) {
-        if (!isDuplicateKey(err)) throw err;
-      }
-    }
+  takeTicket(batchId: string, hint: number): Promise<number> {
+    return this.tickets.take(batchId, hint);
   }
 
   /** Claims the one right to fire the terminal webhook, by unique insert; false when claimed before. */

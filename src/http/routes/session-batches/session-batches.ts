@@ -31,7 +31,10 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        return createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
+        const created = await createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
+        // Its sessions count toward the running-session cap from now on.
+        deps.limits?.sessions.forget(orgId);
+        return created;
       },
     },
     {

@@ -19,9 +19,10 @@ import de.bwaldvogel.mongo.backend.h2.H2Database;
  * mongo-java-server's H2 backend with its unique indexes (the `_id` index included) keyed by
  * {@link KeyValueType}, which compares keys without Java serialization.
  *
- * The index maps get a new name suffix (`._kv_`): a map's key order is part of its file format,
- * so a data file written by the plain backend has its old index maps dropped at open, and
- * mongo-java-server rebuilds an empty index from the collection's documents (once).
+ * The index maps get a new name suffix (`._kv2_`): a map's key order is part of its file format,
+ * so a data file written by the plain backend (`._index_`) or by the first version of this
+ * class (`._kv_`, which did not order doubles by value) has those index maps dropped at open,
+ * and mongo-java-server rebuilds an empty index from the collection's documents (once).
  */
 final class KeyOrderedH2Backend extends H2Backend {
 
@@ -41,6 +42,9 @@ final class KeyOrderedH2Backend extends H2Backend {
          * set, so the store is read from the superclass's field.
          */
         private static final Field STORE;
+
+        /** Name infixes of index maps in older key orders. */
+        private static final List<String> LEGACY = List.of("._index_", "._kv_");
 
         static {
             try {
@@ -64,15 +68,17 @@ final class KeyOrderedH2Backend extends H2Backend {
         }
 
         private String mapName(String collectionName, String indexName) {
-            return getFullCollectionNamespace(collectionName) + "._kv_" + indexName;
+            return getFullCollectionNamespace(collectionName) + "._kv2_" + indexName;
         }
 
         @Override
         protected Index<Object> openOrCreateUniqueIndex(String collectionName, String indexName, List<IndexKey> keys, boolean sparse) {
             MVStore store = store();
-            String legacy = getFullCollectionNamespace(collectionName) + "._index_" + indexName;
-            if (store.hasMap(legacy)) {
-                store.removeMap(legacy);
+            for (String legacy : LEGACY) {
+                String name = getFullCollectionNamespace(collectionName) + legacy + indexName;
+                if (store.hasMap(name)) {
+                    store.removeMap(name);
+                }
             }
             MVMap<KeyValue, Object> map = store.openMap(mapName(collectionName, indexName),
                 new MVMap.Builder<KeyValue, Object>().keyType(new KeyValueType()));

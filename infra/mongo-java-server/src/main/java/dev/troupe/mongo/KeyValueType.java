@@ -12,8 +12,8 @@ import de.bwaldvogel.mongo.backend.Missing;
  * ObjectDataType orders an object it does not know (mongo-java-server's KeyValue) by its
  * serialized bytes, so every step of every index lookup's binary search ran two Java
  * serializations: a JFR profile of the ledger benchmark found about a third of the server's
- * CPU there. This type orders keys whose parts are strings, integers, booleans or null by
- * those values (a B-tree lookup then compares plain strings), and breaks ties, and orders
+ * CPU there. This type orders keys whose parts are strings, numbers, booleans or null by
+ * those values (mongo-java-server normalizes index numbers to doubles) (a B-tree lookup then compares plain strings), and breaks ties, and orders
  * every other key, by the serialized bytes as before. So two keys are equal exactly when
  * they were before (uniqueness is unchanged), and the order is total: every such "plain"
  * key sorts before every other one.
@@ -50,7 +50,10 @@ final class KeyValueType extends ObjectDataType {
         return true;
     }
 
-    /** null/missing, integers, strings, booleans; -1 for anything else. */
+    /**
+     * null/missing, integers, strings, booleans, doubles; -1 for anything else. Integers and
+     * doubles are ranked apart, so each rank has a total order of its own.
+     */
     private static int rank(Object v) {
         if (v == null || v instanceof Missing) {
             return 0;
@@ -63,6 +66,9 @@ final class KeyValueType extends ObjectDataType {
         }
         if (v instanceof Boolean) {
             return 3;
+        }
+        if (v instanceof Double) {
+            return 4;
         }
         return -1;
     }
@@ -81,6 +87,7 @@ final class KeyValueType extends ObjectDataType {
                 case 1 -> Long.compare(((Number) v).longValue(), ((Number) w).longValue());
                 case 2 -> ((String) v).compareTo((String) w);
                 case 3 -> Boolean.compare((Boolean) v, (Boolean) w);
+                case 4 -> Double.compare((Double) v, (Double) w);
                 default -> 0;
             };
         }
