@@ -198,40 +198,47 @@ export class LlmClient {
     return FORMATS[target.provider].parseResponse(json);
   }
 
-  /** A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream. */
+  /**
+   * A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream.
+   * One generator from the SSE parser to the caller: every layer of async generator costs each event
+   * a few more promise hops, and a routed stream relays every event.
+   */
   async *stream(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
     const started = performance.now();
     let usage: Usage | null = null;
     let failure: string | undefined;
+    let body: Dispatcher.ResponseData['body'] | undefined;
+    const scrub = this.redactorFor(target);
     try {
-      for await (const ev of this.streamOnce(req, target, signal)) {
-        if (ev.type === 'finish') usage = ev.usage;
-        yield ev;
+      const res = await this.send({ ...req, stream: true }, target, scrub, signal, false);
+      body = res.body;
+      const decoder = FORMATS[target.provider].decoder();
+      const pieces = new PieceScrubber(scrub);
+      const scrubbed = function* (evs: Iterable<StreamEvent>): Generator<StreamEvent> {
+        for (const ev of evs) yield* pieces.pass(ev);
+      };
+      try {
+        for await (const msg of parseSse(res.body)) {
+          for (const ev of scrubbed(decoder.push({ ...msg, data: scrub.redact(msg.data) }))) {
+            if (ev.type === 'finish') usage = ev.usage;
+            yield ev;
+          }
+        }
+        for (const ev of scrubbed(decoder.end())) {
+          if (ev.type === 'finish') usage = ev.usage;
+          yield ev;
+        }
+      } catch (e) {
+        if (e instanceof UpstreamError || signal?.aborted) throw e;
+        throw new UpstreamError(scrub.redact(`${target.provider} upstream stream broke: ${(e as Error).message}`), true);
       }
     } catch (e) {
       failure = failureKind(e, signal);
       throw e;
     } finally {
+      if (body && !body.destroyed) body.destroy();
       // A consumer that stops early (fallback, client gone) without a finish is not an upstream error.
       this.observe(target, 'stream', started, usage, failure);
-    }
-  }
-
-  private async *streamOnce(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
-    const scrub = this.redactorFor(target);
-    const res = await this.send({ ...req, stream: true }, target, scrub, signal, false);
-    const decoder = FORMATS[target.provider].decoder();
-    try {
-      const pieces = new PieceScrubber(scrub);
-      for await (const msg of parseSse(res.body)) {
-        for (const ev of decoder.push({ ...msg, data: scrub.redact(msg.data) })) yield* pieces.pass(ev);
-      }
-      for (const ev of decoder.end()) yield* pieces.pass(ev);
-    } catch (e) {
-      if (e instanceof UpstreamError || signal?.aborted) throw e;
-      throw new UpstreamError(scrub.redact(`${target.provider} upstream stream broke: ${(e as Error).message}`), true);
-    } finally {
-      if (!res.body.destroyed) res.body.destroy();
     }
   }
 
