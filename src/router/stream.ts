@@ -90,6 +90,15 @@ function batcher(res: ServerResponse): () => void {
   };
 }
 
+/**
+ * Sends what is written so far at once. Node flushes a response's writes on the next tick, which comes
+ * only after every event of the current upstream read has been translated; the first content should not wait.
+ */
+function flushNow(res: ServerResponse): void {
+  const socket = res.socket;
+  if (socket) while (socket.writableCorked > 0) socket.uncork();
+}
+
 async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
@@ -99,8 +108,8 @@ async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, 
   };
   const batch = batcher(res);
   try {
-    batch();
     await write(res, head.map(onEvent).join(''));
+    flushNow(res);
     for (let r = await events.next(); !r.done; r = await events.next()) {
       batch();
       await write(res, onEvent(r.value));
