@@ -40,8 +40,11 @@ describe('troupe CLI', function () {
   let dir: string;
   let env: Record<string, string>;
   let client: TroupeClient;
-  let agent: string;
   const run = (args: string[], timeoutMs?: number) => troupe(args, env, dir, timeoutMs);
+  /** The first `troupe deploy` of the example, run once whichever test needs the agent first (so --grep can pick any test). */
+  let firstDeploy: ReturnType<typeof run> | undefined;
+  const deployOnce = () => (firstDeploy ??= run(['deploy', join(ROOT, 'examples/weather-agent')]));
+  const deployedAgent = async () => (await deployOnce()).stdout.trim();
 
   /** Answers the first pending external call of a session, as the user's own service would. */
   async function answer(sid: string, result: unknown): Promise<string> {
@@ -69,9 +72,9 @@ describe('troupe CLI', function () {
   });
 
   it('deploys a folder: prints the agent id, then publishes a new version of the same agent', async () => {
-    const first = await run(['deploy', join(ROOT, 'examples/weather-agent')]);
+    const first = await deployOnce();
     assert.equal(first.code, 0, first.stderr);
-    agent = first.stdout.trim();
+    const agent = first.stdout.trim();
     assert.match(agent, /^agt_/);
     assert.match(first.stderr, /created agent/);
     const second = await run(['deploy', join(ROOT, 'examples/weather-agent'), '--json']);
@@ -81,6 +84,7 @@ describe('troupe CLI', function () {
   });
 
   it('sends with --wait while tail follows, answering the external tool with tool-result', async () => {
+    const agent = await deployedAgent();
     const created = await run(['sessions', 'create', agent, '--metadata', 'team=cli', '--metadata', 'run=1']);
     assert.equal(created.code, 0, created.stderr);
     const sid = created.stdout.trim();
@@ -108,6 +112,7 @@ describe('troupe CLI', function () {
   });
 
   it('creates a batch from JSON Lines and reports progress until it is terminal', async () => {
+    const agent = await deployedAgent();
     const file = join(dir, 'items.jsonl');
     writeFileSync(file, ['{"text":"one","metadata":{"n":"1"}}', '', `{"agent_id":"${agent}","message":{"content":[{"type":"text","text":"two"}]}}`].join('\n'));
     const pending = run(['batch', 'create', '--file', file, '--agent', agent, '--timeout', '60']);
@@ -139,7 +144,7 @@ describe('troupe CLI', function () {
     const down = await troupe(['sessions', 'list'], { ...env, TROUPE_BASE_URL: 'http://127.0.0.1:1' }, dir);
     assert.equal(down.code, 4);
     assert.match(down.stderr, /cannot reach/);
-    const sid = (await run(['sessions', 'create', agent])).stdout.trim();
+    const sid = (await run(['sessions', 'create', await deployedAgent()])).stdout.trim();
     const slow = await run(['send', sid, 'Weather?', '--wait', '--timeout', '1']);
     assert.equal(slow.code, 6, slow.stderr);
     assert.match(slow.stderr, /still requires_action/);
