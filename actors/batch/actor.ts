@@ -15,8 +15,6 @@ export interface BatchActorDeps {
   outbox: Outbox;
 }
 
-export type { SettledOutcome } from './decide.js';
-
 /**
  * `BatchChildSettled`: count the child once; when every created child has
  * settled, fire the terminal webhook once. The settlement row is written
@@ -47,7 +45,7 @@ export async function onChildSettled(deps: BatchActorDeps, job: BatchChildSettle
 export const batchActor = defineActor<BatchChildSettled, BatchPorts>({
   address: BATCH,
   async handle(ctx, job) {
-    const outcome = await onChildSettled({ batches: ctx.ports.batches, outbox: { send: (s) => ctx.send(s) } }, job);
+    const outcome = await onChildSettled({ batches: ctx.ports.batches, outbox: ctx }, job);
     if (outcome === 'unknown_batch') ctx.ports.log.warn({ batch_id: job.batch_id, session_id: job.session_id }, 'child settled for an unknown batch; dropped');
     return DONE;
   },

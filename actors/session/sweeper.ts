@@ -80,10 +80,10 @@ export class StrandedWorkSweeper {
         if (!restarted && (moved || t < w.due)) next.set(doc._id, moved ? this.fresh(doc, t) : w);
         else look.push(doc);
       }
-      const stranded = await this.strandedAmong(look, now);
-      if (stranded.length) await this.deps.outbox.send(stranded.map((doc) => sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')));
+      const stranded = new Set(await this.strandedAmong(look, now));
+      if (stranded.size) await this.deps.outbox.send([...stranded].map((doc) => sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')));
       for (const doc of look) {
-        if (stranded.includes(doc)) {
+        if (stranded.has(doc)) {
           resumed.push(doc._id);
           next.set(doc._id, this.fresh(doc, t));
         } else {

@@ -3,7 +3,7 @@ import { infraRetry } from './decide.js';
 import { WEBHOOKS, type WebhookQueueJob } from './messages.js';
 import { deliveryStep, type DeliveryDeps } from './process.js';
 
-export type WebhookPorts = Omit<DeliveryDeps, 'outbox'> & { log: { warn(obj: object, msg: string): void } };
+export type WebhookPorts = DeliveryDeps & { log: { warn(obj: object, msg: string): void } };
 
 /**
  * The webhook delivery actor (an activity): sends signed deliveries and
@@ -16,10 +16,10 @@ export type WebhookPorts = Omit<DeliveryDeps, 'outbox'> & { log: { warn(obj: obj
 export const webhookActor = defineActor<WebhookQueueJob, WebhookPorts>({
   address: WEBHOOKS,
   async handle(ctx, job) {
-    const deps: DeliveryDeps = { ...ctx.ports, outbox: { send: (sends) => ctx.send(sends) } };
     try {
-      const step = await deliveryStep(deps, job, ctx.job.enqueued_at);
-      return step.kind === 'done' ? DONE : { later: { at: step.at, data: step.data } };
+      const step = await deliveryStep(ctx.ports, job, ctx.job.enqueued_at);
+      if (step.kind === 'retry') return { later: { at: step.at, data: step.data } };
+      return step.sends ? { sends: step.sends } : DONE;
     } catch (err) {
       const again = infraRetry(job, Date.now());
       if (!again) throw err;

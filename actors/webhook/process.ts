@@ -13,14 +13,15 @@ export interface DeliveryDeps {
   deliveries: WebhookDeliveryStore;
   sources: BodySources;
   send(req: SendRequest): Promise<AttemptOutcome>;
-  /** Hands messages off at once: an exhausted session-scoped delivery goes to the session actor, which records `webhook.delivery_failed`. */
-  outbox: { send(sends: Send[]): Promise<void> };
   schedule: readonly number[];
   metrics: WebhookMetrics;
 }
 
-/** What the worker does with the job next: finish it, or park it until the retry is due. */
-export type Step = { kind: 'done' } | { kind: 'retry'; at: number; data: EventJob };
+/**
+ * What the worker does with the job next: finish it, handing off `sends` (an exhausted session-scoped delivery goes
+ * to the session actor, which records `webhook.delivery_failed`), or park it until the retry is due.
+ */
+export type Step = { kind: 'done'; sends?: Send[] } | { kind: 'retry'; at: number; data: EventJob };
 
 const DONE: Step = { kind: 'done' };
 
@@ -107,8 +108,7 @@ async function record(deps: DeliveryDeps, job: EventJob, subject: Subject, targe
   const logged = await log(deps, subject, outcome, 'failed', null);
   deps.metrics.delivery('failed');
   const report = failureReport('fresh' in subject ? subject.fresh : subject.logged, logged, target.url, outcome);
-  if (report) await deps.outbox.send([report]);
-  return DONE;
+  return report ? { kind: 'done', sends: [report] } : DONE;
 }
 
 /** A client-requested attempt; `afterRedelivery` decides how it is recorded. */

@@ -37,13 +37,15 @@ function view(h: Held, limit: number, now: number): Count {
  * more than the limit; the cost is that a block held by one process is not
  * available to another until the window ends (at most 0.2% of the limit per
  * process), and a block asked for near the end of a window may be refused
- * whole. Small limits lease one token at a time: an exact count.
+ * whole. Small limits (a block of one) are counted exactly, straight on the counter.
  */
 export class TokenLeases {
   private readonly held = new Map<string, Held>();
 
   /** One request's token for `id` under `limit`; throws the library's RateLimiterRes on a refusal. */
   async take(id: string, limit: number, consume: Consume): Promise<Count> {
+    // A block of one is an exact count: the counter's own answer, with nothing held here.
+    if (leaseSize(limit) === 1) return consume(1);
     let h = this.held.get(id);
     if (!h) {
       if (this.held.size >= MAX_ENTRIES) this.prune(Date.now());
@@ -51,12 +53,12 @@ export class TokenLeases {
       this.held.set(id, h);
     }
     // Requests that find the block empty wait for the lease already asked for (a few times at most)
-    // rather than each asking for a block of its own. Single tokens are never shared, so never waited for.
-    for (let round = 0; h.size > 1 && h.pending && round < 3 && this.available(h) === 0; round++) await h.pending;
+    // rather than each asking for a block of its own.
+    for (let round = 0; h.pending && round < 3 && this.available(h) === 0; round++) await h.pending;
     const now = Date.now();
     if (this.available(h) > 0) {
       h.tokens--;
-      if (h.size > 1 && h.tokens <= h.size / 4 && !h.pending) this.lease(h, consume).catch(() => undefined);
+      if (h.tokens <= h.size / 4 && !h.pending) this.lease(h, consume).catch(() => undefined);
       return view(h, limit, now);
     }
     // No token here: lease a block and use its first token (a refusal is thrown to the caller).
@@ -73,7 +75,7 @@ export class TokenLeases {
   /** Asks the shared counter for a block; `use` tokens of it are spent at once by the caller. */
   private lease(h: Held, consume: Consume, use = 0): Promise<void> {
     // Near the limit, smaller blocks: what one process holds is what others are refused.
-    const points = h.size === 1 ? 1 : Math.max(1, Math.min(h.size, Math.floor(h.remaining / 4)));
+    const points = Math.max(1, Math.min(h.size, Math.floor(h.remaining / 4)));
     const asked = consume(points).then(
       (res) => {
         const resetAt = Date.now() + res.msBeforeNext;

@@ -22,9 +22,7 @@ import { UsageBuffer } from './usage-buffer.js';
 export const ROUTING_MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 export interface RouterApp {
-  /** Everything but the routed calls: health, metrics, OpenAPI, the models list, 404s. */
-  app: Koa<AppState>;
-  /** What the router's HTTP server runs: routed calls directly, the rest through `app`. */
+  /** What the router's HTTP server runs: routed calls directly, the rest (health, metrics, OpenAPI, the models list, 404s) through Koa. */
   listener: RequestListener;
   /** Writes buffered usage and closes the upstream connection pool; idempotent. */
   close(): Promise<void>;
@@ -85,5 +83,5 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
   let closing: Promise<void> | null = null;
   const close = () => (closing ??= Promise.allSettled([usage.close(), client.close()]).then(() => undefined));
   const listener = routingListener(app.callback(), { log: deps.log, metrics: deps.metrics, bodyIdleTimeoutMs: deps.config.bodyIdleTimeoutMs }, svc);
-  return { app, listener, close };
+  return { listener, close };
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import { guardBodyIdle } from '../http/middleware/body-timeout.js';
 import { mapError } from '../http/middleware/errors.js';
-import { observeHttp, requestIdOf } from '../http/middleware/request-context.js';
+import { finishRequest, requestIdOf } from '../http/middleware/request-context.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { routingEnvelope } from './envelope.js';
@@ -53,12 +53,9 @@ async function serve(req: IncomingMessage, res: ServerResponse, path: string, ma
     }
   } finally {
     const seconds = (performance.now() - started) / 1000;
-    const status = res.statusCode;
-    observeHttp(deps.metrics, 'POST', match.route, status, seconds);
     // Successful calls are logged at debug only: at the router's rates an info line per call
     // would be a synchronous write per call. Refusals and failures keep their line.
-    const level = status >= 500 ? 'error' : status >= 400 ? 'info' : 'debug';
-    if (deps.log.isLevelEnabled(level)) ex.log[level]({ method: 'POST', route: match.route, path, status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    finishRequest(deps.metrics, deps.log, () => ex.log, { method: 'POST', route: match.route, path, status: res.statusCode, seconds }, 'debug');
   }
 }
 

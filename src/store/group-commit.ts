@@ -1,12 +1,4 @@
 /**
- * Writes that many callers make at once share round trips: the writes
- * submitted during one turn of the event loop go out together. Up to
- * `maxInFlight` flushes run at once, so a write never waits behind more
- * than that many others; under load each flush carries the writes of every
- * turn that ran meanwhile, alone a write waits for nobody. `flush` settles
- * each entry itself.
- */
-/**
  * Bound on one flush's database call. A big batch can fill the socket's
  * buffer; if the server goes away then, the driver waits for a 'drain' that
  * never comes, and every turn behind the flush would wait with it. With a
@@ -20,6 +12,14 @@ export interface Pending<T> {
   reject(err: Error): void;
 }
 
+/**
+ * Writes that many callers make at once share round trips: the writes
+ * submitted during one turn of the event loop go out together. Up to
+ * `maxInFlight` flushes run at once, so a write never waits behind more
+ * than that many others; under load each flush carries the writes of every
+ * turn that ran meanwhile, alone a write waits for nobody. `flush` settles
+ * each entry itself.
+ */
 export class GroupCommit<T> {
   private queue: Pending<T>[] = [];
   private inFlight = 0;

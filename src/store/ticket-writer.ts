@@ -3,7 +3,6 @@ import { ExpiringCache } from '../domain/expiring-cache.js';
 import type { SettlementDoc } from './batches.js';
 import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 
-
 interface Ask {
   batchId: string;
   /** A ticket known to be taken (0: none). */
@@ -49,7 +48,11 @@ export class TicketWriter {
 
   private async write(batch: Pending<Ask>[]): Promise<void> {
     const byBatch = new Map<string, Pending<Ask>[]>();
-    for (const p of batch) byBatch.set(p.item.batchId, [...(byBatch.get(p.item.batchId) ?? []), p]);
+    for (const p of batch) {
+      const asks = byBatch.get(p.item.batchId);
+      if (asks) asks.push(p);
+      else byBatch.set(p.item.batchId, [p]);
+    }
     await Promise.all([...byBatch].map(([batchId, asks]) => this.writeBatch(batchId, asks)));
   }
 

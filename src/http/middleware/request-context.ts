@@ -12,9 +12,28 @@ export function requestIdOf(given: string | string[] | undefined): string {
 }
 
 /** The HTTP request count and duration series of one answered request. */
-export function observeHttp(metrics: Metrics, method: string, route: string, status: number, seconds: number): void {
+function observeHttp(metrics: Metrics, method: string, route: string, status: number, seconds: number): void {
   metrics.httpRequests.inc({ method, route, status: String(status) });
   metrics.httpDuration.observe({ method, route }, seconds);
+}
+
+/** What one answered request leaves behind, on either HTTP stack. */
+export interface Answered {
+  method: string;
+  route: string;
+  path: string;
+  status: number;
+  seconds: number;
+}
+
+/**
+ * The HTTP metrics and the access-log line of one answered request: at `error` for a 5xx, else at `okLevel`
+ * (`info`; the router passes `debug` for its successful calls and keeps `info` for refusals).
+ */
+export function finishRequest(metrics: Metrics, log: Logger, requestLog: () => Logger, a: Answered, okLevel: 'info' | 'debug' = 'info'): void {
+  observeHttp(metrics, a.method, a.route, a.status, a.seconds);
+  const level = a.status >= 500 ? 'error' : a.status >= 400 ? 'info' : okLevel;
+  if (log.isLevelEnabled(level)) requestLog()[level]({ method: a.method, route: a.route, path: a.path, status: a.status, ms: Math.round(a.seconds * 1e4) / 10 }, 'request');
 }
 
 /** Request id, a per-request logger (made on first use), one access-log line and the HTTP metrics. */
@@ -29,10 +48,7 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware<AppSta
       await next();
     } finally {
       const seconds = (performance.now() - started) / 1000;
-      const route = ctx.state.route ?? 'unmatched';
-      observeHttp(metrics, ctx.method, route, ctx.status, seconds);
-      const level = ctx.status >= 500 ? 'error' : 'info';
-      if (log.isLevelEnabled(level)) ctx.state.log[level]({ method: ctx.method, route, path: ctx.path, status: ctx.status, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      finishRequest(metrics, log, () => ctx.state.log, { method: ctx.method, route: ctx.state.route ?? 'unmatched', path: ctx.path, status: ctx.status, seconds });
     }
   };
 }
