@@ -75,23 +75,30 @@ export class ActorRuntime {
     this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
   }
 
-  private context<P>(ports: P, job: Job): ActorContext<P> {
+  /** `early` holds the publish of a reply the handler sent itself (ctx.reply): true once it went out. */
+  private context<P>(ports: P, job: Job<Asked>, early: { sent: Promise<boolean> | null } = { sent: null }): ActorContext<P> {
     return {
       ports,
       job: { id: job.id ?? '', attempt: job.attemptsMade + 1, enqueued_at: job.timestamp },
       signal: this.stopping.signal,
       send: (sends) => this.opts.dispatcher.send(sends),
+      reply: (value) => {
+        if (early.sent || !job.data.reply_to) return;
+        // A failed publish is not the turn's failure: the reply then goes out with the outcome.
+        early.sent = this.opts.dispatcher.deliver(replyOf(job.data.reply_to, { ok: true, value }), []).then(() => true, () => false);
+      },
     };
   }
 
   private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
     const started = Date.now();
+    const early: { sent: Promise<boolean> | null } = { sent: null };
     let outcome: Outcome;
     let result: TurnResult = 'done';
     let reply: Publication[];
     try {
-      outcome = await def.handle(this.context(ports, job), job.data);
-      reply = replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
+      outcome = await def.handle(this.context(ports, job, early), job.data);
+      reply = (await early.sent) ? [] : replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
     } catch (err) {
       // A domain error is the message's answer and is never retried.
       if (!(err instanceof TroupeError)) {
