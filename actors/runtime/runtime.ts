@@ -1,7 +1,8 @@
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { ensureError, TroupeError } from '../../src/domain/errors.js';
 import type { QueueFactory } from '../../infra/queues/queues.js';
-import type { ActorContext, ActorDefinition, Outcome, Publication, ReplyTo } from './actor.js';
+import { PRIORITY, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
+import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardGuard } from './shard-guard.js';
@@ -24,6 +25,8 @@ export interface RuntimeOptions {
    */
   lockMs: number;
   observer?: TurnObserver;
+  /** Batch-priority messages of gated actors this process handles at once (BatchGate); 0 or absent = no bound. */
+  batchSlots?: number;
 }
 
 export interface StartOptions {
@@ -31,6 +34,13 @@ export interface StartOptions {
   concurrency?: number;
   /** A longer lock for handlers that legitimately wait long (webhook attempts). */
   lockMs?: number;
+  /**
+   * Whether this actor's batch-priority messages share the process's batch
+   * slots (default true). Off for actors that wait on the outside world (a
+   * model call, a tool run): a slot held for seconds would stall the drain
+   * without using the process.
+   */
+  gateBatch?: boolean;
 }
 
 function replyOf(to: ReplyTo | undefined, body: ReplyBody): Publication[] {
@@ -48,19 +58,23 @@ export class ActorRuntime {
   private readonly stopping = new AbortController();
   private readonly observer: TurnObserver;
   private readonly guard: ShardGuard;
+  readonly batchGate: BatchGate;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
+    this.batchGate = new BatchGate(opts.batchSlots ?? 0);
   }
 
   async start<M extends object, P>(def: ActorDefinition<M, P>, ports: P, start: StartOptions = {}): Promise<void> {
     const names = def.address.keyed ? Array.from({ length: this.opts.dispatcher.shards }, (_, i) => shardQueueName(def.address.name, i)) : [def.address.name];
     if (def.address.keyed) await this.guard.keep(names.map((n) => this.opts.queues.queue(n)));
     const lockMs = start.lockMs ?? this.opts.lockMs;
+    const gated = start.gateBatch ?? true;
     for (const name of names) {
-      const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) => this.process(def, ports, job, token), {
+      const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
+        gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(() => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.

@@ -124,6 +124,41 @@ describe('actor runtime', function () {
     assert.equal(finished, true);
   });
 
+  it('bounds the batch-priority messages a process handles at once, and an interactive one is taken while the slots are full', async () => {
+    const { queues, dispatcher, hub } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000, batchSlots: 2 });
+    const asker = new Asker(hub, dispatcher, 'troupe-test-gate:');
+    await asker.start();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const address = actorAddress('batch-gate-test', { attempts: 1 });
+    await runtime.start(defineActor<{ id: string }, null>({
+      address,
+      handle: async (_ctx, m) => {
+        started.push(m.id);
+        if (m.id.startsWith('batch')) await held;
+        return { reply: m.id };
+      },
+    }), null, { concurrency: 4 });
+    try {
+      await dispatcher.send(['batch-1', 'batch-2', 'batch-3'].map((id) => ({ to: address, name: 'test', data: { id }, job_id: id, priority: 'batch' as const })));
+      await until(async () => runtime.batchGate.load.running === 2 && runtime.batchGate.load.waiting === 1);
+      assert.equal(started.length, 2, 'the third batch message waits for a slot');
+      const third = ['batch-1', 'batch-2', 'batch-3'].find((id) => !started.includes(id));
+      assert.equal(await asker.ask<string>({ to: address, name: 'test', data: { id: 'interactive-1' }, job_id: 'interactive-1', priority: 'interactive' }), 'interactive-1');
+      assert.deepEqual(runtime.batchGate.load, { running: 2, waiting: 1 }, 'answered while the batch slots were full');
+      release();
+      await until(async () => started.length === 4 && runtime.batchGate.load.running === 0);
+      assert.equal(started.at(-1), third);
+    } finally {
+      release();
+      await runtime.close();
+      await asker.close();
+      await queues.queue(address.name).obliterate({ force: true });
+    }
+  });
+
   it('hands off publications and jobs of several queues in one pipeline, and a repeated send is one job', async () => {
     const { dispatcher } = h.running.core.plane;
     const sub = h.running.core.redisFor('subscriber', 'runtime-test');
