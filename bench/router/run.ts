@@ -124,7 +124,6 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     }
   }
   const cpuAfter = cpu();
-  reportSpill(names, spill, waits, unsettled);
   const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / N).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line + ` CPU ${perCall('router')}/call |`);
@@ -138,6 +137,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     const l = row(`${label}, ${PEER_NAME[peer]}`, seen.direct, seen[peer]);
     console.log(l.line + ` ratio p50 ${(l.p50 / r.p50).toFixed(1)}×, p99 ${(l.p99 / r.p99).toFixed(1)}× |`);
   }
+  reportSpill(names, spill, waits, unsettled);
 }
 
 /**
