@@ -4,6 +4,7 @@ import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
+import { encodeSessionEvents } from '../../src/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
 import { abortedMessages, effectSends } from './effects.js';
@@ -136,8 +137,8 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
 }
 
 function publications(deps: TurnDeps, l: Loaded): Publication[] {
-  const channel = deps.eventsChannel(l.state.id);
-  return l.publish.map((ev) => ({ channel, payload: JSON.stringify(ev) }));
+  // One message for the whole turn (src/pubsub/session-events.ts).
+  return l.publish.length ? [{ channel: deps.eventsChannel(l.state.id), payload: encodeSessionEvents(l.publish) }] : [];
 }
 
 /** Aborts go out first, so workers stop a cancelled message's work before clients hear of the cancel. */

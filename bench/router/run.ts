@@ -15,7 +15,10 @@
  *    proxy process adds on this host, so the router's own share is the difference
  *  - each row also gives the router process's CPU time per call (all threads, from /proc/<pid>/task/<tid>/schedstat),
  *    which the other processes on a shared host disturb far less than latency
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR] [--floor]
+ *  - each timed call starts on a settled host: every process of the stack idle (settle.ts, bounded by --settle-ms,
+ *    0 = off), so one proxy's work after its answer (logging, callbacks, GC) is not timed as part of the next
+ *    path's call; how much of each proxy's CPU fell into the next call is reported either way
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR] [--floor] [--settle-ms 50]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -32,10 +35,12 @@ import { BENCH_LIMITS, runSeconds } from '../support/stack.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
+import { sampleCpu, settle } from './settle.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
+const SETTLE_MS = Number(values['settle-ms']);
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
@@ -82,9 +87,11 @@ function row(label: string, direct: number[], other: number[]): { p50: number; p
 }
 
 type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; litellm?: Path; portkey?: Path };
-const PEER_NAME: Record<string, string> = { baseline: 'baseline router', floor: 'bare Node proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
+const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
 /** The router processes whose CPU per call is reported, by path name. */
 const cpuPids: Partial<Record<keyof Peers, number>> = {};
+/** The process behind each path (the fake upstream for `direct`): what settling waits for, and whose spill is measured. */
+const pathPids: Partial<Record<keyof Peers, number>> = {};
 
 /** Calls each path in turn, rotating the order every round, and reports what each proxy adds over `direct`. */
 async function interleaved(label: string, paths: Peers, useFirst: boolean): Promise<void> {
@@ -92,12 +99,28 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   for (let i = 0; i < 200; i++) for (const n of names) await paths[n]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = (): Record<string, number> => Object.fromEntries(Object.entries(cpuPids).map(([n, pid]) => [n, runSeconds(pid!) ?? NaN]));
+  const pids = names.map((n) => pathPids[n]!);
+  // spill[p]: CPU that path p's process used during the next (other) path's timed call; waits[p]: settling after p.
+  const spill: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  const waits: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
+  let unsettled = 0;
+  let prev = -1;
   const cpuBefore = cpu();
   for (let i = 0; i < N; i++) {
     for (let k = 0; k < names.length; k++) {
-      const n = names[(i + k) % names.length];
+      const j = (i + k) % names.length;
+      const n = names[j];
+      if (SETTLE_MS > 0) {
+        const w = await settle(pids, SETTLE_MS);
+        if (prev >= 0) waits[names[prev]].push(w.ms);
+        if (!w.settled) unsettled++;
+      }
+      const before = sampleCpu(pids).cpu;
       const [total, first] = await paths[n]!();
+      const after = sampleCpu(pids).cpu;
+      if (prev >= 0 && prev !== j) spill[names[prev]].push(after[prev] - before[prev]);
       seen[n].push(useFirst ? first : total);
+      prev = j;
     }
   }
   const cpuAfter = cpu();
@@ -114,6 +137,23 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     const l = row(`${label}, ${PEER_NAME[peer]}`, seen.direct, seen[peer]);
     console.log(l.line + ` ratio p50 ${(l.p50 / r.p50).toFixed(1)}×, p99 ${(l.p99 / r.p99).toFixed(1)}× |`);
   }
+  reportSpill(names, spill, waits, unsettled);
+}
+
+/**
+ * Each proxy's work that fell into the next path's timed call (its process's CPU during that call, which does not
+ * involve it), and with settling on, how long the host took to go idle after it. The fake upstream (`direct`) serves
+ * every path, so its share says nothing about leftovers and is not shown.
+ */
+function reportSpill(names: string[], spill: Record<string, number[]>, waits: Record<string, number[]>, unsettled: number): void {
+  const parts = names.filter((n) => n !== 'direct').map((n) => {
+    const s = spill[n];
+    const mean = s.reduce((a, b) => a + b, 0) / Math.max(1, s.length);
+    const over = s.filter((x) => x > 50).length / Math.max(1, s.length);
+    const w = waits[n].length ? `, then idle after ${summary(waits[n]).p50.toFixed(1)} / ${summary(waits[n]).p99.toFixed(1)} ms (p50 / p99)` : '';
+    return `${PEER_NAME[n] ?? n} ${mean.toFixed(0)} µs (${(100 * over).toFixed(0)}% of calls > 50 µs)${w}`;
+  });
+  console.log(`|   spill into the next call (mean CPU of the previous proxy during it): ${parts.join('; ')}${SETTLE_MS > 0 ? `; not idle within ${SETTLE_MS} ms before ${unsettled} calls` : ''} |`);
 }
 
 /** Rising concurrency; the answer to "requests/s at p99 <= 15 ms" is the best rate whose p99 stays under the bound. */
@@ -146,25 +186,29 @@ async function run(): Promise<void> {
   const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   cpuPids.router = routerProc.pid;
+  pathPids.router = routerProc.pid;
+  pathPids.direct = fake.pid;
   // If this script dies without its cleanup (output piped into `head`, an uncaught error), its children go too.
   process.once('exit', () => procs.forEach((p) => p.exitCode === null && p.kill('SIGTERM')));
   const baselinePort = await freePort();
   if (values.baseline) {
     const b = spawnNode('src/main.js', ['router'], { ...env, ROUTER_PORT: String(baselinePort) }, [], values.baseline);
     procs.push(b);
-    cpuPids.baseline = b.pid;
+    cpuPids.baseline = pathPids.baseline = b.pid;
   }
   const baseline = values.baseline ? `http://127.0.0.1:${baselinePort}` : null;
   let floor: string | null = null;
   if (values.floor) {
     const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
     procs.push(f);
-    cpuPids.floor = f.pid;
+    cpuPids.floor = pathPids.floor = f.pid;
     floor = await new Promise<string>((resolve) => f.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
   }
   const [litellmPort, portkeyPort] = [await freePort(), await freePort()];
   if (!values['no-litellm']) procs.push(startLitellm(litellmPort, fakeUrl));
+  if (!values['no-litellm']) pathPids.litellm = procs.at(-1)!.pid;
   if (!values['no-portkey']) procs.push(startPortkey(portkeyPort));
+  if (!values['no-portkey']) pathPids.portkey = procs.at(-1)!.pid;
   const litellm = values['no-litellm'] ? null : `http://127.0.0.1:${litellmPort}`;
   const portkey = values['no-portkey'] ? null : `http://127.0.0.1:${portkeyPort}`;
   try {

@@ -1,4 +1,5 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
+import { Agent } from 'undici';
 import { ensureError } from '../domain/errors.js';
 import { ExpiringCache } from '../domain/expiring-cache.js';
 import { Redactor, type StreamRedactor } from '../domain/redact.js';
@@ -6,8 +7,8 @@ import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
 import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
-import { parseSse } from './sse.js';
-import { postForWhole, type WholeAnswer } from './whole-answer.js';
+import { SseParser, type SseMessage } from './sse.js';
+import { postStreaming, postWhole, type Cancel, type ChunkQueue, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
 import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
 
 export const DEFAULT_BASE_URL: Record<Provider, string> = {
@@ -25,6 +26,12 @@ function headersFor(target: Target): Record<string, string> {
     h['anthropic-version'] = '2023-06-01';
   } else h.authorization = `Bearer ${target.apiKey}`;
   return h;
+}
+
+/** A checked base_url as undici's dispatcher takes it: the origin, and the path the provider's path goes after. */
+interface Endpoint {
+  origin: string;
+  base: string;
 }
 
 /** How long a passed endpoint check and a provider key's redactor are reused. */
@@ -76,7 +83,7 @@ export interface ModelCallRecord {
   error?: string;
 }
 
-function failureKind(e: unknown, signal?: AbortSignal): string {
+function failureKind(e: unknown, signal?: Cancel): string {
   if (signal?.aborted) return 'aborted';
   if (e instanceof UpstreamError) return e.status ? String(e.status) : /^refused/.test(e.message) ? 'refused' : /stream/.test(e.message) ? 'stream' : 'network';
   return 'other';
@@ -94,8 +101,8 @@ function failureKind(e: unknown, signal?: AbortSignal): string {
  */
 export class LlmClient {
   private readonly agent: Agent;
-  /** base_urls that passed the URL rules lately: the check resolves the host, which must not be on every call's path. */
-  private readonly checked = new ExpiringCache<true>(REUSE_MS, REUSE_MAX);
+  /** base_urls that passed the URL rules lately, parsed: the check resolves the host, which must not be on every call's path. */
+  private readonly endpoints = new ExpiringCache<Endpoint>(REUSE_MS, REUSE_MAX);
   /** Redactors of plain provider keys: building one (escaped and encoded forms, sorted) per call showed in profiles. */
   private readonly redactors = new ExpiringCache<Redactor>(REUSE_MS, REUSE_MAX);
   private closing: Promise<void> | null = null;
@@ -121,48 +128,47 @@ export class LlmClient {
   }
 
   /**
-   * Sockets skip `lookup` for IP-literal hosts, so the URL rules are checked here too.
-   * A pass is reused for a few seconds; the guarded lookup still checks every new
-   * connection's addresses, so a name that turns inward meanwhile is refused there.
+   * Where a target's calls go, once its base_url has passed the URL rules. Sockets skip `lookup` for IP-literal
+   * hosts, so the rules are checked here too; resolving the host must not be on every call's path, so a pass
+   * (and the parsed URL) is reused for a few seconds. The guarded lookup still checks every new connection's
+   * addresses, so a name that turns inward meanwhile is refused there.
    */
-  private async checkEndpoint(target: Target): Promise<void> {
-    if (this.checked.get(target.baseUrl)) return;
+  private async endpointOf(target: Target): Promise<Endpoint> {
+    const hit = this.endpoints.get(target.baseUrl);
+    if (hit) return hit;
     try {
       await checkModelEndpoint(target.baseUrl, 'base_url', this.guard);
     } catch (e) {
       throw new UpstreamError(`refused ${target.provider} upstream: ${ensureError(e).message}`, false);
     }
-    this.checked.set(target.baseUrl, true);
+    const u = new URL(target.baseUrl);
+    const endpoint = { origin: u.origin, base: u.pathname.replace(/\/+$/, '') };
+    this.endpoints.set(target.baseUrl, endpoint);
+    return endpoint;
   }
 
-  /**
-   * Sends the call: `whole` reads the answer into one string (non-streaming calls),
-   * otherwise the answer's body is handed back as a stream. Upstream errors are thrown.
-   */
-  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: true): Promise<WholeAnswer>;
-  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: false): Promise<Dispatcher.ResponseData>;
-  private async send(req: LlmRequest, target: Target, scrub: Redactor, signal: AbortSignal | undefined, whole: boolean): Promise<WholeAnswer | Dispatcher.ResponseData> {
+  private async postTarget(req: LlmRequest, target: Target): Promise<PostTarget> {
     const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
-    const url = target.baseUrl.replace(/\/+$/, '') + PATH[target.provider];
-    await this.checkEndpoint(target);
-    let res: WholeAnswer | Dispatcher.ResponseData;
+    const { origin, base } = await this.endpointOf(target);
+    return { origin, path: base + PATH[target.provider], headers: headersFor(target), body };
+  }
+
+  /** A failure to reach the upstream at all, as a retryable UpstreamError; a cancellation stays what it is. */
+  private unreachable(e: unknown, target: Target, scrub: Redactor, signal: Cancel | undefined): unknown {
+    if (signal?.aborted) return e;
+    return new UpstreamError(scrub.redact(`could not reach ${target.provider} upstream: ${(e as Error).message}`), true);
+  }
+
+  /** An upstream's 4xx/5xx answer as the UpstreamError callers decide on (retry, fall back, pass on). */
+  private refusal(status: number, headers: IncomingHttpHeaders, raw: string, target: Target, scrub: Redactor): UpstreamError {
+    const text = scrub.redact(raw);
+    let parsed: unknown = undefined;
     try {
-      res = whole ? await postForWhole(this.agent, url, headersFor(target), body, signal) : await request(url, { method: 'POST', headers: headersFor(target), body, dispatcher: this.agent, signal });
-    } catch (e) {
-      if (signal?.aborted) throw e;
-      throw new UpstreamError(scrub.redact(`could not reach ${target.provider} upstream: ${(e as Error).message}`), true);
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON */
     }
-    if (res.statusCode >= 400) {
-      const text = scrub.redact('text' in res ? res.text : await res.body.text().catch(() => ''));
-      let parsed: unknown = undefined;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        /* not JSON */
-      }
-      throw new UpstreamError(`${target.provider} upstream answered ${res.statusCode}: ${text.slice(0, 300)}`, isRetryableStatus(res.statusCode), res.statusCode, parsed, parseRetryAfter(res.headers['retry-after']));
-    }
-    return res;
+    return new UpstreamError(`${target.provider} upstream answered ${status}: ${text.slice(0, 300)}`, isRetryableStatus(status), status, parsed, parseRetryAfter(headers['retry-after']));
   }
 
   private observe(target: Target, mode: ModelCallRecord['mode'], started: number, usage: Usage | null, error?: string): void {
@@ -174,7 +180,7 @@ export class LlmClient {
   }
 
   /** One non-streaming call. */
-  async complete(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
+  async complete(req: LlmRequest, target: Target, signal?: Cancel): Promise<LlmResponse> {
     const started = performance.now();
     try {
       const res = await this.completeOnce(req, target, signal);
@@ -186,9 +192,16 @@ export class LlmClient {
     }
   }
 
-  private async completeOnce(req: LlmRequest, target: Target, signal?: AbortSignal): Promise<LlmResponse> {
+  private async completeOnce(req: LlmRequest, target: Target, signal?: Cancel): Promise<LlmResponse> {
     const scrub = this.redactorFor(target);
-    const res = await this.send({ ...req, stream: false }, target, scrub, signal, true);
+    const post = await this.postTarget({ ...req, stream: false }, target);
+    let res: WholeAnswer;
+    try {
+      res = await postWhole(this.agent, post, signal);
+    } catch (e) {
+      throw this.unreachable(e, target, scrub, signal);
+    }
+    if (res.statusCode >= 400) throw this.refusal(res.statusCode, res.headers, res.text, target, scrub);
     let json: Record<string, unknown>;
     try {
       json = JSON.parse(scrub.redact(res.text)) as Record<string, unknown>;
@@ -200,33 +213,41 @@ export class LlmClient {
 
   /**
    * A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream.
-   * One generator from the SSE parser to the caller: every layer of async generator costs each event
-   * a few more promise hops, and a routed stream relays every event.
+   * One generator from the upstream's bytes to the caller, reading the body straight from undici's
+   * dispatch callbacks: every layer of async iteration costs each chunk a few more promise hops, and a
+   * routed stream relays every event.
    */
-  async *stream(req: LlmRequest, target: Target, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+  async *stream(req: LlmRequest, target: Target, signal?: Cancel): AsyncGenerator<StreamEvent> {
     const started = performance.now();
     let usage: Usage | null = null;
     let failure: string | undefined;
-    let body: Dispatcher.ResponseData['body'] | undefined;
+    let body: ChunkQueue | undefined;
     const scrub = this.redactorFor(target);
     try {
-      const res = await this.send({ ...req, stream: true }, target, scrub, signal, false);
+      const post = await this.postTarget({ ...req, stream: true }, target);
+      let res: StreamingAnswer;
+      try {
+        res = await postStreaming(this.agent, post, signal);
+      } catch (e) {
+        throw this.unreachable(e, target, scrub, signal);
+      }
       body = res.body;
+      if (res.statusCode >= 400) throw this.refusal(res.statusCode, res.headers, await body.text().catch(() => ''), target, scrub);
+      const sse = new SseParser();
       const decoder = FORMATS[target.provider].decoder();
       const pieces = new PieceScrubber(scrub);
-      const scrubbed = function* (evs: Iterable<StreamEvent>): Generator<StreamEvent> {
-        for (const ev of evs) yield* pieces.pass(ev);
-      };
+      const decoded = (msgs: SseMessage[]): StreamEvent[] => msgs.flatMap((msg) => decoder.push({ ...msg, data: scrub.redact(msg.data) }));
       try {
-        for await (const msg of parseSse(res.body)) {
-          for (const ev of scrubbed(decoder.push({ ...msg, data: scrub.redact(msg.data) }))) {
-            if (ev.type === 'finish') usage = ev.usage;
-            yield ev;
+        for (let done = false; !done; ) {
+          const chunk = await body.read();
+          done = chunk === null;
+          const evs = chunk === null ? [...decoded(sse.end()), ...decoder.end()] : decoded(sse.push(chunk));
+          for (const ev of evs) {
+            for (const out of pieces.pass(ev)) {
+              if (out.type === 'finish') usage = out.usage;
+              yield out;
+            }
           }
-        }
-        for (const ev of scrubbed(decoder.end())) {
-          if (ev.type === 'finish') usage = ev.usage;
-          yield ev;
         }
       } catch (e) {
         if (e instanceof UpstreamError || signal?.aborted) throw e;
@@ -236,7 +257,7 @@ export class LlmClient {
       failure = failureKind(e, signal);
       throw e;
     } finally {
-      if (body && !body.destroyed) body.destroy();
+      body?.close();
       // A consumer that stops early (fallback, client gone) without a finish is not an upstream error.
       this.observe(target, 'stream', started, usage, failure);
     }

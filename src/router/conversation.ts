@@ -5,6 +5,13 @@ import type { Effort, Item, LlmRequest } from '../llm/types.js';
 import { ExpiringCache } from '../domain/expiring-cache.js';
 
 /**
+ * Every turn of a conversation hashes the same opening, so ids are kept for a minute. Only short openings:
+ * a long system prompt or an image would make the cache's memory the larger cost.
+ */
+const ID_CACHE_MAX_CHARS = 4096;
+const ids = new ExpiringCache<string>(60_000, 10_000);
+
+/**
  * `conversation_id`: a hash of the conversation's opening items (system text
  * and the first user message), taken from the canonical request, so the same
  * conversation gets the same id whichever format it arrives in, on every turn.
@@ -12,7 +19,12 @@ import { ExpiringCache } from '../domain/expiring-cache.js';
 export function conversationId(req: LlmRequest): string {
   const first = req.items.find((it): it is Extract<Item, { kind: 'message' }> => it.kind === 'message' && it.role === 'user');
   const opening = JSON.stringify([req.system ?? '', first?.content ?? []]);
-  return 'conv_' + createHash('sha256').update(opening).digest('hex').slice(0, 32);
+  const small = opening.length <= ID_CACHE_MAX_CHARS;
+  const hit = small ? ids.get(opening) : undefined;
+  if (hit) return hit;
+  const id = 'conv_' + createHash('sha256').update(opening).digest('hex').slice(0, 32);
+  if (small) ids.set(opening, id);
+  return id;
 }
 
 export interface StickyRecord {

@@ -6,6 +6,7 @@ import type { RequestLimiter } from '../limits/request-limiter.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
 import { authenticateRouting } from './credentials.js';
+import type { Cancel } from '../llm/upstream-post.js';
 import type { Exchange } from './exchange.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';
@@ -71,15 +72,10 @@ async function decide(ex: Exchange, ingress: Ingress, routerId: string | null, s
   checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
   const label = effort.effective && ingress.effortLabel(effort.effective);
   const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
-  return {
-    orgId, router, ingress, req, plan: effort, convId, sticky, selection,
-    get log() {
-      return ex.log; // made only if something is logged
-    },
-  };
+  return { orgId, router, ingress, req, plan: effort, convId, sticky, selection, log: ex.log };
 }
 
-async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSignal): Promise<Record<string, unknown>> {
+async function complete(call: RoutedCall, svc: RouterServices, signal: Cancel): Promise<Record<string, unknown>> {
   const failures: string[] = [];
   for (const c of call.selection.order) {
     try {
@@ -91,7 +87,7 @@ async function complete(call: RoutedCall, svc: RouterServices, signal: AbortSign
       if (signal.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
       countFallback(svc.metrics, c);
-      call.log.warn({ model: c.model, err: e.message }, 'routing fallback');
+      call.log().warn({ model: c.model, err: e.message }, 'routing fallback');
     }
   }
   throw exhausted(failures);
@@ -104,7 +100,5 @@ export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: st
   res.setHeader('X-Conversation-Id', call.convId);
   if (call.req.stream) return void (await streamRouted(ex, call, svc));
   // A client that hangs up should not keep an upstream generating for nobody.
-  const abort = new AbortController();
-  res.once('close', () => res.writableFinished || abort.abort());
-  return complete(call, svc, abort.signal);
+  return complete(call, svc, ex.clientGone);
 }

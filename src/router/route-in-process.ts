@@ -21,7 +21,7 @@ export async function routeInProcess(svc: StreamServices, orgId: string, routerI
   checkEffortUnchanged(effort, sticky?.request_effort, ingress.effortLabel);
   const label = effort.effective && ingress.effortLabel(effort.effective);
   const selection = select(router, needsOf(req, effort.effective, label), sticky?.model ?? null);
-  const call: RoutedCall = { orgId, router, ingress, req: { ...req, stream: false }, plan: effort, convId, sticky, selection, log, billedTo };
+  const call: RoutedCall = { orgId, router, ingress, req: { ...req, stream: false }, plan: effort, convId, sticky, selection, log: () => log, billedTo };
   const failures: string[] = [];
   for (const c of selection.order) {
     try {

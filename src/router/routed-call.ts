@@ -22,7 +22,8 @@ export interface RoutedCall {
   convId: string;
   sticky: StickyRecord | null;
   selection: Selection;
-  log: Logger;
+  /** The request's logger, made on first use (most calls log nothing). */
+  log: () => Logger;
   /** Set for agent turns: their usage is the session's, not the routing interface's. */
   billedTo?: { agentId: string; sessionId: string };
 }
@@ -54,7 +55,7 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
   const stickyGone = sticky && !call.selection.order.some((x) => x.model === sticky.model);
   if (!sticky || stickyGone || (plan.updates && sticky.request_effort == null)) {
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
-    stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log.warn({ err }, 'could not store routing stickiness'));
+    stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
   usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, usage.inputTokens, usage.outputTokens, candidatePrice(c));
 }

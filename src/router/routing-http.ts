@@ -5,7 +5,7 @@ import { finishRequest, requestIdOf } from '../http/middleware/request-context.j
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { routingEnvelope } from './envelope.js';
-import { RoutingExchange } from './exchange.js';
+import { Exchange } from './exchange.js';
 import { handleRouting, type RouterServices } from './handler.js';
 import { matchRoutingPath } from './ingress.js';
 
@@ -38,16 +38,16 @@ export function routingListener(koa: RequestListener, deps: RoutingHttpDeps, svc
 
 async function serve(req: IncomingMessage, res: ServerResponse, path: string, match: NonNullable<ReturnType<typeof matchRoutingPath>>, deps: RoutingHttpDeps, svc: RouterServices): Promise<void> {
   const started = performance.now();
-  const ex = new RoutingExchange(req, res, requestIdOf(req.headers['x-request-id']), deps.log);
+  const ex = new Exchange(req, res, requestIdOf(req.headers['x-request-id']), deps.log);
   res.setHeader('X-Request-Id', ex.requestId);
   guardBodyIdle(req, res, deps.bodyIdleTimeoutMs);
   try {
     const body = await handleRouting(ex, match.ingress, match.routerId, svc);
     if (body !== undefined) sendJson(res, 200, body);
   } catch (thrown) {
-    if (res.headersSent || !writable(res)) ex.log.warn({ err: thrown }, 'error after response started');
+    if (res.headersSent || !writable(res)) ex.log().warn({ err: thrown }, 'error after response started');
     else {
-      const { status, body, headers } = mapError(thrown, ex.log, ex.requestId);
+      const { status, body, headers } = mapError(thrown, ex.log(), ex.requestId);
       for (const k in headers) res.setHeader(k, headers[k]);
       sendJson(res, status, routingEnvelope(path, status, body, ex.requestId));
     }
@@ -55,7 +55,7 @@ async function serve(req: IncomingMessage, res: ServerResponse, path: string, ma
     const seconds = (performance.now() - started) / 1000;
     // Successful calls are logged at debug only: at the router's rates an info line per call
     // would be a synchronous write per call. Refusals and failures keep their line.
-    finishRequest(deps.metrics, deps.log, () => ex.log, { method: 'POST', route: match.route, path, status: res.statusCode, seconds }, 'debug');
+    finishRequest(deps.metrics, deps.log, ex.log, { method: 'POST', route: match.route, path, status: res.statusCode, seconds }, 'debug');
   }
 }
 

@@ -5,6 +5,7 @@ import { UpstreamError } from '../llm/errors.js';
 import type { StreamEvent } from '../llm/types.js';
 import type { Stickiness } from './conversation.js';
 import type { RoutingLookup } from './lookup.js';
+import type { Cancel } from '../llm/upstream-post.js';
 import type { Exchange } from './exchange.js';
 import type { UsageBuffer } from './usage-buffer.js';
 import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
@@ -40,14 +41,13 @@ function write(res: ServerResponse, text: string): Promise<void> | void {
  * a failure ends the stream with the format's error event, never silently.
  */
 export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamServices): Promise<void> {
-  const abort = new AbortController();
-  ex.res.once('close', () => abort.abort());
+  const gone = ex.clientGone;
   const failures: string[] = [];
   for (const c of call.selection.order) {
     let events: AsyncGenerator<StreamEvent> | undefined;
     const head: StreamEvent[] = [];
     try {
-      events = svc.client.stream(requestFor(call, c), await svc.lookup.target(call.orgId, c), abort.signal);
+      events = svc.client.stream(requestFor(call, c), await svc.lookup.target(call.orgId, c), gone);
       for (;;) {
         const r = await events.next();
         if (r.done) break;
@@ -57,15 +57,15 @@ export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamSe
       if (!head.some(isContent)) throw new UpstreamError('upstream stream ended without content', true);
     } catch (e) {
       await events?.return(undefined).catch(() => undefined);
-      if (abort.signal.aborted) return;
+      if (gone.aborted) return;
       if (!isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
       countFallback(svc.metrics, c);
-      call.log.warn({ model: c.model, err: e.message }, 'routing fallback before first byte');
+      call.log().warn({ model: c.model, err: e.message }, 'routing fallback before first byte');
       continue;
     }
     countSelected(svc.metrics, call, c, failures);
-    return pump(ex.res, call, svc, c, failures, head, events, abort.signal);
+    return pump(ex.res, call, svc, c, failures, head, events, gone);
   }
   throw exhausted(failures);
 }
@@ -99,7 +99,7 @@ function flushNow(res: ServerResponse): void {
   if (socket) while (socket.writableCorked > 0) socket.uncork();
 }
 
-async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: AbortSignal): Promise<void> {
+async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: Cancel): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
   const onEvent = (ev: StreamEvent): string => {
@@ -116,7 +116,7 @@ async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, 
     }
   } catch (e) {
     if (!signal.aborted) {
-      call.log.warn({ model: c.model, err: (e as Error).message }, 'routed stream failed after it started');
+      call.log().warn({ model: c.model, err: (e as Error).message }, 'routed stream failed after it started');
       await write(res, enc.error(`The model stream failed after it started: ${(e as Error).message}`));
     }
   } finally {

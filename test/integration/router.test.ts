@@ -121,6 +121,22 @@ describe('routing interface', function () {
       assert.match(res.headers.get('x-conversation-id') ?? '', /^conv_/);
     });
 
+    it('closes the upstream stream when the client hangs up mid-stream, and not after a stream that finished', async () => {
+      const body = { model: 'service/routing', messages: [{ role: 'user', content: 'hi' }], stream: true };
+      const whole = await post('/only-anthropic/chat/completions', body);
+      assert.match(await whole.text(), /\[DONE\]/);
+      assert.equal(fake.closedEarly, 0, 'a finished stream leaves its upstream call alone');
+      fake.eventDelayMs = 400; // the whole stream would take seconds
+      const gone = new AbortController();
+      const res = await post('/only-anthropic/chat/completions', body, {}, gone.signal);
+      const reader = res.body!.getReader();
+      assert.match(new TextDecoder().decode((await reader.read()).value), /data: /);
+      gone.abort();
+      await until(async () => fake.closedEarly === 1, 1500);
+      fake.eventDelayMs = 0;
+      assert.equal((await post('/only-anthropic/chat/completions', body)).status, 200);
+    });
+
     it('404s an unknown router and serves /healthz', async () => {
       assert.equal((await post('/nope/chat/completions', { model: 'service/routing', messages: [{ role: 'user', content: 'x' }] })).status, 404);
       assert.equal((await fetch(`${h.routerUrl}/healthz`)).status, 200);

@@ -1,6 +1,6 @@
 import { AuthenticationError, PermissionError } from '../../domain/errors.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
-import { hashKey, type ApiKeyDoc, type ApiKeyStore, type KeyKindName } from '../../store/api-keys.js';
+import { type ApiKeyDoc, type ApiKeyStore, type KeyKindName } from '../../store/api-keys.js';
 
 const BEARER = /^Bearer\s+(\S+)\s*$/i;
 const CACHE_TTL_MS = 5000;
@@ -34,12 +34,15 @@ export class KeyAuthenticator {
     return { orgId: doc.org_id, key: doc };
   }
 
+  /**
+   * Cached by the key as sent, not by its hash: a sha256 per request was on the router's hot path. The key is
+   * already in this process's memory for the request's life; the cache keeps it a few seconds more.
+   */
   private async lookup(key: string): Promise<ApiKeyDoc | null> {
-    const h = hashKey(key);
-    const hit = this.cache.get(h);
+    const hit = this.cache.get(key);
     if (hit !== undefined) return hit;
     const doc = await this.keys.findActive(key);
-    this.cache.set(h, doc);
+    this.cache.set(key, doc);
     return doc;
   }
 }

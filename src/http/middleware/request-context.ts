@@ -1,6 +1,6 @@
 import type { Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '../../log/logger.js';
+import { lazyRequestLog, type Logger } from '../../log/logger.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { AppState } from '../types.js';
 
@@ -42,7 +42,7 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware<AppSta
     const started = performance.now();
     const requestId = requestIdOf(ctx.req.headers['x-request-id']);
     ctx.state.requestId = requestId;
-    lazyLog(ctx.state, log, requestId);
+    Object.defineProperty(ctx.state, 'log', { configurable: true, enumerable: true, get: lazyRequestLog(log, requestId) });
     ctx.set('X-Request-Id', requestId);
     try {
       await next();
@@ -51,15 +51,4 @@ export function requestContext(log: Logger, metrics: Metrics): Middleware<AppSta
       finishRequest(metrics, log, () => ctx.state.log, { method: ctx.method, route: ctx.state.route ?? 'unmatched', path: ctx.path, status: ctx.status, seconds });
     }
   };
-}
-
-/** `state.log` as a child logger with the request id, created only when something logs. */
-function lazyLog(state: AppState, log: Logger, requestId: string): void {
-  let child: Logger | undefined;
-  Object.defineProperty(state, 'log', {
-    configurable: true,
-    enumerable: true,
-    get: () => (child ??= log.child({ request_id: requestId })),
-    set: (v: Logger) => void (child = v),
-  });
 }

@@ -1,0 +1,65 @@
+/**
+ * A settled host between timed calls. The interleaved run calls each path in
+ * turn at concurrency 1, so whatever a proxy still does after its answer has
+ * reached the client (logging, callbacks, cost tracking, GC) runs while the
+ * next path's call is timed, on the same 2 cores. These helpers read the
+ * stack's processes from /proc: which of their threads are on a core, and how
+ * much CPU each process has used, so the run can (a) measure how much of a
+ * proxy's work spills into the next call and (b) wait, bounded, until every
+ * process of the stack is idle before the next timed call starts.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+
+export interface CpuSample {
+  /** Some thread of some process was running or runnable ('R') when read. */
+  busy: boolean;
+  /** CPU time of each process so far, in µs (all threads, from schedstat). */
+  cpu: number[];
+}
+
+/** Reads each process's threads once. A process that has gone reads as idle with 0 µs. */
+export function sampleCpu(pids: number[]): CpuSample {
+  let busy = false;
+  const cpu = pids.map((pid) => {
+    let ns = 0;
+    let tids: string[];
+    try {
+      tids = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      return 0;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'latin1');
+        // "tid (comm) S ...": the name may hold spaces and parentheses, the state follows the last ')'.
+        if (stat.charCodeAt(stat.lastIndexOf(')') + 2) === 82 /* R */) busy = true;
+        ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ')[0]);
+      } catch {
+        // the thread ended between the listing and the read
+      }
+    }
+    return ns / 1000;
+  });
+  return { busy, cpu };
+}
+
+const tick = () => new Promise<void>((resolve) => setTimeout(resolve, 1));
+
+/**
+ * Waits until no thread of `pids` is on a core and none of them has used any
+ * CPU over one 1 ms poll, or until `boundMs` has passed (a process with a
+ * timer of its own must not stall the run). Returns the time waited and
+ * whether the host settled. Every path of the run is waited for alike.
+ */
+export async function settle(pids: number[], boundMs: number): Promise<{ ms: number; settled: boolean }> {
+  const t0 = performance.now();
+  let prev = sampleCpu(pids);
+  for (;;) {
+    await tick();
+    const s = sampleCpu(pids);
+    const quiet = !s.busy && s.cpu.every((c, i) => c === prev.cpu[i]);
+    const ms = performance.now() - t0;
+    if (quiet || ms >= boundMs) return { ms, settled: quiet };
+    prev = s;
+  }
+}
