@@ -43,6 +43,9 @@ export interface StartOptions {
   gateBatch?: boolean;
 }
 
+/** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
+const INHERIT_EVERY_MS = 100;
+
 function replyOf(to: ReplyTo | undefined, body: ReplyBody): Publication[] {
   return to ? [{ channel: to.channel, payload: JSON.stringify({ ...body, request_id: to.request_id }) }] : [];
 }
@@ -59,12 +62,38 @@ export class ActorRuntime {
   private readonly observer: TurnObserver;
   private readonly guard: ShardGuard;
   readonly batchGate: BatchGate;
+  /** Shard queues of keyed actors: a batch turn waiting for a slot there holds the shard. */
+  private readonly shardQueues = new Set<string>();
+  private readonly inheritTimer: NodeJS.Timeout;
+  private inheriting = false;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
+    this.inheritTimer = setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS);
+    this.inheritTimer.unref();
+  }
+
+  /**
+   * Priority inheritance: a batch turn that waits for a slot holds its shard
+   * (one turn per shard at a time), so an interactive message queued on that
+   * shard would wait for the batch turn's slot too. Such a batch turn runs at
+   * once. One look per shard with a waiting batch turn, only while any waits.
+   */
+  private async inheritPriority(): Promise<void> {
+    const held = [...this.batchGate.waitingQueues()].filter((q) => this.shardQueues.has(q));
+    if (this.inheriting || !held.length) return;
+    this.inheriting = true;
+    try {
+      const counts = await Promise.all(held.map((q) => this.opts.queues.queue(q).getCountsPerPriority([PRIORITY.interactive])));
+      held.forEach((q, i) => (counts[i][PRIORITY.interactive] ?? 0) > 0 && this.batchGate.admit(q));
+    } catch (err) {
+      this.opts.log.warn({ err: ensureError(err).message }, 'could not look for interactive messages behind batch turns');
+    } finally {
+      this.inheriting = false;
+    }
   }
 
   async start<M extends object, P>(def: ActorDefinition<M, P>, ports: P, start: StartOptions = {}): Promise<void> {
@@ -73,8 +102,9 @@ export class ActorRuntime {
     const lockMs = start.lockMs ?? this.opts.lockMs;
     const gated = start.gateBatch ?? true;
     for (const name of names) {
+      if (def.address.keyed) this.shardQueues.add(name);
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
-        gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(() => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
+        gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
@@ -161,6 +191,7 @@ export class ActorRuntime {
       this.closing = (async () => {
         this.stopping.abort();
         this.guard.stop();
+        clearInterval(this.inheritTimer);
         await Promise.allSettled(this.workers.map((w) => w.close()));
       })();
     }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { SESSION, sessionCommand } from '../../actors/session/messages.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { shardOf } from '../../infra/queues/queues.js';
 import { actorAddress, defineActor } from '../../actors/runtime/actor.js';
 import { Asker } from '../../actors/runtime/asker.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';
@@ -156,6 +157,43 @@ describe('actor runtime', function () {
       await runtime.close();
       await asker.close();
       await queues.queue(address.name).obliterate({ force: true });
+    }
+  });
+
+  it('runs a batch turn waiting for a slot at once when an interactive message waits behind it on its shard', async () => {
+    const { queues, dispatcher, hub } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000, batchSlots: 1 });
+    const asker = new Asker(hub, dispatcher, 'troupe-test-inherit:');
+    await asker.start();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const address = actorAddress('inherit-test', { keyed: true, attempts: 1 });
+    await runtime.start(defineActor<{ id: string }, null>({
+      address,
+      handle: async (_ctx, m) => {
+        started.push(m.id);
+        if (m.id === 'hold') await held;
+        return { reply: m.id };
+      },
+    }), null);
+    // Two keys on different shards: one batch turn holds the only slot, the other waits for it holding its own shard.
+    const keyA = 'key-a';
+    const keyB = ['key-b', 'key-c', 'key-d', 'key-e', 'key-f'].find((k) => shardOf(k, dispatcher.shards) !== shardOf(keyA, dispatcher.shards))!;
+    const send = (key: string, id: string) => ({ to: address, key, name: 'test', data: { id }, job_id: id, priority: 'batch' as const });
+    try {
+      await dispatcher.send([send(keyA, 'hold')]);
+      await until(async () => started.includes('hold'));
+      await dispatcher.send([send(keyB, 'behind')]);
+      await until(async () => runtime.batchGate.load.waiting === 1);
+      assert.deepEqual(started, ['hold']);
+      assert.equal(await asker.ask<string>({ to: address, key: keyB, name: 'test', data: { id: 'interactive' }, job_id: 'interactive', priority: 'interactive' }), 'interactive');
+      assert.deepEqual(started, ['hold', 'behind', 'interactive'], 'the batch turn holding the shard ran first, while the slot was still taken');
+    } finally {
+      release();
+      await runtime.close();
+      await asker.close();
+      await Promise.all(Array.from({ length: dispatcher.shards }, (_, i) => queues.queue(shardQueueName(address.name, i)).obliterate({ force: true })));
     }
   });
 
