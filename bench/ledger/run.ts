@@ -12,6 +12,7 @@
  * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
  * Figures, not pass/fail.
  */
+import { setMaxListeners } from 'node:events';
 import { parseArgs } from 'node:util';
 import { Agent, request, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
@@ -80,6 +81,8 @@ async function measure(store: string | undefined): Promise<Row> {
   const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
+  // Every stream listens on it.
+  setMaxListeners(0, abort.signal);
   try {
     const agent = { _id: await scriptedAgent(stack.db, [{ text: 'ok' }]) };
     const auth = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
@@ -147,6 +150,7 @@ async function measure(store: string | undefined): Promise<Row> {
     };
     if (STREAMS === 0) return row;
     const idle = new AbortController();
+    setMaxListeners(0, idle.signal);
     const rssBefore = await rssOf(base);
     await pool(Array.from({ length: STREAMS }, (_, i) => sessions[i % sessions.length]), 200, (id) => stream(`${base}/v1/sessions/${id}/stream?last_event_id=${id}:${EVENTS_PER_MESSAGE}`, apiKey, () => undefined, idle.signal));
     await new Promise((r) => setTimeout(r, 2000));
