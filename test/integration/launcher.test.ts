@@ -1,12 +1,14 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { MongoClient } from 'mongodb';
+import { join, resolve } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { MongoClient, ObjectId } from 'mongodb';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { MONGO_KINDS, type MongoKind } from '../../infra/services/mongo-wire.js';
 import { isAlive } from '../../infra/services/process.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { FORMAT_0_DB, formatZeroDocuments } from '../support/store-format-0.js';
 
 /**
  * These tests start their own Redis and MongoDB-wire server with the launcher,
@@ -81,8 +83,8 @@ describe('local services launcher: data kept across a restart', function () {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function withMongo<T>(fn: (client: MongoClient) => Promise<T>): Promise<T> {
-    const services = await startLocalServices({ dataDir, mongoKind: legKind, log: () => undefined });
+  async function withMongo<T>(fn: (client: MongoClient) => Promise<T>, dir = dataDir): Promise<T> {
+    const services = await startLocalServices({ dataDir: dir, mongoKind: legKind, log: () => undefined });
     const client = new MongoClient(services.mongodbUrl, { directConnection: true });
     try {
       await client.connect();
@@ -126,5 +128,35 @@ describe('local services launcher: data kept across a restart', function () {
       await assert.rejects(events(client).insertOne({ ...docs[5], session_id: 'other' }), { code: 11000 }, 'the _id index too');
       await events(client).insertOne({ _id: 'evt_y', session_id: 'sess_3', sequence_number: 99 });
     });
+  });
+
+  it('opens a file written before documents were stored as BSON, and keeps it across a further restart', async function () {
+    // The fixture is a mongo-java-server H2 file (see test/support/store-format-0.ts).
+    if (legKind !== 'mongo-java-server') this.skip();
+    const dir = join(dataDir, 'format-0');
+    mkdirSync(join(dir, 'mongo'), { recursive: true });
+    const fixture = resolve(__dirname, '../../../test/fixtures/mongo-java-server/format-0.mv.gz');
+    writeFileSync(join(dir, 'mongo', 'troupe.mv'), gunzipSync(readFileSync(fixture)));
+    const { events, chunks } = formatZeroDocuments();
+    const added = { _id: 'evt_new', session_id: 'sess_new', sequence_number: 1, at: new Date(Date.UTC(2026, 10, 24)), payload: { parts: [] } };
+    const eventsOf = (client: MongoClient) => client.db(FORMAT_0_DB).collection<{ _id: string; [field: string]: unknown }>('events');
+    const check = async (client: MongoClient, expected: object[]) => {
+      const db = client.db(FORMAT_0_DB);
+      assert.deepEqual(await eventsOf(client).find({}).sort({ _id: 1 }).toArray(), expected, 'every document, every type, as written');
+      assert.deepEqual(await db.collection('fs.chunks').find({}).sort({ _id: 1 }).toArray(), chunks);
+      assert.deepEqual(await eventsOf(client).findOne({ session_id: 'sess_3', sequence_number: 4 }), events[33], 'the unique index answers');
+      assert.deepEqual(await db.collection('fs.chunks').findOne({ files_id: chunks[0].files_id, n: 2 }), chunks[2], 'so does one of ObjectIds');
+      assert.deepEqual(await db.collection('fs.chunks').findOne({ _id: chunks[4]._id }), chunks[4]);
+      await assert.rejects(eventsOf(client).insertOne({ _id: 'evt_dup', session_id: 'sess_3', sequence_number: 4 }), { code: 11000 });
+      await assert.rejects(db.collection('fs.chunks').insertOne({ _id: new ObjectId(), files_id: chunks[0].files_id, n: 5 }), { code: 11000 });
+      await assert.rejects(db.collection('fs.chunks').insertOne({ _id: chunks[1]._id, files_id: new ObjectId(), n: 0 }), { code: 11000 }, 'the _id index of ObjectIds');
+    };
+    await withMongo(async (client) => {
+      await check(client, events);
+      await eventsOf(client).insertOne(added);
+      await eventsOf(client).updateOne({ _id: 'evt_001' }, { $set: { 'payload.done': true } });
+    }, dir);
+    const after = [...events.map((e) => (e._id === 'evt_001' ? { ...e, payload: { ...e.payload, done: true } } : e)), added];
+    await withMongo((client) => check(client, after), dir);
   });
 });

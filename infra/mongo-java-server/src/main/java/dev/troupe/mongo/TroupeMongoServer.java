@@ -71,9 +71,15 @@ public final class TroupeMongoServer {
     }
 
     private static MVStore openStore(String file) {
+        StoreFormat.upgrade(file);
         // MVStore commits in the background about once a second and on close; a kill -9
         // loses at most that last second, and the file stays readable (append-only chunks).
-        return new MVStore.Builder().fileName(file).cacheSize(64).open();
+        MVStore store = new MVStore.Builder().fileName(file).cacheSize(64).open();
+        if (store.getStoreVersion() != StoreFormat.CURRENT) {
+            store.closeImmediately();
+            throw new IllegalStateException(file + " is not in format " + StoreFormat.CURRENT + " after its upgrade");
+        }
+        return store;
     }
 
     private static void usage(String problem) {
