@@ -77,6 +77,13 @@ export interface ActorContext<P> {
   readonly signal: AbortSignal;
   /** Hands messages off now (before the handler returns), for when later writes depend on it. */
   send(sends: Send[]): Promise<void>;
+  /**
+   * Answers an asking caller now, while the handler goes on with writes the
+   * answer does not depend on; the outcome's `reply` is then not sent again.
+   * Safe only once what the answer reports is durable: if the handler fails
+   * later, the message is retried and its replay answers the same.
+   */
+  reply(value: unknown): void;
 }
 
 export interface ActorDefinition<M, P> {

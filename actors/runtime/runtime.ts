@@ -1,7 +1,8 @@
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { ensureError, TroupeError } from '../../src/domain/errors.js';
 import type { QueueFactory } from '../../infra/queues/queues.js';
-import type { ActorContext, ActorDefinition, Outcome, Publication, ReplyTo } from './actor.js';
+import { PRIORITY, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
+import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardGuard } from './shard-guard.js';
@@ -24,6 +25,8 @@ export interface RuntimeOptions {
    */
   lockMs: number;
   observer?: TurnObserver;
+  /** Batch-priority messages of gated actors this process handles at once (BatchGate); 0 or absent = no bound. */
+  batchSlots?: number;
 }
 
 export interface StartOptions {
@@ -31,6 +34,13 @@ export interface StartOptions {
   concurrency?: number;
   /** A longer lock for handlers that legitimately wait long (webhook attempts). */
   lockMs?: number;
+  /**
+   * Whether this actor's batch-priority messages share the process's batch
+   * slots (default true). Off for actors that wait on the outside world (a
+   * model call, a tool run): a slot held for seconds would stall the drain
+   * without using the process.
+   */
+  gateBatch?: boolean;
 }
 
 function replyOf(to: ReplyTo | undefined, body: ReplyBody): Publication[] {
@@ -48,19 +58,23 @@ export class ActorRuntime {
   private readonly stopping = new AbortController();
   private readonly observer: TurnObserver;
   private readonly guard: ShardGuard;
+  readonly batchGate: BatchGate;
   private closing: Promise<void> | null = null;
 
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
+    this.batchGate = new BatchGate(opts.batchSlots ?? 0);
   }
 
   async start<M extends object, P>(def: ActorDefinition<M, P>, ports: P, start: StartOptions = {}): Promise<void> {
     const names = def.address.keyed ? Array.from({ length: this.opts.dispatcher.shards }, (_, i) => shardQueueName(def.address.name, i)) : [def.address.name];
     if (def.address.keyed) await this.guard.keep(names.map((n) => this.opts.queues.queue(n)));
     const lockMs = start.lockMs ?? this.opts.lockMs;
+    const gated = start.gateBatch ?? true;
     for (const name of names) {
-      const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) => this.process(def, ports, job, token), {
+      const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
+        gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(() => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
@@ -75,23 +89,30 @@ export class ActorRuntime {
     this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
   }
 
-  private context<P>(ports: P, job: Job): ActorContext<P> {
+  /** `early` holds the publish of a reply the handler sent itself (ctx.reply): true once it went out. */
+  private context<P>(ports: P, job: Job<Asked>, early: { sent: Promise<boolean> | null } = { sent: null }): ActorContext<P> {
     return {
       ports,
       job: { id: job.id ?? '', attempt: job.attemptsMade + 1, enqueued_at: job.timestamp },
       signal: this.stopping.signal,
       send: (sends) => this.opts.dispatcher.send(sends),
+      reply: (value) => {
+        if (early.sent || !job.data.reply_to) return;
+        // A failed publish is not the turn's failure: the reply then goes out with the outcome.
+        early.sent = this.opts.dispatcher.deliver(replyOf(job.data.reply_to, { ok: true, value }), []).then(() => true, () => false);
+      },
     };
   }
 
   private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
     const started = Date.now();
+    const early: { sent: Promise<boolean> | null } = { sent: null };
     let outcome: Outcome;
     let result: TurnResult = 'done';
     let reply: Publication[];
     try {
-      outcome = await def.handle(this.context(ports, job), job.data);
-      reply = replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
+      outcome = await def.handle(this.context(ports, job, early), job.data);
+      reply = (await early.sent) ? [] : replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
     } catch (err) {
       // A domain error is the message's answer and is never retried.
       if (!(err instanceof TroupeError)) {

@@ -6,13 +6,13 @@ import { runTurn, type SessionPorts } from './turn.js';
  * The session actor: keyed by session id, so a session's commands run one at
  * a time cluster-wide. A turn loads the session, lets the pure `decide`
  * choose events and effects, appends them to the ledger and updates the read
- * models; the runtime then publishes the envelopes, answers the asker and
- * hands the effects to the other actors. It never waits on a model, a tool
- * or a webhook.
+ * models, answering the asker once the messages are written; the runtime
+ * then publishes the envelopes and hands the effects to the other actors.
+ * It never waits on a model, a tool or a webhook.
  */
 export const sessionActor = defineActor<SessionJob, SessionPorts>({
   address: SESSION,
-  handle: (ctx, job) => runTurn(ctx.ports, job),
+  handle: (ctx, job) => runTurn(ctx.ports, job, (value) => ctx.reply(value)),
 });
 
 export type { SessionPorts } from './turn.js';

@@ -1,10 +1,8 @@
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import { sessionBusy } from '../../src/sessions/delete-session.js';
+import { encodeSessionEvents, SESSION_DELETED } from '../../src/pubsub/session-events.js';
 import type { Outcome } from '../runtime/actor.js';
 import type { TurnDeps } from './turn.js';
-
-/** Non-ledger hint on the session's event channel: open streams of a deleted session end. */
-export const SESSION_DELETED = 'session.deleted';
 
 export interface SessionDeleted {
   id: string;
@@ -25,5 +23,5 @@ export async function deleteSessionTurn(deps: TurnDeps, sessionId: string): Prom
   await deps.purge(doc.org_id, sessionId);
   deps.cache.forget(sessionId);
   const reply: SessionDeleted = { id: sessionId, deleted: true };
-  return { reply, publish: [{ channel: deps.eventsChannel(sessionId), payload: JSON.stringify({ type: SESSION_DELETED, session_id: sessionId }) }] };
+  return { reply, publish: [{ channel: deps.eventsChannel(sessionId), payload: encodeSessionEvents([{ type: SESSION_DELETED, session_id: sessionId }]) }] };
 }

@@ -4,6 +4,7 @@ import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
+import { encodeSessionEvents } from '../../src/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
 import { abortedMessages, effectSends } from './effects.js';
@@ -20,7 +21,7 @@ export interface SessionPorts {
   ledger: Pick<LedgerStore, 'append' | 'after' | 'get'>;
   messages: Pick<MessageStore, 'byIds'>;
   /** Writes the read models of a turn (many turns' writes share a round trip: src/store/projection-writer.ts). */
-  projections: { save(orgId: string, session: SessionState, messages: MessageState[]): Promise<void> };
+  projections: { save(orgId: string, session: SessionState, messages: MessageState[], afterMessages?: () => void): Promise<void> };
   versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
   /** The pub/sub channel of a session's ledger envelopes. */
   eventsChannel(sessionId: string): string;
@@ -89,8 +90,8 @@ async function catchUp(deps: TurnDeps, l: Loaded): Promise<boolean> {
   }
 }
 
-async function save(deps: TurnDeps, l: Loaded): Promise<void> {
-  await deps.projections.save(l.doc.org_id, l.state, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean));
+async function save(deps: TurnDeps, l: Loaded, afterMessages?: () => void): Promise<void> {
+  await deps.projections.save(l.doc.org_id, l.state, [...l.touched].map((id) => l.messages.get(id)!).filter(Boolean), afterMessages);
   l.touched.clear();
   l.dirty = false;
   deps.cache.remember(l.doc, l.state, l.messages);
@@ -136,8 +137,8 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
 }
 
 function publications(deps: TurnDeps, l: Loaded): Publication[] {
-  const channel = deps.eventsChannel(l.state.id);
-  return l.publish.map((ev) => ({ channel, payload: JSON.stringify(ev) }));
+  // One message for the whole turn (src/pubsub/session-events.ts).
+  return l.publish.length ? [{ channel: deps.eventsChannel(l.state.id), payload: encodeSessionEvents(l.publish) }] : [];
 }
 
 /** Aborts go out first, so workers stop a cancelled message's work before clients hear of the cancel. */
@@ -168,10 +169,10 @@ const MAX_CONFLICTS = 3;
  * command changes nothing. On FerretDB a probe for a missing row scans the
  * whole ledger, so the common path must not pay for it.
  */
-export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
+export async function runTurn(deps: TurnDeps, job: SessionJob, answer: (value: TurnReply) => void = () => undefined): Promise<Outcome> {
   try {
     if (job.command.kind === 'session.delete') return await deleteSessionTurn(deps, job.session_id);
-    return await turn(deps, job);
+    return await turn(deps, job, answer);
   } catch (err) {
     // Whatever this turn held in memory may be half-applied; the next one reloads.
     deps.cache.forget(job.session_id);
@@ -179,7 +180,12 @@ export async function runTurn(deps: TurnDeps, job: SessionJob): Promise<Outcome>
   }
 }
 
-async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
+/**
+ * `answer` is called as soon as the reply is safe to give: the events are in
+ * the ledger and the messages written; the session document (the commit
+ * point) is written meanwhile, and the envelopes are published after it.
+ */
+async function turn(deps: TurnDeps, job: SessionJob, answer: (value: TurnReply) => void): Promise<Outcome> {
   const l = await load(deps, job.session_id);
   const doc = l.doc;
   const cmd = job.command;
@@ -206,9 +212,9 @@ async function turn(deps: TurnDeps, job: SessionJob): Promise<Outcome> {
     }
     apply(l, envs);
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
-    if (envs.length || l.dirty) await save(deps, l);
-    l.publish.push(...envs);
     const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
+    if (envs.length || l.dirty) await save(deps, l, () => answer(value));
+    l.publish.push(...envs);
     return outcome(deps, l, value, decision.effects);
   }
 }

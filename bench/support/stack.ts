@@ -207,10 +207,10 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: 'bench', PORT: String(port), TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, LOG_LEVEL: 'warn', ...BENCH_LIMITS, ...opts.env };
   const counters = Array.from({ length: opts.workers ?? 1 }, (_, i) => join(tmpdir(), `troupe-bench-rt-${process.pid}-${i}.json`));
-  // BENCH_CPU_PROF_DIR: the workers write a V8 CPU profile there when they stop (for the ceiling's explanation).
+  // BENCH_CPU_PROF_DIR: the web and worker processes write a V8 CPU profile there when they stop (for the ceiling's explanation).
   const profile = process.env.BENCH_CPU_PROF_DIR ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF_DIR}`] : [];
   const webCounter = join(tmpdir(), `troupe-bench-rt-${process.pid}-web.json`);
-  const children = [role('web', { ...env, TROUPE_ROUND_TRIPS_FILE: webCounter }), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
+  const children = [role('web', { ...env, TROUPE_ROUND_TRIPS_FILE: webCounter }, profile), ...counters.map((file) => role('worker', { ...env, TROUPE_ROUND_TRIPS_FILE: file }, profile))];
   const base = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await new Promise((r) => setTimeout(r, 100));
   const mongo = new MongoClient(services.mongodbUrl, { directConnection: true });

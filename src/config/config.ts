@@ -56,6 +56,8 @@ export interface Config {
   readonly sandboxMemoryMb: number;
   /** Custom tool calls one worker process runs at once. */
   readonly toolRunnerConcurrency: number;
+  /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
+  readonly workerBatchSlots: number;
   /** Delays in seconds before each webhook retry (before jitter); one retry per entry. */
   readonly webhookRetrySchedule: readonly number[];
   /** Whole-attempt deadline of one webhook delivery. */
@@ -271,6 +273,7 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
+    workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),

@@ -42,7 +42,7 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics) });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots });
       watchActorQueues(core, roles);
       try {
         if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core, runtime);

@@ -22,8 +22,9 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   const cancels = new CancelRegistry();
   await cancels.listen((channel, listener) => core.plane.hub.subscribe(channel, listener), core.keys.messageCancels());
   core.shutdown.add(once('cancel-listener', async () => cancels.close()));
-  await runtime.start(routerProxyActor, routerProxyPorts(core, versions, cancels), { concurrency: 32 });
-  await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency });
+  // Model calls and tool runs wait on the outside world: they do not take the process's batch slots.
+  await runtime.start(routerProxyActor, routerProxyPorts(core, versions, cancels), { concurrency: 32, gateBatch: false });
+  await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency, gateBatch: false });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
   const { sessionCommand } = await import('../../actors/session/messages.js');

@@ -8,6 +8,7 @@ interface Projection {
   orgId: string;
   session: SessionState;
   messages: MessageState[];
+  afterMessages?: () => void;
 }
 
 /**
@@ -27,8 +28,13 @@ export class ProjectionWriter {
     this.commits = new GroupCommit((batch) => this.write(batch));
   }
 
-  save(orgId: string, session: SessionState, messages: MessageState[]): Promise<void> {
-    return this.commits.submit({ orgId, session: structuredClone(session), messages: structuredClone(messages) });
+  /**
+   * `afterMessages` runs once the messages are written, as the session write
+   * starts: the session actor answers its asker then, so a client that reads
+   * the message it was just told about finds it.
+   */
+  save(orgId: string, session: SessionState, messages: MessageState[], afterMessages?: () => void): Promise<void> {
+    return this.commits.submit({ orgId, session: structuredClone(session), messages: structuredClone(messages), afterMessages });
   }
 
   private async write(batch: Pending<Projection>[]): Promise<void> {
@@ -42,6 +48,7 @@ export class ProjectionWriter {
     // session the next turn catches up from the ledger, never one whose messages were not written
     // (a replay would answer without the message, and later commands would find it missing).
     if (messageOps.length) await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
+    for (const { item } of batch) item.afterMessages?.();
     await this.sessions.col.bulkWrite(sessionOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
     for (const p of batch) p.resolve();
   }

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
 import { SESSION, sessionCommand } from '../../actors/session/messages.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { actorAddress, defineActor } from '../../actors/runtime/actor.js';
+import { Asker } from '../../actors/runtime/asker.js';
+import { ActorRuntime } from '../../actors/runtime/runtime.js';
 import { SYSTEM_ACTOR } from '../../src/domain/ledger.js';
 import { toEventDoc } from '../../src/store/ledger.js';
 import { LedgerWriter } from '../../src/store/ledger-writer.js';
@@ -58,9 +61,12 @@ describe('actor runtime', function () {
     const writer = new ProjectionWriter(sessions, messages);
     const ids = ['ses_pw_1', 'ses_pw_2', 'ses_pw_3'];
     await sessions.col.insertMany(ids.map((id) => ({ _id: id, org_id: 'org_t', status: 'idle', last_sequence: 0 }) as never));
+    // What a turn's asker would read when answered: its message is already there.
+    const answered: Promise<string | undefined>[] = [];
     await Promise.all(ids.map((id, i) => writer.save('org_t', { id, status: 'running', last_sequence: i + 1, last_message_id: `msg_${id}`, last_message_status: 'queued', running_message_id: null, queued_message_ids: [`msg_${id}`], recent_commands: [] }, [
       { id: `msg_${id}`, session_id: id, sequence_number: 1, parts: [], metadata: null, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null },
-    ])));
+    ], () => answered.push(messages.get('org_t', id, `msg_${id}`).then((m) => m?.status)))));
+    assert.deepEqual(await Promise.all(answered), ['queued', 'queued', 'queued']);
     for (const [i, id] of ids.entries()) {
       const s = await sessions.byId(id);
       assert.equal(s?.last_sequence, i + 1);
@@ -80,9 +86,77 @@ describe('actor runtime', function () {
     await sessions.col.insertOne({ _id: id, org_id: 'org_t', status: 'idle', last_sequence: 0 } as never);
     const message = (n: number) => ({ id: `msg_${id}_${n}`, session_id: id, sequence_number: n, parts: [], metadata: null, status: 'queued' as const, attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null });
     const state = { id, status: 'running' as const, last_sequence: 3, last_message_id: message(2).id, last_message_status: 'queued' as const, running_message_id: null, queued_message_ids: [message(1).id, message(2).id], recent_commands: [{ id: 'cmd_1', seq: 1 }] };
-    await assert.rejects(writer.save('org_t', state as never, [message(1), message(2)] as never), { code: 11000 });
+    let answered = false;
+    await assert.rejects(writer.save('org_t', state as never, [message(1), message(2)] as never, () => (answered = true)), { code: 11000 });
     assert.equal((await sessions.byId(id))?.last_sequence, 0, 'the session was not written after its messages failed');
+    assert.equal(answered, false, 'no answer before the messages are written');
     await scratch.dropDatabase();
+  });
+
+  it('answers an asker as soon as the handler replies, while the handler still runs', async () => {
+    const { queues, dispatcher, hub } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000 });
+    const asker = new Asker(hub, dispatcher, 'troupe-test-early:');
+    await asker.start();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let finished = false;
+    const address = actorAddress('early-reply-test', { attempts: 1 });
+    await runtime.start(defineActor<{ n: number }, null>({
+      address,
+      handle: async (ctx, m) => {
+        ctx.reply({ early: m.n });
+        await held;
+        finished = true;
+        return { reply: { late: m.n } };
+      },
+    }), null);
+    try {
+      const answer = await asker.ask<{ early?: number; late?: number }>({ to: address, name: 'test', data: { n: 7 }, job_id: 'early-7' });
+      assert.deepEqual(answer, { early: 7 });
+      assert.equal(finished, false, 'the answer came before the handler finished');
+    } finally {
+      release();
+      await runtime.close();
+      await asker.close();
+      await queues.queue(address.name).obliterate({ force: true });
+    }
+    assert.equal(finished, true);
+  });
+
+  it('bounds the batch-priority messages a process handles at once, and an interactive one is taken while the slots are full', async () => {
+    const { queues, dispatcher, hub } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000, batchSlots: 2 });
+    const asker = new Asker(hub, dispatcher, 'troupe-test-gate:');
+    await asker.start();
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const started: string[] = [];
+    const address = actorAddress('batch-gate-test', { attempts: 1 });
+    await runtime.start(defineActor<{ id: string }, null>({
+      address,
+      handle: async (_ctx, m) => {
+        started.push(m.id);
+        if (m.id.startsWith('batch')) await held;
+        return { reply: m.id };
+      },
+    }), null, { concurrency: 4 });
+    try {
+      await dispatcher.send(['batch-1', 'batch-2', 'batch-3'].map((id) => ({ to: address, name: 'test', data: { id }, job_id: id, priority: 'batch' as const })));
+      await until(async () => runtime.batchGate.load.running === 2 && runtime.batchGate.load.waiting === 1);
+      assert.equal(started.length, 2, 'the third batch message waits for a slot');
+      const third = ['batch-1', 'batch-2', 'batch-3'].find((id) => !started.includes(id));
+      assert.equal(await asker.ask<string>({ to: address, name: 'test', data: { id: 'interactive-1' }, job_id: 'interactive-1', priority: 'interactive' }), 'interactive-1');
+      assert.deepEqual(runtime.batchGate.load, { running: 2, waiting: 1 }, 'answered while the batch slots were full');
+      release();
+      await until(async () => started.length === 4 && runtime.batchGate.load.running === 0);
+      assert.equal(started.at(-1), third);
+    } finally {
+      release();
+      await runtime.close();
+      await asker.close();
+      await queues.queue(address.name).obliterate({ force: true });
+    }
   });
 
   it('hands off publications and jobs of several queues in one pipeline, and a repeated send is one job', async () => {

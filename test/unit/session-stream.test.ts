@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { EventEnvelope } from '../../src/domain/ledger.js';
-import { SessionStream, parseLastEventId } from '../../src/http/sse/session-stream.js';
+import { SessionStream, parseLastEventId, type LiveEnvelope } from '../../src/http/sse/session-stream.js';
+import { decodeSessionEvents, encodeSessionEvents, SESSION_DELETED } from '../../src/pubsub/session-events.js';
 import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 
 /** The ledger as the stream reads it: events by sequence, from memory. */
@@ -23,17 +24,50 @@ async function drain(stream: SessionStream): Promise<string> {
 
 const env = (doc: EventDoc): EventEnvelope => ({ id: doc._id, session_id: 's', sequence_number: doc.sequence_number, message_id: null, type: doc.type, source: doc.source, actor: doc.actor, data: JSON.parse(doc.data_json), created_at: doc.created_at.toISOString() });
 
+const live = (doc: EventDoc): LiveEnvelope => ({ ev: env(doc), json: JSON.stringify(env(doc)) });
+
+describe('session events on pub/sub', () => {
+  it('carries a turn in one message and gives back each envelope and its JSON, newlines in content included', () => {
+    const turn = ledgerOf(2).docs.map(env);
+    turn[1].data = { text: 'two\nlines' };
+    const raw = encodeSessionEvents(turn);
+    const decoded = decodeSessionEvents(raw);
+    assert.deepEqual(decoded.map((d) => d.ev), turn);
+    assert.deepEqual(decoded.map((d) => d.json), turn.map((e) => JSON.stringify(e)));
+    assert.equal(decodeSessionEvents(raw), decoded, 'the listeners of one message share one parse');
+    assert.deepEqual(decodeSessionEvents(encodeSessionEvents([{ type: SESSION_DELETED, session_id: 's' }])).map((d) => d.ev), [{ type: SESSION_DELETED, session_id: 's' }]);
+  });
+});
+
 describe('SessionStream', () => {
   it('backfills after the cursor, then repairs a gap in the live feed and drops duplicates', async () => {
     const ledger = ledgerOf(3);
     const stream = new SessionStream(ledger, 's', 1);
     await stream.start();
     ledger.docs.push(...ledgerOf(8).docs.slice(3));
-    // Live feed: 3 again (duplicate), then 7 (4-6 were missed), then 8 twice.
-    for (const n of [3, 7, 8, 8]) stream.onLive(env(ledger.docs[n - 1]));
+    // Live feed in two turns: 3 again (duplicate), then 7 (4-6 were missed), then 8; then 8 again.
+    stream.onLive([3, 7, 8].map((n) => live(ledger.docs[n - 1])));
+    stream.onLive([live(ledger.docs[7])]);
     const text = await drain(stream);
     assert.deepEqual(ids(text), [2, 3, 4, 5, 6, 7, 8]);
     assert.match(text, /^event: session\.status_changed$/m);
+  });
+
+  it('writes one live turn in one chunk, its data the JSON as published', async () => {
+    const ledger = ledgerOf(0);
+    const stream = new SessionStream(ledger, 's', 0);
+    await stream.start();
+    const chunks: string[] = [];
+    stream.out.on('data', (c: Buffer) => chunks.push(c.toString()));
+    const turn = ledgerOf(3).docs.map(env);
+    const published = encodeSessionEvents(turn);
+    stream.onLive(decodeSessionEvents(published) as LiveEnvelope[]);
+    await new Promise((r) => setTimeout(r, 10));
+    const records = chunks.filter((c) => c.startsWith('id: '));
+    assert.equal(records.length, 1, `one write for the turn: ${JSON.stringify(chunks)}`);
+    assert.deepEqual(ids(records[0]), [1, 2, 3]);
+    assert.deepEqual([...records[0].matchAll(/^data: (.*)$/gm)].map((m) => m[1]), published.split('\n'));
+    stream.close();
   });
 
   it('sends heartbeat comments while idle', async () => {

@@ -6,8 +6,14 @@ import { envelope } from '../../store/ledger.js';
 export const HEARTBEAT_MS = 15_000;
 const BACKFILL_PAGE = 500;
 
-function record(ev: EventEnvelope): string {
-  return `id: ${ev.id}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev)}\n\n`;
+/** A live envelope and its JSON as published, sent as the record's data without serializing it again. */
+export interface LiveEnvelope {
+  ev: EventEnvelope;
+  json: string;
+}
+
+function record(ev: EventEnvelope, json: string): string {
+  return `id: ${ev.id}\nevent: ${ev.type}\ndata: ${json}\n\n`;
 }
 
 /**
@@ -15,12 +21,15 @@ function record(ev: EventEnvelope): string {
  * from the ledger, not from pub/sub: live events are only a hint of what is
  * new. Anything at or below the last sequence sent is dropped (no duplicate);
  * a live event past a hole first repairs the hole from the ledger (no gap).
+ * What one turn (or one backfill page) adds goes out in one write.
  */
 export class SessionStream {
   readonly out = new PassThrough();
   private lastSent: number;
   private backfilling = true;
-  private pending: EventEnvelope[] = [];
+  private pending: LiveEnvelope[] = [];
+  /** Records not yet written: flushed once per live batch and per backfill page. */
+  private buffered = '';
   private chain: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
@@ -34,13 +43,14 @@ export class SessionStream {
     this.lastSent = after;
   }
 
-  /** Called for every live envelope of this session. */
-  onLive(ev: EventEnvelope): void {
+  /** Called with each live batch of this session's envelopes (one turn's), in order. */
+  onLive(batch: readonly LiveEnvelope[]): void {
+    if (batch.length === 0) return;
     if (this.backfilling) {
-      this.pending.push(ev);
+      this.pending.push(...batch);
       return;
     }
-    this.chain = this.chain.then(() => this.deliver(ev)).catch(() => this.close());
+    this.chain = this.chain.then(() => this.deliver(batch)).catch(() => this.close());
   }
 
   /** Sends the ledger after the cursor, then whatever arrived live meanwhile. */
@@ -49,22 +59,33 @@ export class SessionStream {
     this.heartbeat = setInterval(() => this.out.write(': heartbeat\n\n'), this.heartbeatMs);
     await this.repairUpTo(Number.MAX_SAFE_INTEGER);
     this.backfilling = false;
-    const buffered = this.pending;
+    const pending = this.pending;
     this.pending = [];
-    for (const ev of buffered) this.onLive(ev);
+    this.onLive(pending);
   }
 
-  private async deliver(ev: EventEnvelope): Promise<void> {
-    if (this.closed || ev.sequence_number <= this.lastSent) return;
-    if (ev.sequence_number > this.lastSent + 1) await this.repairUpTo(ev.sequence_number - 1);
-    if (ev.sequence_number === this.lastSent + 1) this.send(ev);
+  private async deliver(batch: readonly LiveEnvelope[]): Promise<void> {
+    for (const { ev, json } of batch) {
+      if (this.closed || ev.sequence_number <= this.lastSent) continue;
+      if (ev.sequence_number > this.lastSent + 1) {
+        // Nothing stays buffered across a wait: the records go out in order, and a drain meanwhile loses none.
+        this.flush();
+        await this.repairUpTo(ev.sequence_number - 1);
+      }
+      this.send(ev, json);
+    }
+    this.flush();
   }
 
   private async repairUpTo(limit: number): Promise<void> {
     while (!this.closed && this.lastSent < limit) {
       const docs = await this.ledger.after(this.sessionId, this.lastSent, BACKFILL_PAGE);
       const wanted = docs.filter((d) => d.sequence_number <= limit);
-      for (const d of wanted) this.send(envelope(d));
+      for (const d of wanted) {
+        const ev = envelope(d);
+        this.send(ev, JSON.stringify(ev));
+      }
+      this.flush();
       if (docs.length < BACKFILL_PAGE || wanted.length < docs.length) return;
     }
   }
@@ -74,10 +95,16 @@ export class SessionStream {
     if (!this.closed && !this.backfilling) this.out.write(`event: ${type}\ndata: ${data}\n\n`);
   }
 
-  private send(ev: EventEnvelope): void {
+  private send(ev: EventEnvelope, json: string): void {
     if (this.closed || ev.sequence_number !== this.lastSent + 1) return;
     this.lastSent = ev.sequence_number;
-    this.out.write(record(ev));
+    this.buffered += record(ev, json);
+  }
+
+  private flush(): void {
+    if (this.closed || !this.buffered) return;
+    this.out.write(this.buffered);
+    this.buffered = '';
   }
 
   /**

@@ -1,6 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { newId } from '../../../domain/ids.js';
-import { TERMINAL_MESSAGE_STATUSES, type ContentBlock, type EventEnvelope } from '../../../domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../domain/ledger.js';
+import { decodeSessionEvents } from '../../../pubsub/session-events.js';
 import { envelope } from '../../../store/ledger.js';
 import { messageView } from '../../../store/messages.js';
 import type { AppDeps } from '../../deps.js';
@@ -24,8 +25,9 @@ async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, 
   let done!: (v: boolean) => void;
   const finished = new Promise<boolean>((r) => (done = r));
   const unsubscribe = await hub.subscribe(deps.keys.sessionEvents(sessionId), (raw) => {
-    const ev = JSON.parse(raw) as EventEnvelope;
-    if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
+    for (const { ev } of decodeSessionEvents(raw)) {
+      if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
+    }
   });
   const timer = setTimeout(() => done(false), ms);
   // A shutting-down process answers now (202 with the message to poll) rather than being cut off.

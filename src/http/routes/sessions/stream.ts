@@ -1,10 +1,10 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope } from '../../../domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
-import { parseLastEventId, SessionStream } from '../../sse/session-stream.js';
+import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
-import { SESSION_DELETED } from '../../../../actors/session/delete.js';
+import { decodeSessionEvents, SESSION_DELETED } from '../../../pubsub/session-events.js';
 
 /** How soon a client cut off by a shutdown reconnects; long enough for the load balancer to have noticed /readyz. */
 export const DRAIN_RETRY_MS = 1000;
@@ -37,12 +37,15 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         const hub = runtimeOf(deps).hub;
         const ended = new Set<string>();
         const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => {
-          const ev = JSON.parse(msg) as EventEnvelope | { type: typeof SESSION_DELETED };
-          // A deleted session's stream ends; a reconnect gets 404.
-          if (ev.type === SESSION_DELETED) return stop();
-          const envelope = ev as EventEnvelope;
-          if (envelope.type === 'message.status_changed' && envelope.message_id && TERMINAL_MESSAGE_STATUSES.includes(envelope.data.to as never)) ended.add(envelope.message_id);
-          stream.onLive(envelope);
+          const batch: LiveEnvelope[] = [];
+          for (const item of decodeSessionEvents(msg)) {
+            // A deleted session's stream ends; a reconnect gets 404.
+            if (item.ev.type === SESSION_DELETED) return stop();
+            const ev = item.ev;
+            if (ev.type === 'message.status_changed' && ev.message_id && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) ended.add(ev.message_id);
+            batch.push(item as LiveEnvelope);
+          }
+          stream.onLive(batch);
         });
         // Token deltas are opt-in: they are ephemeral and most clients only want the ledger.
         // Both channels arrive over one connection in publish order, so a delta a
