@@ -1,7 +1,7 @@
 import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
 import { isCluster } from '../../infra/redis/connection.js';
-import { publishAll } from '../../infra/redis/publish.js';
+import { publish as publishOne, publishAll } from '../../infra/redis/publish.js';
 import { PRIORITY, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
 
 /** Shard `n` of a keyed actor's queue. */
@@ -57,10 +57,13 @@ export class Dispatcher implements JobProbe {
     return this.deliver([], sends);
   }
 
-  /** Publishes, then adds the jobs, in one pipeline; throws if any part failed (job ids make a retry safe). */
+  /** Publishes, then adds the jobs, in one round trip (one pipeline, or the lone command); throws if any part failed (job ids make a retry safe). */
   async deliver(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
     if (!publish.length && !sends.length) return;
     if (isCluster(this.queues.producer)) return this.deliverSharded(publish, sends);
+    // A lone command (a web node's ask, an early reply, an activity's answer) goes without a pipeline: ioredis
+    // builds each pipeline by copying every script BullMQ defined on the connection, about 5% of a web process's CPU.
+    if (publish.length + sends.length === 1) return this.deliverOne(publish[0], sends[0]);
     const queues = sends.map((s) => this.queueOf(s.to, s.key));
     // Every queue shares the producer connection; a queue's client resolves once BullMQ's scripts are loaded on it.
     const clients = await Promise.all([...new Set(queues)].map((q) => q.getBackend().client));
@@ -74,6 +77,15 @@ export class Dispatcher implements JobProbe {
     const failed = results.find(([err]) => err);
     if (failed) throw failed[0];
     for (const r of await settled) if (r.status === 'rejected') throw r.reason;
+  }
+
+  private async deliverOne(publication: Publication | undefined, send: Send | undefined): Promise<void> {
+    if (publication) {
+      await publishOne(this.queues.producer, publication.channel, publication.payload);
+      return;
+    }
+    const queue = this.queueOf(send!.to, send!.key);
+    await new Job(queue, send!.name, send!.data, jobOptions(send!), send!.job_id).addJob(await queue.getBackend().client);
   }
 
   /**

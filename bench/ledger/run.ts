@@ -12,8 +12,9 @@
  * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
  * Figures, not pass/fail.
  */
+import { setMaxListeners } from 'node:events';
 import { parseArgs } from 'node:util';
-import { Agent, setGlobalDispatcher } from 'undici';
+import { Agent, request, setGlobalDispatcher } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
@@ -30,34 +31,34 @@ async function rssOf(url: string): Promise<number> {
   return Number(/^troupe_process_resident_memory_bytes\S* (\d+)/m.exec(text)?.[1] ?? NaN);
 }
 
-/** Reads an SSE stream, calling onEvent(sequence, created_at) per record. */
+/**
+ * Reads an SSE stream, calling onEvent(sequence, created_at) per record. Lean, since the client shares the
+ * machine's cores with the stack it measures: undici's request (no fetch Response), and per record only the
+ * two fields it needs, found by position (the sequence from the `id:` line, `created_at` from the data).
+ */
 async function stream(url: string, key: string, onEvent: (seq: number, createdAt: number) => void, signal: AbortSignal): Promise<void> {
-  const res = await fetch(url, { headers: { Authorization: `Bearer ${key}` }, signal });
-  const reader = res.body!.getReader();
-  const dec = new TextDecoder();
+  const res = await request(url, { headers: { authorization: `Bearer ${key}` }, signal });
+  res.body.setEncoding('utf8');
   let buf = '';
-  void (async () => {
-    try {
-      for (;;) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += dec.decode(value, { stream: true });
-        let idx;
-        while ((idx = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, idx);
-          buf = buf.slice(idx + 2);
-          const data = /^data: (.*)$/m.exec(block);
-          if (data) {
-            const ev = JSON.parse(data[1]) as { sequence_number: number; created_at: string };
-            onEvent(ev.sequence_number, Date.parse(ev.created_at));
-          }
-        }
+  res.body.on('data', (chunk: string) => {
+    buf += chunk;
+    let start = 0;
+    let end;
+    while ((end = buf.indexOf('\n\n', start)) >= 0) {
+      if (buf.startsWith('id: ', start)) {
+        const idEnd = buf.indexOf('\n', start);
+        const seq = Number(buf.slice(buf.lastIndexOf(':', idEnd) + 1, idEnd));
+        const at = buf.indexOf(CREATED_AT, idEnd) + CREATED_AT.length;
+        onEvent(seq, Date.parse(buf.slice(at, buf.indexOf('"', at))));
       }
-    } catch {
-      /* aborted */
+      start = end + 2;
     }
-  })();
+    buf = buf.slice(start);
+  });
+  res.body.on('error', () => undefined /* aborted */);
 }
+
+const CREATED_AT = '"created_at":"';
 
 /** One run's figures, for the closing table. */
 interface Row {
@@ -80,6 +81,8 @@ async function measure(store: string | undefined): Promise<Row> {
   const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
+  // Every stream listens on it.
+  setMaxListeners(0, abort.signal);
   try {
     const agent = { _id: await scriptedAgent(stack.db, [{ text: 'ok' }]) };
     const auth = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
@@ -91,6 +94,7 @@ async function measure(store: string | undefined): Promise<Row> {
     const delivery: number[] = [];
     let seen = 0;
     const EVENTS_PER_MESSAGE = 7;
+    const MESSAGE = JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'hi' }] });
     const expected = SESSIONS * EVENTS_PER_MESSAGE;
     let allSeen!: () => void;
     const finished = new Promise<void>((r) => (allSeen = r));
@@ -110,8 +114,8 @@ async function measure(store: string | undefined): Promise<Row> {
     const { cpu } = await withCpu(stack, async () => {
       await pool(sessions, CONCURRENCY, async (id) => {
         const t = performance.now();
-        const r = await fetch(`${base}/v1/sessions/${id}/events`, { method: 'POST', headers: auth, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'hi' }] }) });
-        await r.arrayBuffer();
+        const r = await request(`${base}/v1/sessions/${id}/events`, { method: 'POST', headers: auth, body: MESSAGE });
+        await r.body.arrayBuffer();
         post.push(performance.now() - t);
       });
       await Promise.race([finished, new Promise((r) => setTimeout(r, 300_000))]);
@@ -146,6 +150,7 @@ async function measure(store: string | undefined): Promise<Row> {
     };
     if (STREAMS === 0) return row;
     const idle = new AbortController();
+    setMaxListeners(0, idle.signal);
     const rssBefore = await rssOf(base);
     await pool(Array.from({ length: STREAMS }, (_, i) => sessions[i % sessions.length]), 200, (id) => stream(`${base}/v1/sessions/${id}/stream?last_event_id=${id}:${EVENTS_PER_MESSAGE}`, apiKey, () => undefined, idle.signal));
     await new Promise((r) => setTimeout(r, 2000));
