@@ -31,9 +31,11 @@ export function startLitellm(port: number, fakeUrl: string): ChildProcess {
       '    litellm_params: {model: openai/m, api_base: "' + fakeUrl + '/v1", api_key: sk-bench}',
       '  - model_name: bench-anthropic',
       '    litellm_params: {model: anthropic/m, api_base: "' + fakeUrl + '", api_key: sk-bench}',
-      'litellm_settings: {drop_params: true, telemetry: false}',
+      // LiteLLM measured at its best: every switch for per-request work after the answer (logging, spend and
+      // cost tracking) is off. Without a database it writes no spend logs anyway; the switches make sure.
+      'litellm_settings: {drop_params: true, telemetry: false, turn_off_message_logging: true, disable_streaming_logging: true, disable_end_user_cost_tracking: true}',
       // Both proxies authenticate every call, like for like.
-      `general_settings: {master_key: ${LITELLM_KEY}}`,
+      `general_settings: {master_key: ${LITELLM_KEY}, disable_spend_logs: true, disable_spend_updates: true, disable_error_logs: true}`,
       '',
     ].join('\n'),
   );

@@ -10,7 +10,8 @@
  *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
  *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
  *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
- *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time
+ *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time;
+ *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation)
  *  - --floor: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts) joins the rounds: what any Node
  *    proxy process adds on this host, so the router's own share is the difference
  *  - each row also gives the router process's CPU time per call (all threads, from /proc/<pid>/task/<tid>/schedstat),
@@ -18,7 +19,7 @@
  *  - each timed call starts on a settled host: every process of the stack idle (settle.ts, bounded by --settle-ms,
  *    0 = off), so one proxy's work after its answer (logging, callbacks, GC) is not timed as part of the next
  *    path's call; how much of each proxy's CPU fell into the next call is reported either way
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR] [--floor] [--settle-ms 50]
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--floor] [--settle-ms 50]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -37,10 +38,11 @@ import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 import { sampleCpu, settle } from './settle.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, 'baseline-node-args': { type: 'string', default: '' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
-const SETTLE_MS = Number(values['settle-ms']);
+/** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
+const SETTLE_MS = values.profile ? 0 : Number(values['settle-ms']);
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
@@ -192,7 +194,8 @@ async function run(): Promise<void> {
   process.once('exit', () => procs.forEach((p) => p.exitCode === null && p.kill('SIGTERM')));
   const baselinePort = await freePort();
   if (values.baseline) {
-    const b = spawnNode('src/main.js', ['router'], { ...env, ROUTER_PORT: String(baselinePort) }, [], values.baseline);
+    const nodeArgs = values['baseline-node-args'].split(' ').filter(Boolean);
+    const b = spawnNode('src/main.js', ['router'], { ...env, ROUTER_PORT: String(baselinePort) }, nodeArgs, values.baseline);
     procs.push(b);
     cpuPids.baseline = pathPids.baseline = b.pid;
   }

@@ -157,7 +157,7 @@ function readRoundTrips(files: string[]): RoundTrips {
   for (const f of files) {
     if (!existsSync(f)) continue;
     const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
-    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands), shapes: sum(total.mongo.shapes ?? {}, c.mongo.shapes ?? {}) };
+    total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands), shapes: sum(total.mongo.shapes, c.mongo.shapes) };
     total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines };
   }
   return total;
@@ -188,8 +188,8 @@ export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number
 
 /** MongoDB statements between two readings by filter shape, per `per` units: which queries could scan on mongo-java-server. */
 export function queryShapesPer(before: RoundTrips, after: RoundTrips, per: number): string {
-  const a = before.mongo.shapes ?? {};
-  return Object.entries(after.mongo.shapes ?? {}).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0)
+  const a = before.mongo.shapes;
+  return Object.entries(after.mongo.shapes).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0)
     .sort((x, y) => y[1] - x[1]).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join('; ');
 }
 

@@ -11,7 +11,7 @@ import type { MongoClient } from 'mongodb';
  */
 export interface RoundTrips {
   /** `shapes`: per statement, `command collection {filter keys:operators} sort`, to find collection scans. */
-  mongo: { total: number; commands: Record<string, number>; shapes?: Record<string, number> };
+  mongo: { total: number; commands: Record<string, number>; shapes: Record<string, number> };
   redis: { total: number; commands: Record<string, number>; pipelines: number };
 }
 
@@ -68,7 +68,7 @@ export function countMongo(client: MongoClient): void {
   client.on('commandStarted', (e) => {
     counts.mongo.total++;
     bump(counts.mongo.commands, e.commandName);
-    for (const s of shapes(e.commandName, e.command)) bump(counts.mongo.shapes!, s);
+    for (const s of shapes(e.commandName, e.command)) bump(counts.mongo.shapes, s);
   });
 }
 

@@ -14,7 +14,7 @@ import { Metrics } from '../metrics/metrics.js';
 import { PubSubHub } from '../pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
-import { driverFixEvents, installDriverFix, type CaughtWhere } from '../store/driver-fix.js';
+import { driverFixEvents, type CaughtWhere } from '../store/driver-fix.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores, type Stores } from '../store/stores.js';
 
@@ -98,7 +98,6 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: RedisCli
 export async function openCore(config: Config, log: Logger, role: string, opts: { monitorCommands?: boolean } = {}): Promise<Core> {
   const shutdown = new ShutdownList(log);
   const metrics = new Metrics(role);
-  if (!installDriverFix()) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
   const onCaught = (when: CaughtWhere) => {
     metrics.mongoClosedSocketWrites.inc({ when });
     log.warn({ when }, 'mongodb command written to a closed socket: failed as a dropped connection (driver fix)');
@@ -114,6 +113,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     onReplaceFailed: (err) => log.warn({ err: err.message }, 'mongodb client wedged; its replacement did not connect, trying again'),
   });
   shutdown.add(mongo);
+  if (!mongo.driverFixed) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
   const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
   const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
   shutdown.add(once('redis', () => closeRedis(redis)));

@@ -14,20 +14,20 @@ import type { MongoClient, ServerHeartbeatStartedEvent } from 'mongodb';
  * from the driver's public heartbeat events; the watchdog then asks a fresh
  * connection whether the server answers, and if it does, has the client replaced.
  */
-export class HeartbeatTracker {
-  private readonly servers = new Map<string, { startedAt: number | null; awaited: boolean; endedAt: number }>();
+/** A server's monitor: a heartbeat in flight, or the time the last one ended. */
+type MonitorState = { startedAt: number; awaited: boolean } | { startedAt: null; endedAt: number };
 
-  constructor(
-    private readonly opts: { connectTimeoutMS: number; heartbeatFrequencyMS: number },
-    private readonly since: number,
-  ) {}
+export class HeartbeatTracker {
+  private readonly servers = new Map<string, MonitorState>();
+
+  constructor(private readonly opts: { connectTimeoutMS: number; heartbeatFrequencyMS: number }) {}
 
   started(address: string, awaited: boolean, at: number): void {
-    this.servers.set(address, { startedAt: at, awaited, endedAt: this.servers.get(address)?.endedAt ?? this.since });
+    this.servers.set(address, { startedAt: at, awaited });
   }
 
   ended(address: string, at: number): void {
-    this.servers.set(address, { startedAt: null, awaited: false, endedAt: at });
+    this.servers.set(address, { startedAt: null, endedAt: at });
   }
 
   /** The first server whose monitor is past any legitimate bound, and how; null when all make progress. */
@@ -58,7 +58,8 @@ export interface WatchdogOptions {
 
 /** Watches one client at a time; `attach` moves it to the replacement. */
 export class MongoWatchdog {
-  private tracker: HeartbeatTracker;
+  /** The attached client's; none before the first attach. */
+  private tracker: HeartbeatTracker | null = null;
   private detachFromClient: (() => void) | null = null;
   private readonly timer: NodeJS.Timeout;
   private busy = false;
@@ -67,14 +68,13 @@ export class MongoWatchdog {
 
   constructor(private readonly opts: WatchdogOptions) {
     this.checkEveryMs = opts.checkEveryMs ?? 1000;
-    this.tracker = new HeartbeatTracker(opts, Date.now());
     this.timer = setInterval(() => void this.tick(), this.checkEveryMs);
     this.timer.unref();
   }
 
   attach(client: MongoClient): void {
     this.detach();
-    const tracker = (this.tracker = new HeartbeatTracker(this.opts, Date.now()));
+    const tracker = (this.tracker = new HeartbeatTracker(this.opts));
     const started = (e: ServerHeartbeatStartedEvent) => tracker.started(e.connectionId, e.awaited, Date.now());
     const ended = (e: { connectionId: string }) => tracker.ended(e.connectionId, Date.now());
     client.on('serverHeartbeatStarted', started).on('serverHeartbeatSucceeded', ended).on('serverHeartbeatFailed', ended);
@@ -96,12 +96,12 @@ export class MongoWatchdog {
     // A late tick means a blocked event loop: a heartbeat's reply may be waiting behind it, so it proves nothing.
     const late = now - this.lastTick > this.checkEveryMs + 1000;
     this.lastTick = now;
-    if (late || this.busy) return;
-    const stall = this.tracker.stalled(now);
+    const tracker = this.tracker;
+    if (late || this.busy || !tracker) return;
+    const stall = tracker.stalled(now);
     if (!stall) return;
     this.busy = true;
     try {
-      const tracker = this.tracker;
       if (!(await this.opts.probe())) return;
       // Still the same stall after the probe's round trip (a slow heartbeat would have ended by now)?
       const again = tracker === this.tracker ? tracker.stalled(Date.now()) : null;

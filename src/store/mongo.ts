@@ -1,5 +1,6 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import type { Closeable } from '../lifecycle/shutdown.js';
+import { installDriverFix } from './driver-fix.js';
 import { liveDb } from './live-db.js';
 import { MongoWatchdog } from './mongo-watchdog.js';
 
@@ -10,12 +11,19 @@ export interface MongoHandle extends Closeable {
   db: Db;
   /** Connected to a sharded cluster's mongos: stores then name shard keys in their filters (shard-keys.ts). */
   sharded: boolean;
+  /** Whether the driver fix (driver-fix.ts) is in place: false when driver internals changed, or opted out of. */
+  driverFixed: boolean;
   /** Calls `fn` with the current client now and with every replacement (event listeners that must follow it). */
   onClient(fn: (client: MongoClient) => void): void;
 }
 
 export interface ConnectOptions {
   monitorCommands?: boolean;
+  /**
+   * Installs the driver fix for writes to closed sockets (driver-fix.ts) before connecting, default true.
+   * false only for the fault test that shows what the watchdog does for a client without it.
+   */
+  driverFix?: boolean;
   /** Told after the watchdog replaced a wedged client (the caller logs and counts it). */
   onReplaced?: (reason: string) => void;
   /** Told when a replacement was due but could not be made (the new client did not connect). */
@@ -31,6 +39,8 @@ const CONNECT_TIMEOUT_MS = 5000;
 const HEARTBEAT_FREQUENCY_MS = 2000;
 
 export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: ConnectOptions = {}): Promise<MongoHandle> {
+  // Process-wide (it patches the driver's Connection class), so every client of the process has it, probes included.
+  const driverFixed = opts.driverFix !== false && installDriverFix();
   const options: MongoClientOptions = {
     appName,
     serverSelectionTimeoutMS: 5000,
@@ -44,7 +54,7 @@ export async function connectMongo(url: string, dbName: string, appName = 'troup
     // bounded by connectTimeoutMS, which is what lets the watchdog tell a wedged monitor from a slow one.
     serverMonitoringMode: 'poll',
   };
-  const owner = new MongoOwner(url, dbName, options, opts);
+  const owner = new MongoOwner(url, dbName, options, opts, driverFixed);
   await owner.open();
   return owner;
 }
@@ -70,6 +80,7 @@ class MongoOwner implements MongoHandle {
     private readonly dbName: string,
     private readonly options: MongoClientOptions,
     private readonly opts: ConnectOptions,
+    readonly driverFixed: boolean,
   ) {
     this.watchdog = new MongoWatchdog({
       connectTimeoutMS: CONNECT_TIMEOUT_MS,

@@ -8,7 +8,7 @@ describe('MongoDB watchdog: telling a wedged server monitor from a slow one', ()
   const A = '127.0.0.1:27017';
 
   it('a polled heartbeat in flight past its socket timeout is a stall; one that ended, failed or not, is progress', () => {
-    const t = new HeartbeatTracker(opts, 0);
+    const t = new HeartbeatTracker(opts);
     t.started(A, false, 1000);
     assert.equal(t.stalled(6900), null, 'within connectTimeoutMS and the slack');
     assert.match(t.stalled(7100)?.reason ?? '', /heartbeat in flight for 6100 ms/);
@@ -18,14 +18,14 @@ describe('MongoDB watchdog: telling a wedged server monitor from a slow one', ()
   });
 
   it('an awaited (streaming) heartbeat may first wait heartbeatFrequencyMS', () => {
-    const t = new HeartbeatTracker(opts, 0);
+    const t = new HeartbeatTracker(opts);
     t.started(A, true, 0);
     assert.equal(t.stalled(15_900), null);
     assert.ok(t.stalled(16_100));
   });
 
-  it('a monitor that stops starting heartbeats is a stall too, counted from the last one (or from attaching)', () => {
-    const t = new HeartbeatTracker(opts, 0);
+  it('a monitor that stops starting heartbeats is a stall too, counted from the end of the last one', () => {
+    const t = new HeartbeatTracker(opts);
     assert.equal(t.stalled(15_000), null, 'no server seen yet');
     t.started(A, false, 100);
     t.ended(A, 200);
@@ -34,7 +34,7 @@ describe('MongoDB watchdog: telling a wedged server monitor from a slow one', ()
   });
 
   it('names the stalled server among several', () => {
-    const t = new HeartbeatTracker(opts, 0);
+    const t = new HeartbeatTracker(opts);
     t.started('a:1', false, 0);
     t.ended('a:1', 10);
     t.started('b:1', false, 0);

@@ -27,6 +27,15 @@ final class StoreFormat {
 
     private static final String DATA_PREFIX = "databases.";
 
+    /**
+     * During an upgrade: the data maps already rewritten, and the copy being made of the next one
+     * (named with a `$`, which no database name has, so no database's maps are taken for them).
+     */
+    private static final String UPGRADED = "$troupe-upgraded";
+    private static final String COPY_PREFIX = "$troupe-upgrading.";
+
+    private static final int SLICE = 10_000;
+
     private StoreFormat() {
     }
 
@@ -40,46 +49,52 @@ final class StoreFormat {
     }
 
     /**
-     * Brings the file to the current format before the server opens it. The store is opened with
-     * no background commit and no commit on memory pressure, and the whole upgrade is one commit:
-     * a crash or kill during it leaves the file as it was, and the next start upgrades again.
+     * Brings the store to the current format before the backend opens it. The store must have been
+     * opened with no background commit and no commit on memory pressure, so the file changes only at
+     * the commits below, each a consistent point: a data map is copied into a map of the new types
+     * in slices of {@link #SLICE} documents (so the heap holds one slice's pages, not the database),
+     * then takes the old map's name in one commit that also notes it done. A crash or kill at any
+     * point leaves every data map either untouched or done; the next start drops a partial copy
+     * and goes on from there.
      */
-    static void upgrade(String file) {
-        MVStore store = new MVStore.Builder().fileName(file).autoCommitDisabled().autoCommitBufferSize(0).open();
-        boolean done = false;
-        try {
-            int version = store.getStoreVersion();
-            if (version > CURRENT) {
-                throw new IllegalStateException(file + " is in format " + version + ", newer than this launcher's " + CURRENT);
-            }
-            if (version < CURRENT) {
-                for (String name : new ArrayList<>(store.getMapNames())) {
-                    if (name.startsWith(DATA_PREFIX)) {
-                        rewrite(store, name);
-                    }
-                }
-                store.setStoreVersion(CURRENT);
-                store.commit();
-            }
-            done = true;
-        } finally {
-            if (done) {
-                store.close();
-            } else {
-                store.closeImmediately();
+    static void upgrade(MVStore store, String file) {
+        int version = store.getStoreVersion();
+        if (version > CURRENT) {
+            throw new IllegalStateException(file + " is in format " + version + ", newer than this launcher's " + CURRENT);
+        }
+        if (version == CURRENT) {
+            return;
+        }
+        MVMap<String, String> upgraded = store.openMap(UPGRADED);
+        for (String name : new ArrayList<>(store.getMapNames())) {
+            if (name.startsWith(DATA_PREFIX) && !upgraded.containsKey(name)) {
+                rewrite(store, name, upgraded);
             }
         }
+        store.removeMap(upgraded);
+        store.setStoreVersion(CURRENT);
+        store.commit();
     }
 
     /** Copies one data map into a map of the current types, which then takes its name. */
-    private static void rewrite(MVStore store, String name) {
+    private static void rewrite(MVStore store, String name, MVMap<String, String> upgraded) {
+        String copyName = COPY_PREFIX + name;
+        if (store.hasMap(copyName)) {
+            store.removeMap(copyName);
+        }
         MVMap<Object, Object> old = store.openMap(name);
         @SuppressWarnings({"unchecked", "rawtypes"})
-        MVMap<Object, Object> fresh = (MVMap) store.openMap("upgrading." + name, dataMap());
+        MVMap<Object, Object> copy = (MVMap) store.openMap(copyName, dataMap());
+        int n = 0;
         for (Map.Entry<Object, Object> e : old.entrySet()) {
-            fresh.put(e.getKey(), e.getValue());
+            copy.put(e.getKey(), e.getValue());
+            if (++n % SLICE == 0) {
+                store.commit();
+            }
         }
         store.removeMap(old);
-        store.renameMap(fresh, name);
+        store.renameMap(copy, name);
+        upgraded.put(name, "");
+        store.commit();
     }
 }

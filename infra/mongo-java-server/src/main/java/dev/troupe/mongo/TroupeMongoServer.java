@@ -56,7 +56,7 @@ public final class TroupeMongoServer {
         }
         if (memory == (file != null)) usage("give exactly one of --file and --memory");
 
-        MongoBackend backend = memory ? new MemoryBackend() : new KeyOrderedH2Backend(openStore(file));
+        MongoBackend backend = memory ? new MemoryBackend() : openH2(file);
         backend.version(MONGO_4_4);
         MongoServer server = new MongoServer(SerializedDdl.wrap(backend));
         server.bind(host, port);
@@ -70,16 +70,30 @@ public final class TroupeMongoServer {
         System.out.flush();
     }
 
-    private static MVStore openStore(String file) {
-        StoreFormat.upgrade(file);
-        // MVStore commits in the background about once a second and on close; a kill -9
-        // loses at most that last second, and the file stays readable (append-only chunks).
-        MVStore store = new MVStore.Builder().fileName(file).cacheSize(64).open();
-        if (store.getStoreVersion() != StoreFormat.CURRENT) {
+    /**
+     * The H2 backend on its file, brought to this launcher's format. Until the backend is open the
+     * file changes only at commits made on purpose: the format upgrade's, and one after the backend
+     * has rebuilt the index maps an older launcher wrote (KeyOrderedH2Backend), so a kill during
+     * either leaves no half-built map behind (a half-built index would be taken as complete).
+     *
+     * Then MVStore commits in the background once a second, and on close: a kill -9 loses at most
+     * that last second, and the file stays readable (append-only chunks). Commits are made by time
+     * only (autoCommitBufferSize 0), not also when unsaved pages fill a buffer: those were rare
+     * under load (commits stayed under one a second) and would make a half-built index durable.
+     */
+    private static MongoBackend openH2(String file) {
+        MVStore store = new MVStore.Builder().fileName(file).cacheSize(64)
+            .autoCommitDisabled().autoCommitBufferSize(0).open();
+        try {
+            StoreFormat.upgrade(store, file);
+            MongoBackend backend = new KeyOrderedH2Backend(store);
+            store.commit();
+            store.setAutoCommitDelay(1000);
+            return backend;
+        } catch (RuntimeException | Error e) {
             store.closeImmediately();
-            throw new IllegalStateException(file + " is not in format " + StoreFormat.CURRENT + " after its upgrade");
+            throw e;
         }
-        return store;
     }
 
     private static void usage(String problem) {
