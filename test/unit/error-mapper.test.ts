@@ -34,6 +34,7 @@ describe('error mapper: an unreachable store', () => {
     named('MongoNetworkError', 'connection 24 to 127.0.0.1:27017 closed'),
     named('MaxRetriesPerRequestError', 'Reached the max retries per request limit'),
     new Error('Connection is closed.'),
+    new Error('Command timed out'),
     Object.assign(new Error('This socket has been ended by the other party'), { code: 'EPIPE' }),
   ]) {
     it(`answers ${err.name} "${err.message}" with a 503 to retry, not a 500`, async () => {

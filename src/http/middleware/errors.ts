@@ -34,9 +34,12 @@ const UNREACHABLE = new Set(['MongoNetworkError', 'MongoNetworkTimeoutError', 'M
 /** Socket errors a driver lets through raw when its server goes away mid-write. */
 const SOCKET_CODES = new Set(['EPIPE', 'ECONNRESET', 'ECONNREFUSED']);
 
+const IOREDIS_MESSAGES = new Set(['Connection is closed.', 'Command timed out']);
+
 function storeUnreachable(e: unknown): boolean {
   const err = e as { name?: string; message?: string; code?: string } | null;
-  return !!err && (UNREACHABLE.has(err.name ?? '') || SOCKET_CODES.has(err.code ?? '') || (err.name === 'Error' && err.message === 'Connection is closed.'));
+  // ioredis raises plain Errors for a closed connection and for a command past its `commandTimeout`.
+  return !!err && (UNREACHABLE.has(err.name ?? '') || SOCKET_CODES.has(err.code ?? '') || (err.name === 'Error' && IOREDIS_MESSAGES.has(err.message ?? '')));
 }
 
 /**
