@@ -9,7 +9,10 @@
  * `--stores mongo-java-server,ferretdb` runs the whole measurement once per local
  * server, one after the other in the same invocation, and ends with a table
  * (`mongo-java-server:memory` is its memory backend instead of the H2 file).
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
+ * `--warmup N` first runs N messages (sync, on sessions of their own) through the same turn and leaves them out of
+ * every figure: a fresh store's JVM and the Node processes compile their hot paths in the first seconds, which a
+ * run of a few seconds would otherwise mostly measure. `--warmup 0` measures from cold.
+ * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
  * Figures, not pass/fail.
  */
 import { setMaxListeners } from 'node:events';
@@ -21,10 +24,11 @@ import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgen
 
 setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' } } });
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
+const WARMUP = Number(values.warmup);
 
 async function rssOf(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -76,6 +80,17 @@ interface Row {
   cpu: Record<string, CpuFigures>;
 }
 
+/** Runs `n` messages at the run's concurrency, each on a new session, and waits for their turns to end. */
+async function warmUp(base: string, auth: Record<string, string>, agentId: string, n: number): Promise<void> {
+  const SYNC = JSON.stringify({ parts: [{ type: 'text', text: 'hi' }] });
+  await pool(Array.from({ length: n }, (_, i) => i), CONCURRENCY, async () => {
+    const created = await request(`${base}/v1/agents/${agentId}/sessions`, { method: 'POST', headers: auth, body: '{}' });
+    const { id } = (await created.body.json()) as { id: string };
+    const r = await request(`${base}/v1/sessions/${id}/messages/sync`, { method: 'POST', headers: auth, body: SYNC });
+    await r.body.arrayBuffer();
+  });
+}
+
 async function measure(store: string | undefined): Promise<Row> {
   const [mongoKind, backend] = (store?.split(':') ?? []) as [MongoKind | undefined, string | undefined];
   const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
@@ -86,6 +101,11 @@ async function measure(store: string | undefined): Promise<Row> {
   try {
     const agent = { _id: await scriptedAgent(stack.db, [{ text: 'ok' }]) };
     const auth = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
+    if (WARMUP > 0) {
+      const t = Date.now();
+      await warmUp(base, auth, agent._id, WARMUP);
+      console.log(`warm-up: ${WARMUP} messages in ${((Date.now() - t) / 1000).toFixed(1)} s, left out of every figure below`);
+    }
     const sessions: string[] = [];
     await pool(Array.from({ length: SESSIONS }, (_, i) => i), CONCURRENCY, async () => {
       const r = await fetch(`${base}/v1/agents/${agent._id}/sessions`, { method: 'POST', headers: auth, body: '{}' });
