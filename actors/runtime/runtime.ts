@@ -64,7 +64,7 @@ export class ActorRuntime {
   readonly batchGate: BatchGate;
   /** Shard queues of keyed actors: a batch turn waiting for a slot there holds the shard. */
   private readonly shardQueues = new Set<string>();
-  private readonly inheritTimer: NodeJS.Timeout;
+  private readonly inheritTimer: NodeJS.Timeout | null;
   private inheriting = false;
   private closing: Promise<void> | null = null;
 
@@ -72,8 +72,9 @@ export class ActorRuntime {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
-    this.inheritTimer = setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS);
-    this.inheritTimer.unref();
+    // Without a bound no batch turn ever waits for a slot: nothing to look at.
+    this.inheritTimer = this.batchGate.slots > 0 ? setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS) : null;
+    this.inheritTimer?.unref();
   }
 
   /**
@@ -191,7 +192,7 @@ export class ActorRuntime {
       this.closing = (async () => {
         this.stopping.abort();
         this.guard.stop();
-        clearInterval(this.inheritTimer);
+        if (this.inheritTimer) clearInterval(this.inheritTimer);
         await Promise.allSettled(this.workers.map((w) => w.close()));
       })();
     }

@@ -2,15 +2,13 @@ import { PassThrough } from 'node:stream';
 import type { EventEnvelope } from '../../domain/ledger.js';
 import type { LedgerStore } from '../../store/ledger.js';
 import { envelope } from '../../store/ledger.js';
+import type { LiveEvent } from '../../pubsub/session-events.js';
 
 export const HEARTBEAT_MS = 15_000;
 const BACKFILL_PAGE = 500;
 
-/** A live envelope and its JSON as published, sent as the record's data without serializing it again. */
-export interface LiveEnvelope {
-  ev: EventEnvelope;
-  json: string;
-}
+/** A live ledger envelope and its JSON as published, sent as the record's data without serializing it again. */
+export type LiveEnvelope = LiveEvent & { ev: EventEnvelope };
 
 function record(ev: EventEnvelope, json: string): string {
   return `id: ${ev.id}\nevent: ${ev.type}\ndata: ${json}\n\n`;
