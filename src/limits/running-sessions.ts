@@ -60,19 +60,37 @@ export class RunningSessionGate {
   async admit(orgId: string, session: { status: string } | null, now = Date.now()): Promise<void> {
     // A message to a session already running queues inside it and adds nothing.
     if (session?.status === 'running') return;
+    const cap = await this.overCap(orgId, now);
+    if (cap !== null) this.refuse(cap);
+  }
+
+  /**
+   * A message to a session whose status the caller does not have at hand
+   * (`current` reads it): admitted as one that may start the session, and
+   * refused only if a fresh read shows that it is not running already.
+   */
+  async admitMessage(orgId: string, current: () => Promise<{ status: string }>, now = Date.now()): Promise<void> {
+    const cap = await this.overCap(orgId, now);
+    if (cap !== null && (await current()).status !== 'running') this.refuse(cap);
+  }
+
+  /** Null when one more running session fits under the org's cap (it is then counted as admitted), else the cap. */
+  private async overCap(orgId: string, now: number): Promise<number | null> {
     const cap = (await this.limits.of(orgId)).running_sessions;
-    if (cap <= 0) return;
+    if (cap <= 0) return null;
     const known = this.known.get(orgId, now);
     if (known && known.running + known.admitted < cap * UNCOUNTED_SHARE) {
       known.admitted++;
       if (now - known.counted_at >= RECOUNT_AFTER_MS) this.recount(orgId, cap, known, now);
-      return;
+      return null;
     }
     const running = await this.sessions.countRunning(orgId, cap);
-    if (running < cap) {
-      this.known.set(orgId, { running, admitted: 1, counted_at: now }, now);
-      return;
-    }
+    if (running >= cap) return cap;
+    this.known.set(orgId, { running, admitted: 1, counted_at: now }, now);
+    return null;
+  }
+
+  private refuse(cap: number): never {
     this.metrics.rateLimitRefusals.inc({ surface: 'sessions', scope: 'running' });
     throw new RateLimitError(`This organization has ${cap} sessions running, its limit; retry when one finishes, or send the work as a session batch, which queues instead.`, 'concurrency_limited', {
       'Retry-After': String(RETRY_AFTER_S),

@@ -73,6 +73,20 @@ describe('running-session gate: when it counts', () => {
     await refused(g.admit(org, null, t0 + 700));
   });
 
+  it('refuses a message whose session status is not at hand only if a fresh read shows the session not running', async () => {
+    const g = gate(4);
+    const org = uniqueName('org');
+    await startElsewhere(org, 4);
+    let reads = 0;
+    const current = (status: string) => async () => (reads++, { status });
+    await g.admitMessage(org, current('running'));
+    await refused(g.admitMessage(org, current('idle')));
+    assert.equal(reads, 2);
+    const roomy = gate(40);
+    await roomy.admitMessage(org, current('idle'));
+    assert.equal(reads, 2, 'below the cap the session is not read');
+  });
+
   it('counts every message near the cap, and after a batch', async () => {
     const g = gate(4);
     const org = uniqueName('org');
