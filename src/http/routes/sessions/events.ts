@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { newId } from '../../../domain/ids.js';
-import { TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../domain/ledger.js';
+import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../pubsub/session-events.js';
 import { envelope } from '../../../store/ledger.js';
 import { messageView } from '../../../store/messages.js';
@@ -26,7 +26,7 @@ async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, 
   const finished = new Promise<boolean>((r) => (done = r));
   const unsubscribe = await hub.subscribe(deps.keys.sessionEvents(sessionId), (raw) => {
     for (const { ev } of decodeSessionEvents(raw)) {
-      if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
+      if (endedMessageId(ev) === messageId) done(true);
     }
   });
   const timer = setTimeout(() => done(false), ms);
