@@ -9,7 +9,7 @@ import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.j
 import { NotFoundError } from '../../../domain/errors.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { admitUserMessage, ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
+import { admitUserMessage, ask, runtimeOf, sessionForCommand, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
@@ -61,7 +61,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
@@ -108,7 +108,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'messages',
       response: turnReplyResponse,
       handler: async (ctx) => {
-        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const messageId = ctx.params.message_id;
         return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
       },
@@ -122,7 +122,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       body: { schema: syncBody },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
         await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
         await admitUserMessage(deps, orgId, session);
