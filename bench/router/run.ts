@@ -217,6 +217,11 @@ async function throughput(routed: () => Promise<[number, number]>): Promise<void
   console.log(`\nrequests/s at p99 <= 15 ms: ${best.toFixed(0)}`);
 }
 
+/** The monotonic clock in µs, as a CPU profile's timestamps read it. */
+const now = () => Number(process.hrtime.bigint() / 1000n);
+/** With --profile: when the interleaved rounds ran (warm-up included), the part of the profile that is summarised. */
+const profileWindow: [number, number] = [0, Infinity];
+
 async function run(): Promise<void> {
   const services = await startLocalServices({ log: () => undefined });
   const fake = spawnNode('fake-server.js', [], process.env);
@@ -299,7 +304,9 @@ async function run(): Promise<void> {
     if (SYSCALLS > 0) return await census(cases, fake.pid!);
     console.log(`n=${N} per path, concurrency 1, interleaved; p50 / p99\n`);
     console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
+    profileWindow[0] = now();
     for (const [label, paths] of cases) await interleaved(label, paths, label.endsWith('TTFT'));
+    profileWindow[1] = now();
     await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
   } finally {
     const routerExit = new Promise((r) => routerProc.once('exit', r));
@@ -308,7 +315,7 @@ async function run(): Promise<void> {
     await agent.close();
     await services.stop();
   }
-  if (profDir) summariseProfile(profDir);
+  if (profDir) summariseProfile(profDir, profileWindow);
 }
 
 run().catch((err) => {
