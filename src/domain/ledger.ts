@@ -50,6 +50,15 @@ export interface EventEnvelope extends NewEvent {
   created_at: string;
 }
 
+/**
+ * The message this event ends, if it is a terminal `message.status_changed`;
+ * else null. Waiters and streams decide "done" by this one rule.
+ */
+export function endedMessageId(ev: { type: string; message_id?: string | null; data?: Record<string, unknown> }): string | null {
+  if (ev.type !== 'message.status_changed' || !ev.message_id) return null;
+  return TERMINAL_MESSAGE_STATUSES.includes(ev.data?.to as MessageStatus) ? ev.message_id : null;
+}
+
 export const SYSTEM_ACTOR: Actor = Object.freeze({ type: 'system', id: null }) as Actor;
 export const USER_ACTOR: Actor = Object.freeze({ type: 'user', id: null }) as Actor;
 

@@ -11,6 +11,7 @@ import type { Send } from '../../actors/runtime/actor.js';
 import type { PubSubHub } from '../pubsub/hub.js';
 import type { Limits } from '../limits/limits.js';
 import type { Drain } from '../lifecycle/drain.js';
+import type { SessionHeads } from '../sessions/session-heads.js';
 
 /** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
@@ -27,6 +28,8 @@ export interface AppDeps {
   outbox: { send(sends: Send[]): Promise<void> };
   /** Session actors' front door and the process's subscriber; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub };
+  /** Sessions this process created or read, so commands to them skip the read; absent means always read. */
+  sessionHeads?: SessionHeads;
   /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
   limits?: Limits;
   /** Set when the process starts shutting down; absent in unit tests. */

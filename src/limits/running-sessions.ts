@@ -9,6 +9,13 @@ const RETRY_AFTER_S = 5;
 
 /** How long this process trusts a count of an org's running sessions. */
 const COUNT_TTL_MS = 1000;
+/**
+ * A count this old is redone in the background by the next admitted message,
+ * so that under steady traffic the count is renewed before it expires and no
+ * message waits for one (a count scans the org's sessions: 30-45 ms on
+ * mongo-java-server with a few thousand of them, the POST's slowest hop).
+ */
+const RECOUNT_AFTER_MS = 500;
 const MAX_CACHED = 10_000;
 /**
  * While the last count plus the sessions this process has started since stay
@@ -22,6 +29,7 @@ interface Known {
   running: number;
   /** Sessions this process let start since `running` was counted. */
   admitted: number;
+  counted_at: number;
 }
 
 /**
@@ -34,11 +42,14 @@ interface Known {
  * wait their turn in the shard queues behind interactive work.
  *
  * Counting is a query per message (a collection scan on mongo-java-server),
- * so far below the cap a count is reused for COUNT_TTL_MS (see UNCOUNTED_SHARE);
+ * so far below the cap a count is reused for COUNT_TTL_MS (see UNCOUNTED_SHARE)
+ * and renewed in the background by the first message past RECOUNT_AFTER_MS;
  * near the cap every message is counted as before.
  */
 export class RunningSessionGate {
   private readonly known = new ExpiringCache<Known>(COUNT_TTL_MS, MAX_CACHED);
+  /** Orgs whose count is being renewed in the background. */
+  private readonly recounting = new Set<string>();
 
   constructor(
     private readonly sessions: SessionStore,
@@ -46,21 +57,40 @@ export class RunningSessionGate {
     private readonly metrics: Metrics,
   ) {}
 
-  async admit(orgId: string, session: { status: string } | null): Promise<void> {
+  async admit(orgId: string, session: { status: string } | null, now = Date.now()): Promise<void> {
     // A message to a session already running queues inside it and adds nothing.
     if (session?.status === 'running') return;
+    const cap = await this.overCap(orgId, now);
+    if (cap !== null) this.refuse(cap);
+  }
+
+  /**
+   * A message to a session whose status the caller does not have at hand
+   * (`current` reads it): admitted as one that may start the session, and
+   * refused only if a fresh read shows that it is not running already.
+   */
+  async admitMessage(orgId: string, current: () => Promise<{ status: string }>, now = Date.now()): Promise<void> {
+    const cap = await this.overCap(orgId, now);
+    if (cap !== null && (await current()).status !== 'running') this.refuse(cap);
+  }
+
+  /** Null when one more running session fits under the org's cap (it is then counted as admitted), else the cap. */
+  private async overCap(orgId: string, now: number): Promise<number | null> {
     const cap = (await this.limits.of(orgId)).running_sessions;
-    if (cap <= 0) return;
-    const known = this.known.get(orgId);
+    if (cap <= 0) return null;
+    const known = this.known.get(orgId, now);
     if (known && known.running + known.admitted < cap * UNCOUNTED_SHARE) {
       known.admitted++;
-      return;
+      if (now - known.counted_at >= RECOUNT_AFTER_MS) this.recount(orgId, cap, known, now);
+      return null;
     }
     const running = await this.sessions.countRunning(orgId, cap);
-    if (running < cap) {
-      this.known.set(orgId, { running, admitted: 1 });
-      return;
-    }
+    if (running >= cap) return cap;
+    this.known.set(orgId, { running, admitted: 1, counted_at: now }, now);
+    return null;
+  }
+
+  private refuse(cap: number): never {
     this.metrics.rateLimitRefusals.inc({ surface: 'sessions', scope: 'running' });
     throw new RateLimitError(`This organization has ${cap} sessions running, its limit; retry when one finishes, or send the work as a session batch, which queues instead.`, 'concurrency_limited', {
       'Retry-After': String(RETRY_AFTER_S),
@@ -68,6 +98,26 @@ export class RunningSessionGate {
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(RETRY_AFTER_S),
     });
+  }
+
+  /**
+   * Renews `was` without making anyone wait. As with a count made inline, the
+   * message that asked for it stays counted as admitted on top of it, and so
+   * do those admitted while it runs (they may or may not be in it). A count that fails is dropped: the
+   * old one then expires and the next message counts inline, as before.
+   */
+  private recount(orgId: string, cap: number, was: Known, counted_at: number): void {
+    if (this.recounting.has(orgId)) return;
+    this.recounting.add(orgId);
+    const before = was.admitted - 1;
+    this.sessions.countRunning(orgId, cap).then(
+      (running) => {
+        this.recounting.delete(orgId);
+        // Forgotten (a batch started) or replaced meanwhile: that entry is the newer truth.
+        if (this.known.get(orgId, counted_at) === was) this.known.set(orgId, { running, admitted: was.admitted - before, counted_at }, counted_at);
+      },
+      () => this.recounting.delete(orgId),
+    );
   }
 
   /** Sessions were started outside `admit` (a batch): the next message counts again. */

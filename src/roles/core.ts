@@ -17,6 +17,7 @@ import { ensureIndexes } from '../store/indexes.js';
 import { driverFixEvents, type CaughtWhere } from '../store/driver-fix.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores, type Stores } from '../store/stores.js';
+import { SessionHeads } from '../sessions/session-heads.js';
 
 /**
  * QUIT when connected (lets replies in flight arrive); otherwise, or if QUIT
@@ -151,5 +152,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, limits: core.limits, drain: core.drain };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, sessionHeads: new SessionHeads(), limits: core.limits, drain: core.drain };
 }

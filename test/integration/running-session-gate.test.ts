@@ -47,6 +47,46 @@ describe('running-session gate: when it counts', () => {
     await refused(g.admit(org, null));
   });
 
+  it('under steady traffic renews its count in the background, before it expires', async () => {
+    const store = new SessionStore(db);
+    const counts: Promise<number>[] = [];
+    const counting = Object.assign(Object.create(store) as SessionStore, {
+      countRunning: (orgId: string, upTo: number) => {
+        const c = store.countRunning(orgId, upTo);
+        counts.push(c);
+        return c;
+      },
+    });
+    const g = new RunningSessionGate(counting, new OrgLimitsLookup(new OrgStore(db), { api_per_min: 0, api_key_per_min: 0, routing_per_min: 0, routing_key_per_min: 0, running_sessions: 40 }), metrics);
+    const org = uniqueName('org');
+    const t0 = Date.now();
+    await g.admit(org, null, t0);
+    assert.equal(counts.length, 1);
+    await startElsewhere(org, 40);
+    await g.admit(org, null, t0 + 200); // a fresh count: no recount
+    assert.equal(counts.length, 1);
+    await g.admit(org, null, t0 + 600); // admitted on the count it has, which is renewed meanwhile
+    assert.equal(counts.length, 2);
+    await counts[1];
+    await new Promise((r) => setImmediate(r));
+    // The renewed count sees the 40 started elsewhere, still within the first count's second.
+    await refused(g.admit(org, null, t0 + 700));
+  });
+
+  it('refuses a message whose session status is not at hand only if a fresh read shows the session not running', async () => {
+    const g = gate(4);
+    const org = uniqueName('org');
+    await startElsewhere(org, 4);
+    let reads = 0;
+    const current = (status: string) => async () => (reads++, { status });
+    await g.admitMessage(org, current('running'));
+    await refused(g.admitMessage(org, current('idle')));
+    assert.equal(reads, 2);
+    const roomy = gate(40);
+    await roomy.admitMessage(org, current('idle'));
+    assert.equal(reads, 2, 'below the cap the session is not read');
+  });
+
   it('counts every message near the cap, and after a batch', async () => {
     const g = gate(4);
     const org = uniqueName('org');

@@ -350,6 +350,17 @@ describe('sessions and the ledger', () => {
     const res = await h.api(`/v1/sessions/${s.id}`, { headers: { Authorization: `Bearer ${key}` } });
     assert.equal(res.status, 404);
     await res.text();
+    // The web node knows this session's head (it created it), so commands skip reading it: never for another org.
+    const commands: [string, unknown][] = [
+      [`/v1/sessions/${s.id}/events`, { type: 'user.message', content: [{ type: 'text', text: 'x' }] }],
+      [`/v1/sessions/${s.id}/messages/sync`, { parts: [{ type: 'text', text: 'x' }] }],
+      [`/v1/sessions/${s.id}/messages/msg_x/cancel`, undefined],
+    ];
+    for (const [path, body] of commands) {
+      const r = await h.api(path, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, ...(body ? { json: body } : {}) });
+      assert.equal(r.status, 404, path);
+      assert.equal(((await r.json()) as { error: { code: string } }).error.code, 'session_not_found', path);
+    }
     const { agentId: doomed } = await scriptedAgent(h, [{ text: 'x' }]);
     await h.running.core.db.collection('agents').updateOne({ _id: doomed as never }, { $set: { deleted_at: new Date() } });
     const created = await h.api(`/v1/agents/${doomed}/sessions`, { method: 'POST' });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { EventEnvelope } from '../../src/domain/ledger.js';
+import { endedMessageId, type EventEnvelope } from '../../src/domain/ledger.js';
 import { SessionStream, parseLastEventId, type LiveEnvelope } from '../../src/http/sse/session-stream.js';
 import { decodeSessionEvents, encodeSessionEvents, SESSION_DELETED } from '../../src/pubsub/session-events.js';
 import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
@@ -25,6 +25,16 @@ async function drain(stream: SessionStream): Promise<string> {
 const env = (doc: EventDoc): EventEnvelope => ({ id: doc._id, session_id: 's', sequence_number: doc.sequence_number, message_id: null, type: doc.type, source: doc.source, actor: doc.actor, data: JSON.parse(doc.data_json), created_at: doc.created_at.toISOString() });
 
 const live = (doc: EventDoc): LiveEnvelope => ({ ev: env(doc), json: JSON.stringify(env(doc)) });
+
+describe('endedMessageId', () => {
+  const change = (to: string, message_id: string | null = 'm1') => ({ type: 'message.status_changed', message_id, data: { from: 'running', to } });
+  it('names the message a terminal status change ends, and nothing else', () => {
+    for (const to of ['completed', 'failed', 'cancelled']) assert.equal(endedMessageId(change(to)), 'm1');
+    for (const to of ['queued', 'running', 'requires_action']) assert.equal(endedMessageId(change(to)), null);
+    assert.equal(endedMessageId(change('completed', null)), null);
+    assert.equal(endedMessageId({ type: 'session.status_changed', message_id: 'm1', data: { to: 'completed' } }), null);
+  });
+});
 
 describe('session events on pub/sub', () => {
   it('carries a turn in one message and gives back each envelope and its JSON, newlines in content included', () => {

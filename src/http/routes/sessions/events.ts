@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { newId } from '../../../domain/ids.js';
-import { TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../domain/ledger.js';
+import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../pubsub/session-events.js';
 import { envelope } from '../../../store/ledger.js';
 import { messageView } from '../../../store/messages.js';
@@ -9,7 +9,7 @@ import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.j
 import { NotFoundError } from '../../../domain/errors.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { admitUserMessage, ask, runtimeOf, sessionOr404, withIdempotency } from './runtime.js';
+import { admitUserMessage, ask, runtimeOf, sessionForCommand, sessionOr404, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
 import { userMessageCommandId } from './sessions.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
@@ -26,7 +26,7 @@ async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, 
   const finished = new Promise<boolean>((r) => (done = r));
   const unsubscribe = await hub.subscribe(deps.keys.sessionEvents(sessionId), (raw) => {
     for (const { ev } of decodeSessionEvents(raw)) {
-      if (ev.type === 'message.status_changed' && ev.message_id === messageId && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) done(true);
+      if (endedMessageId(ev) === messageId) done(true);
     }
   });
   const timer = setTimeout(() => done(false), ms);
@@ -61,7 +61,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
@@ -108,7 +108,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'messages',
       response: turnReplyResponse,
       handler: async (ctx) => {
-        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const messageId = ctx.params.message_id;
         return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
       },
@@ -122,7 +122,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       body: { schema: syncBody },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionOr404(deps, orgId, ctx.params.session_id);
+        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
         await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
         await admitUserMessage(deps, orgId, session);

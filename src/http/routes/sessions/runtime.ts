@@ -3,6 +3,7 @@ import { sessionCommand, type SessionCommand } from '../../../../actors/session/
 import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
 import { bodyHash } from '../../../store/idempotency.js';
 import type { SessionDoc } from '../../../store/sessions.js';
+import type { SessionHead } from '../../../sessions/session-heads.js';
 import type { AppDeps } from '../../deps.js';
 import type { Ctx } from '../../types.js';
 
@@ -17,12 +18,28 @@ export async function sessionOr404(deps: AppDeps, orgId: string, id: string): Pr
   return s;
 }
 
-/** Before a user message: refuses (429) one that would start a session running past the org's cap. */
-export async function admitUserMessage(deps: AppDeps, orgId: string, session: SessionDoc | null): Promise<void> {
-  await deps.limits?.sessions.admit(orgId, session);
+/**
+ * The session a command is for, without reading it when this process knows
+ * its head (src/sessions/session-heads.ts): the actor reads it anyway, and
+ * answers 404 itself for one deleted since.
+ */
+export async function sessionForCommand(deps: AppDeps, orgId: string, id: string): Promise<SessionDoc | SessionHead> {
+  const head = deps.sessionHeads?.get(orgId, id);
+  if (head) return head;
+  const s = await sessionOr404(deps, orgId, id);
+  deps.sessionHeads?.remember(s);
+  return s;
 }
 
-export function ask(deps: AppDeps, session: SessionDoc, command: SessionCommand): Promise<TurnReply> {
+/** Before a user message: refuses (429) one that would start a session running past the org's cap. */
+export async function admitUserMessage(deps: AppDeps, orgId: string, session: SessionDoc | SessionHead | null): Promise<void> {
+  if (!deps.limits) return;
+  if (!session || 'status' in session) return deps.limits.sessions.admit(orgId, session);
+  const id = session._id;
+  await deps.limits.sessions.admitMessage(orgId, () => sessionOr404(deps, orgId, id));
+}
+
+export function ask(deps: AppDeps, session: SessionDoc | SessionHead, command: SessionCommand): Promise<TurnReply> {
   return runtimeOf(deps).asker.ask<TurnReply>(sessionCommand(session._id, command, session.priority ?? 'interactive'));
 }
 

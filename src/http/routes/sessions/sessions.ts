@@ -63,6 +63,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       await deps.stores.sessions.remove(orgId, doc._id);
       throw new NotFoundError('storage_binding', bindingId);
     }
+    deps.sessionHeads?.remember(doc);
     return doc;
   };
   return [

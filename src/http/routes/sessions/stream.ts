@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES } from '../../../domain/ledger.js';
+import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -41,8 +41,8 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           for (const item of decodeSessionEvents(msg)) {
             // A deleted session's stream ends; a reconnect gets 404.
             if (item.ev.type === SESSION_DELETED) return stop();
-            const ev = item.ev;
-            if (ev.type === 'message.status_changed' && ev.message_id && TERMINAL_MESSAGE_STATUSES.includes(ev.data.to as never)) ended.add(ev.message_id);
+            const endedId = endedMessageId(item.ev);
+            if (endedId) ended.add(endedId);
             batch.push(item as LiveEnvelope);
           }
           stream.onLive(batch);
