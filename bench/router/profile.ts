@@ -22,14 +22,25 @@ function where(url: string): string {
   return own ? own[1] : url;
 }
 
-export function summariseProfile(dir: string): void {
+/**
+ * `window`: only the samples taken between these two moments (µs on the monotonic clock, as
+ * `process.hrtime.bigint() / 1000n` reads it, which is the profile's clock too), so start-up and warm-up
+ * are left out.
+ */
+export function summariseProfile(dir: string, window?: [number, number]): void {
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (!file) return void console.log(`no .cpuprofile in ${dir}`);
-  const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; startTime: number; endTime: number };
+  const prof = JSON.parse(readFileSync(join(dir, file), 'utf8')) as { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[]; startTime: number; endTime: number };
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const counts = new Map<number, number>();
-  for (const s of prof.samples) counts.set(s, (counts.get(s) ?? 0) + 1);
-  const total = prof.samples.length;
+  let t = prof.startTime;
+  let total = 0;
+  prof.samples.forEach((s, i) => {
+    t += prof.timeDeltas[i] ?? 0;
+    if (window && (t < window[0] || t > window[1])) return;
+    counts.set(s, (counts.get(s) ?? 0) + 1);
+    total++;
+  });
   const fns = new Map<string, number>();
   const places = new Map<string, number>();
   for (const [id, c] of counts) {
@@ -44,7 +55,7 @@ export function summariseProfile(dir: string): void {
   const idle = [...counts].filter(([id]) => byId.get(id)!.callFrame.functionName === '(idle)').reduce((a, [, c]) => a + c, 0);
   const busy = total - idle;
   const pct = (c: number) => `${((100 * c) / busy).toFixed(1)}%`;
-  console.log(`\nrouter CPU profile: ${total} samples, ${((100 * busy) / total).toFixed(0)}% busy; shares below are of busy samples (${file})`);
+  console.log(`\nrouter CPU profile${window ? ', timed rounds only' : ''}: ${total} samples, ${((100 * busy) / total).toFixed(0)}% busy; shares below are of busy samples (${file})`);
   console.log('\n| where | self time |\n|---|---|');
   for (const [p, c] of [...places].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`| ${p} | ${pct(c)} |`);
   console.log('\n| function | self time |\n|---|---|');

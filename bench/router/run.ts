@@ -37,12 +37,15 @@ import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 import { sampleCpu, settle } from './settle.js';
+import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, 'baseline-node-args': { type: 'string', default: '' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
 const SETTLE_MS = values.profile ? 0 : Number(values['settle-ms']);
+/** --syscalls N: instead of timing, count each proxy's and the upstream's syscalls over N calls per path (syscalls.ts). */
+const SYSCALLS = Number(values.syscalls);
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
@@ -158,6 +161,44 @@ function reportSpill(names: string[], spill: Record<string, number[]>, waits: Re
   console.log(`|   spill into the next call (mean CPU of the previous proxy during it): ${parts.join('; ')}${SETTLE_MS > 0 ? `; not idle within ${SETTLE_MS} ms before ${unsettled} calls` : ''} |`);
 }
 
+/**
+ * The syscall census: for each case and each path, N calls with strace counting the proxy's syscalls and the
+ * upstream's, per call. The direct path's upstream row is the floor every proxy's upstream row is compared with.
+ * Then two calls per case through the router and the bare proxy with their socket syscalls written out in full.
+ */
+async function census(cases: [string, Peers][], upstreamPid: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'router-strace-'));
+  console.log(`syscalls per call, ${SYSCALLS} calls per path, concurrency 1 (strace -f -c; full traces in ${dir})\n`);
+  console.log('| case, path, process | all | bytes and waits | others (top 4) |\n|---|---|---|---|');
+  const idle = await countSyscalls({ router: pathPids.router! }, dir, () => new Promise((r) => setTimeout(r, 2000)));
+  console.log(censusRow('idle, router, per second', idle.router, 2));
+  await traceSockets(pathPids.router!, `${dir}/idle-router.trace`, () => new Promise((r) => setTimeout(r, 2000)));
+  for (const [label, paths] of cases) {
+    for (const n of Object.keys(paths) as (keyof Peers)[]) {
+      const path = paths[n];
+      if (!path || n === 'litellm' || n === 'portkey') continue;
+      for (let i = 0; i < 50; i++) await path();
+      const pids: Record<string, number> = { upstream: upstreamPid, ...(n === 'direct' ? {} : { proxy: pathPids[n]! }) };
+      const counts = await countSyscalls(pids, dir, async () => {
+        for (let i = 0; i < SYSCALLS; i++) await path();
+      });
+      // The same number of calls untraced, back to back: the proxy's CPU per call (strace's own cost left out).
+      const cpuPid = pathPids[n === 'direct' ? 'direct' : n]!;
+      const before = sampleCpu([cpuPid]).cpu[0];
+      for (let i = 0; i < SYSCALLS; i++) await path();
+      const cpuUs = (sampleCpu([cpuPid]).cpu[0] - before) / SYSCALLS;
+      if (counts.proxy) console.log(censusRow(`${label}, ${PEER_NAME[n] ?? n} (CPU ${cpuUs.toFixed(0)} µs/call untraced)`, counts.proxy, SYSCALLS));
+      else console.log(`| ${label}, direct: the upstream's CPU untraced | ${cpuUs.toFixed(0)} µs/call | | |`);
+      console.log(censusRow(`${label}, ${PEER_NAME[n] ?? n}: the upstream`, counts.upstream, SYSCALLS));
+      if (n === 'router' || n === 'floor') {
+        await traceSockets(pathPids[n]!, `${dir}/${label.replace(/\W+/g, '-')}-${n}.trace`, async () => {
+          for (let i = 0; i < 2; i++) await path();
+        });
+      }
+    }
+  }
+}
+
 /** Rising concurrency; the answer to "requests/s at p99 <= 15 ms" is the best rate whose p99 stays under the bound. */
 async function throughput(routed: () => Promise<[number, number]>): Promise<void> {
   console.log('\n| concurrency | requests/s | p50 | p99 |\n|---|---|---|---|');
@@ -175,6 +216,11 @@ async function throughput(routed: () => Promise<[number, number]>): Promise<void
   }
   console.log(`\nrequests/s at p99 <= 15 ms: ${best.toFixed(0)}`);
 }
+
+/** The monotonic clock in µs, as a CPU profile's timestamps read it. */
+const now = () => Number(process.hrtime.bigint() / 1000n);
+/** With --profile: when the interleaved rounds ran (warm-up included), the part of the profile that is summarised. */
+const profileWindow: [number, number] = [0, Infinity];
 
 async function run(): Promise<void> {
   const services = await startLocalServices({ log: () => undefined });
@@ -234,28 +280,33 @@ async function run(): Promise<void> {
     const idle0 = runSeconds(routerProc.pid!) ?? NaN;
     await new Promise((r) => setTimeout(r, 2000));
     console.log(`router CPU while idle: ${(((runSeconds(routerProc.pid!) ?? NaN) - idle0) * 500).toFixed(1)} ms/s`);
-    console.log(`n=${N} per path, concurrency 1, interleaved; p50 / p99\n`);
-    console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
     const viaLitellm = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], stream });
     const lh = { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` };
+    const cases: [string, Peers][] = [];
     for (const stream of [false, true]) {
-      await interleaved(`chat → openai${stream ? ', TTFT' : ''}`, {
+      cases.push([`chat → openai${stream ? ', TTFT' : ''}`, {
         direct: () => call(`${fakeUrl}/v1/chat/completions`, h, direct(stream)),
         router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/chat/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/chat/chat/completions`, h, chat(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-openai', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('openai', fakeUrl), direct(stream)) : undefined,
-      }, stream);
-      await interleaved(`chat → anthropic${stream ? ', TTFT' : ''}`, {
+      }]);
+      cases.push([`chat → anthropic${stream ? ', TTFT' : ''}`, {
         direct: () => call(`${fakeUrl}/v1/messages`, anthHeaders, anthDirect(stream)),
         router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/anth/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/anth/chat/completions`, h, chat(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-anthropic', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('anthropic', fakeUrl), JSON.stringify({ model: 'm', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }], stream })) : undefined, // chat in, anthropic out
-      }, stream);
+      }]);
     }
+    if (SYSCALLS > 0) return await census(cases, fake.pid!);
+    console.log(`n=${N} per path, concurrency 1, interleaved; p50 / p99\n`);
+    console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
+    profileWindow[0] = now();
+    for (const [label, paths] of cases) await interleaved(label, paths, label.endsWith('TTFT'));
+    profileWindow[1] = now();
     await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
   } finally {
     const routerExit = new Promise((r) => routerProc.once('exit', r));
@@ -264,7 +315,7 @@ async function run(): Promise<void> {
     await agent.close();
     await services.stop();
   }
-  if (profDir) summariseProfile(profDir);
+  if (profDir) summariseProfile(profDir, profileWindow);
 }
 
 run().catch((err) => {

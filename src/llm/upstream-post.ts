@@ -35,8 +35,18 @@ export interface StreamingAnswer {
   body: ChunkQueue;
 }
 
-/** Chunks the queue holds before it pauses the upstream socket, and below which it resumes. */
-const HIGH_WATER = 64;
+/**
+ * Bytes the queue holds before it pauses the upstream answer, and at or below which it resumes it. Counted in
+ * bytes, not chunks: undici hands over one chunk per HTTP chunk of the answer, and providers write one per
+ * event, often 100-200 bytes. The gap between the two is what keeps the router's memory bounded. On resume,
+ * undici's parser takes everything its socket has buffered, parses until the queue pauses it again, and puts
+ * the rest back; meanwhile the socket reads one more kernel read (up to 64 KiB). If a resume-to-pause cycle
+ * takes in less than that, the socket's buffer grows by the difference on every cycle and each resume copies
+ * all of it: with the earlier mark (pause at 64 chunks, resume under 32) a 1 KiB-per-event stream to a slow
+ * client grew it to 15 MB and spent most of the router's time copying it (test/integration/router-backpressure).
+ */
+const HIGH_WATER_BYTES = 256 * 1024;
+const LOW_WATER_BYTES = 32 * 1024;
 
 /**
  * The body of a streaming answer, filled from undici's dispatch callbacks. One
@@ -44,7 +54,10 @@ const HIGH_WATER = 64;
  * iterator cost each chunk several more, and a routed stream relays every one.
  */
 export class ChunkQueue {
-  private readonly chunks: Buffer[] = [];
+  /** Waiting chunks from `head` on; taken ones are dropped in batches, so a long queue costs no shift() per read. */
+  private chunks: Buffer[] = [];
+  private head = 0;
+  private bytes = 0;
   private waiter: { resolve: (c: Buffer | null) => void; reject: (e: unknown) => void } | null = null;
   private ended = false;
   private failure: unknown = null;
@@ -52,9 +65,12 @@ export class ChunkQueue {
 
   /** The next chunk, or null once the body has ended; rejects if the answer failed. */
   read(): Promise<Buffer | null> {
-    const next = this.chunks.shift();
-    if (next) {
-      if (this.controller?.paused && this.chunks.length < HIGH_WATER / 2) this.controller.resume();
+    if (this.head < this.chunks.length) {
+      const next = this.chunks[this.head++];
+      this.bytes -= next.length;
+      if (this.head === this.chunks.length) [this.chunks, this.head] = [[], 0];
+      else if (this.head >= 1024) [this.chunks, this.head] = [this.chunks.slice(this.head), 0];
+      if (this.controller?.paused && this.bytes <= LOW_WATER_BYTES) this.controller.resume();
       return Promise.resolve(next);
     }
     if (this.failure) return Promise.reject(this.failure);
@@ -78,7 +94,8 @@ export class ChunkQueue {
   push(chunk: Buffer): void {
     if (this.waiter) return void this.take().resolve(chunk);
     this.chunks.push(chunk);
-    if (this.chunks.length >= HIGH_WATER) this.controller?.pause();
+    this.bytes += chunk.length;
+    if (this.bytes >= HIGH_WATER_BYTES) this.controller?.pause();
   }
 
   end(): void {

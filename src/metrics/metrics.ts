@@ -1,5 +1,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/** How often event-loop delay is sampled (see the constructor). */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 const SECONDS_FAST = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10];
 const SECONDS_SLOW = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 
@@ -33,7 +36,9 @@ export class Metrics {
 
   constructor(role: string) {
     this.registry.setDefaultLabels({ role });
-    collectDefaultMetrics({ register: this.registry, prefix: 'troupe_' });
+    // prom-client samples event-loop delay with a libuv timer at this period; its default, 10 ms, wakes an
+    // idle process 100 times a second (most of an idle router's CPU). Lag worth an alert lasts far longer.
+    collectDefaultMetrics({ register: this.registry, prefix: 'troupe_', eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
     const registers = [this.registry];
     this.httpRequests = new Counter({ name: 'troupe_http_requests_total', help: 'HTTP requests by route template and status.', labelNames: ['method', 'route', 'status'], registers });
     this.httpDuration = new Histogram({ name: 'troupe_http_request_duration_seconds', help: 'HTTP request duration by route template.', labelNames: ['method', 'route'], buckets: SECONDS_FAST, registers });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { anthropicBody, anthropicEvents, chatBody, chatEvents, responsesBody, responsesEvents, type FakeReply } from './llm-wire.js';
+import { anthropicBody, anthropicEvents, chatBody, chatChunk, chatEvents, responsesBody, responsesEvents, type FakeReply } from './llm-wire.js';
 
 export type { FakeReply, FakeToolCall } from './llm-wire.js';
 
@@ -37,6 +37,14 @@ export class FakeLlmUpstream {
   abortedStreams = 0;
   /** Calls, streamed or not, whose connection closed before their answer was complete. */
   closedEarly = 0;
+  /**
+   * Streamed chat calls only: instead of `reply`, this many text deltas (`floodPiece`), written as fast as the
+   * connection takes them (a model that outruns its reader). `flooded` counts the bytes written so far, and
+   * `floodBlocked` says the connection is full and the fake is waiting for it to drain.
+   */
+  flood: { pieces: number; pieceBytes: number } | null = null;
+  flooded = 0;
+  floodBlocked = false;
   private server!: Server;
   url = '';
 
@@ -74,6 +82,9 @@ export class FakeLlmUpstream {
     this.eventDelayMs = 0;
     this.abortedStreams = 0;
     this.closedEarly = 0;
+    this.flood = null;
+    this.flooded = 0;
+    this.floodBlocked = false;
     this.reply = { text: 'Hello from the fake.' };
   }
 
@@ -104,6 +115,7 @@ export class FakeLlmUpstream {
     }
     const events = kind === 'chat' ? chatEvents(model, reply) : kind === 'responses' ? responsesEvents(model, reply) : anthropicEvents(model, reply);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    if (this.flood && kind === 'chat') return this.floodChat(res, model, this.flood);
     if (this.firstEventDelayMs) await new Promise((r) => setTimeout(r, this.firstEventDelayMs));
     let closed = false;
     res.once('close', () => (closed = !res.writableFinished));
@@ -123,10 +135,41 @@ export class FakeLlmUpstream {
     res.end();
   }
 
+  /** A chat stream of `pieces` text deltas, each written as soon as the connection takes it. */
+  private async floodChat(res: ServerResponse, model: string, flood: { pieces: number; pieceBytes: number }): Promise<void> {
+    const send = async (data: unknown): Promise<void> => {
+      const frame = `data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;
+      this.flooded += Buffer.byteLength(frame);
+      if (res.write(frame)) return;
+      this.floodBlocked = true;
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+      this.floodBlocked = false;
+    };
+    await send(chatChunk(model, { role: 'assistant', content: '' }).data);
+    for (let i = 0; i < flood.pieces && !res.destroyed; i++) await send(chatChunk(model, { content: floodPiece(i, flood.pieceBytes) }).data);
+    await send(chatChunk(model, {}, 'stop').data);
+    await send('[DONE]');
+    res.end();
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
   }
+}
+
+/** The i-th text delta of a flood: its number, then filler, `bytes` long, so a lost or reordered piece shows. */
+export function floodPiece(i: number, bytes: number): string {
+  const head = `[${i}]`;
+  return head + 'x'.repeat(Math.max(0, bytes - head.length));
 }

@@ -40,9 +40,14 @@ export function chatBody(model: string, r: FakeReply): Json {
   };
 }
 
+/** One chat-completions stream chunk. */
+export function chatChunk(model: string, delta: Json, finish: string | null = null): Sse {
+  return { data: { id: 'chatcmpl-fake1', object: 'chat.completion.chunk', created: 1, model, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] } };
+}
+
 export function chatEvents(model: string, r: FakeReply): Sse[] {
   const base = { id: 'chatcmpl-fake1', object: 'chat.completion.chunk', created: 1, model };
-  const chunk = (delta: Json, finish: string | null = null) => ({ data: { ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] } });
+  const chunk = (delta: Json, finish: string | null = null) => chatChunk(model, delta, finish);
   const out: Sse[] = [chunk({ role: 'assistant', content: '' })];
   for (const p of r.text ? pieces(r.text) : []) out.push(chunk({ content: p }));
   (r.toolCalls ?? []).forEach((c, i) => {
