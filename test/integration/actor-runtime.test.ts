@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { SESSION, sessionCommand } from '../../actors/session/messages.js';
-import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { Dispatcher, shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { shardOf } from '../../infra/queues/queues.js';
 import { actorAddress, defineActor } from '../../actors/runtime/actor.js';
 import { Asker } from '../../actors/runtime/asker.js';
@@ -139,6 +139,52 @@ describe('actor runtime', function () {
       await queues.queue(target.name).obliterate({ force: true });
     }
     assert.equal(finished, true);
+  });
+
+  it('delivers a hand-off that could not go out with what the handler returns, in order and once', async () => {
+    const { queues, dispatcher, hub } = h.running.core.plane;
+    // A Redis hiccup on the hand-off's pipeline only.
+    let refused = 0;
+    const flaky = new (class extends Dispatcher {
+      override async deliver(publish: Parameters<Dispatcher['deliver']>[0], sends: Parameters<Dispatcher['deliver']>[1]): Promise<void> {
+        if (!refused && publish.some((p) => p.payload === 'early')) {
+          refused++;
+          throw new Error('connection lost');
+        }
+        return super.deliver(publish, sends);
+      }
+    })(queues, dispatcher.shards);
+    const runtime = new ActorRuntime({ queues, dispatcher: flaky, log: h.running.core.log, lockMs: 5000 });
+    const asker = new Asker(hub, dispatcher, 'troupe-test-refused:');
+    await asker.start();
+    const sub = h.running.core.redisFor('subscriber', 'handoff-refused-test');
+    const got: string[] = [];
+    sub.on('message', (_c: string, m: string) => got.push(m));
+    await sub.subscribe('troupe-test-handoff-refused');
+    const address = actorAddress('refused-handoff-test', { attempts: 1 });
+    const target = actorAddress('refused-target-test', { attempts: 1 });
+    const send = (id: string) => ({ to: target, name: 'test', data: { id }, job_id: id, delay_ms: 60_000 });
+    const channel = 'troupe-test-handoff-refused';
+    await runtime.start(defineActor<{ n: number }, null>({
+      address,
+      handle: async (ctx, m) => {
+        ctx.handOff({ reply: { early: m.n }, publish: [{ channel, payload: 'early' }], sends: [send('refused-early')] });
+        return { publish: [{ channel, payload: 'rest' }], sends: [send('refused-rest')] };
+      },
+    }), null);
+    try {
+      assert.deepEqual(await asker.ask({ to: address, name: 'test', data: { n: 3 }, job_id: 'refused-3' }), { early: 3 }, 'the handed-off answer, given with the rest');
+      await until(async () => got.length === 2);
+      assert.equal(refused, 1);
+      assert.deepEqual(got, ['early', 'rest']);
+      for (const id of ['refused-early', 'refused-rest']) assert.ok(await queues.queue(target.name).getJob(id), `${id} was added`);
+    } finally {
+      await runtime.close();
+      await asker.close();
+      sub.disconnect();
+      await queues.queue(address.name).obliterate({ force: true });
+      await queues.queue(target.name).obliterate({ force: true });
+    }
   });
 
   it('bounds the batch-priority messages a process handles at once, and an interactive one is taken while the slots are full', async () => {
