@@ -78,12 +78,16 @@ export interface ActorContext<P> {
   /** Hands messages off now (before the handler returns), for when later writes depend on it. */
   send(sends: Send[]): Promise<void>;
   /**
-   * Answers an asking caller now, while the handler goes on with writes the
-   * answer does not depend on; the outcome's `reply` is then not sent again.
-   * Safe only once what the answer reports is durable: if the handler fails
-   * later, the message is retried and its replay answers the same.
+   * Carries out part of the outcome now, in one pipeline: answers the asking
+   * caller with `reply`, publishes and sends, while the handler goes on with
+   * writes none of it depends on. The handler's returned outcome is then only
+   * what remains (its `reply` is not sent again); if this hand-off fails, the
+   * runtime delivers it with the returned outcome instead. Safe only once what
+   * it reports is durable: if the handler fails later, the message is retried
+   * and its replay must answer, publish and send the same (job ids dedupe).
+   * Called at most once per message.
    */
-  reply(value: unknown): void;
+  handOff(early: Pick<Outcome, 'reply' | 'publish' | 'sends'>): void;
 }
 
 export interface ActorDefinition<M, P> {

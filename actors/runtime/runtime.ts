@@ -46,6 +46,17 @@ export interface StartOptions {
 /** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
 const INHERIT_EVERY_MS = 100;
 
+interface Early {
+  part: Pick<Outcome, 'reply' | 'publish' | 'sends'> | null;
+  /** Resolves true once the part went out, false if it could not. */
+  sent: Promise<boolean> | null;
+}
+
+/** An early part that did not go out, delivered with what the handler returned: publications and sends in order. */
+function withEarly(part: Pick<Outcome, 'reply' | 'publish' | 'sends'>, rest: Outcome): Outcome {
+  return { ...rest, reply: part.reply, publish: [...(part.publish ?? []), ...(rest.publish ?? [])], sends: [...(part.sends ?? []), ...(rest.sends ?? [])] };
+}
+
 function replyOf(to: ReplyTo | undefined, body: ReplyBody): Publication[] {
   return to ? [{ channel: to.channel, payload: JSON.stringify({ ...body, request_id: to.request_id }) }] : [];
 }
@@ -120,30 +131,38 @@ export class ActorRuntime {
     this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
   }
 
-  /** `early` holds the publish of a reply the handler sent itself (ctx.reply): true once it went out. */
-  private context<P>(ports: P, job: Job<Asked>, early: { sent: Promise<boolean> | null } = { sent: null }): ActorContext<P> {
+  /** What a handler handed off early (ctx.handOff), and whether that went out. */
+  private context<P>(ports: P, job: Job<Asked>, early: Early = { part: null, sent: null }): ActorContext<P> {
     return {
       ports,
       job: { id: job.id ?? '', attempt: job.attemptsMade + 1, enqueued_at: job.timestamp },
       signal: this.stopping.signal,
       send: (sends) => this.opts.dispatcher.send(sends),
-      reply: (value) => {
-        if (early.sent || !job.data.reply_to) return;
-        // A failed publish is not the turn's failure: the reply then goes out with the outcome.
-        early.sent = this.opts.dispatcher.deliver(replyOf(job.data.reply_to, { ok: true, value }), []).then(() => true, () => false);
+      handOff: (part) => {
+        if (early.part) return;
+        early.part = part;
+        // A failed hand-off is not the turn's failure: it then goes out with the returned outcome.
+        early.sent = this.opts.dispatcher.deliver([...(part.publish ?? []), ...replyOf(job.data.reply_to, { ok: true, value: part.reply ?? null })], part.sends ?? []).then(
+          () => true,
+          () => false,
+        );
       },
     };
   }
 
   private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
     const started = Date.now();
-    const early: { sent: Promise<boolean> | null } = { sent: null };
+    const early: Early = { part: null, sent: null };
     let outcome: Outcome;
     let result: TurnResult = 'done';
     let reply: Publication[];
     try {
       outcome = await def.handle(this.context(ports, job, early), job.data);
-      reply = (await early.sent) ? [] : replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
+      if (early.part && (await early.sent)) reply = [];
+      else {
+        outcome = early.part ? withEarly(early.part, outcome) : outcome;
+        reply = replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
+      }
     } catch (err) {
       // A domain error is the message's answer and is never retried.
       if (!(err instanceof TroupeError)) {

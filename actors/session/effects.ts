@@ -2,18 +2,33 @@ import type { Send } from '../runtime/actor.js';
 import { BATCH } from '../batch/messages.js';
 import { ROUTER_PROXY } from '../router-proxy/messages.js';
 import { TOOL_RUNNER } from '../tool-runner/messages.js';
-import { WEBHOOKS } from '../webhook/messages.js';
+import { WEBHOOKS, type LifecycleSession } from '../webhook/messages.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { sessionCommand, type Effect } from './messages.js';
+
+/** The session fields a send carries: its address, and what a lifecycle webhook reports. */
+type Sender = Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm_id' | 'priority'> & Omit<LifecycleSession, '_id'>;
 
 /**
  * A decision's effects as messages to other actors, addressed for the
  * runtime to hand off. Job ids are deterministic, so re-issuing the effects
- * of a redelivered command runs none of them twice.
+ * of a redelivered command runs none of them twice. `session` is the session
+ * as the turn leaves it: a lifecycle webhook carries its fields, so that it
+ * need not read a session document the turn may still be writing.
  */
-export function effectSends(session: Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm_id' | 'priority'>, effects: readonly Effect[]): Send[] {
+export function effectSends(session: Sender, effects: readonly Effect[]): Send[] {
   const priority = session.priority ?? 'interactive';
   return effects.flatMap((e): Send[] => (e.kind === 'work.abort' ? [] : [sendOf(session, priority, e)]));
+}
+
+/**
+ * Effects handed off only once the session document is written: the batch
+ * actor's terminal webhook counts the children from their session documents,
+ * so the last child's settlement must not overtake its own write. Everything
+ * else goes out as soon as the ledger and the messages are written.
+ */
+export function afterCommit(e: Effect): boolean {
+  return e.kind === 'batch.child_settled';
 }
 
 /** The messages whose work a decision aborts (published on the cancel channel by the runtime). */
@@ -21,7 +36,7 @@ export function abortedMessages(effects: readonly Effect[]): string[] {
   return effects.flatMap((e) => (e.kind === 'work.abort' ? [e.message_id] : []));
 }
 
-function sendOf(session: Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm_id' | 'priority'>, priority: NonNullable<SessionDoc['priority']>, e: Exclude<Effect, { kind: 'work.abort' }>): Send {
+function sendOf(session: Sender, priority: NonNullable<SessionDoc['priority']>, e: Exclude<Effect, { kind: 'work.abort' }>): Send {
   switch (e.kind) {
     case 'model.call':
       return { to: ROUTER_PROXY, name: e.kind, data: { ...e.call, org_id: session.org_id, version_id: session.version_id, llm_id: session.llm_id, priority }, job_id: e.job_id, priority, ...(e.delay_ms ? { delay_ms: e.delay_ms } : {}) };
@@ -29,9 +44,15 @@ function sendOf(session: Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm
       return sessionCommand(session._id, e.command, priority, e.delay_ms);
     case 'tool.run':
       return { to: TOOL_RUNNER, name: e.kind, data: { ...e.job, org_id: session.org_id, priority }, job_id: e.job_id, priority };
-    case 'webhook':
-      return { to: WEBHOOKS, name: e.job.kind, data: { ...e.job, org_id: session.org_id }, job_id: e.job_id, priority };
+    case 'webhook': {
+      const data = e.job.kind === 'session.lifecycle' ? { ...e.job, org_id: session.org_id, session: lifecycleSession(session) } : { ...e.job, org_id: session.org_id };
+      return { to: WEBHOOKS, name: e.job.kind, data, job_id: e.job_id, priority };
+    }
     case 'batch.child_settled':
       return { to: BATCH, name: 'child.settled', data: { ...e.job, org_id: session.org_id }, job_id: e.job_id, priority };
   }
+}
+
+function lifecycleSession(s: Sender): LifecycleSession {
+  return { _id: s._id, org_id: s.org_id, batch_id: s.batch_id, agent_id: s.agent_id, version_id: s.version_id, llm_id: s.llm_id, status: s.status, last_message_status: s.last_message_status, metadata: s.metadata };
 }

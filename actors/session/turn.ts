@@ -7,7 +7,7 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import { encodeSessionEvents } from '../../src/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
-import { abortedMessages, effectSends } from './effects.js';
+import { abortedMessages, afterCommit, effectSends } from './effects.js';
 import type { Effect, SessionJob } from './messages.js';
 import { agentContext } from './agent-context.js';
 import type { SessionCache } from './session-cache.js';
@@ -116,10 +116,15 @@ function referenced(l: Loaded, cmd: SessionJob['command']): (string | null)[] {
   return [l.state.running_message_id, ...l.state.queued_message_ids, cmd.kind !== 'user.message' && 'message_id' in cmd ? cmd.message_id : null];
 }
 
+/** The session document as this turn leaves it (written by `save`). */
+function current(l: Loaded): SessionDoc {
+  const { id: _id, ...state } = l.state;
+  return { ...l.doc, ...state };
+}
+
 function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null, status?: string): TurnReply {
   const m = messageId ? l.messages.get(messageId) : undefined;
-  const { id: _id, ...state } = l.state;
-  return { event, message: m ? { id: m.id, status: status ?? m.status } : null, session: sessionView({ ...l.doc, ...state }) };
+  return { event, message: m ? { id: m.id, status: status ?? m.status } : null, session: sessionView(current(l)) };
 }
 
 async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: string): Promise<EventEnvelope[]> {
@@ -144,7 +149,7 @@ function publications(deps: TurnDeps, l: Loaded): Publication[] {
 /** Aborts go out first, so workers stop a cancelled message's work before clients hear of the cancel. */
 function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, effects: readonly Effect[]): Outcome {
   const aborts = abortedMessages(effects).map((message_id): Publication => ({ channel: deps.cancelsChannel, payload: JSON.stringify({ session_id: l.state.id, message_id }) }));
-  return { reply: value, publish: [...aborts, ...publications(deps, l)], sends: effectSends(l.doc, effects) };
+  return { reply: value, publish: [...aborts, ...publications(deps, l)], sends: effectSends(current(l), effects) };
 }
 
 /** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */
@@ -169,10 +174,10 @@ const MAX_CONFLICTS = 3;
  * command changes nothing. On FerretDB a probe for a missing row scans the
  * whole ledger, so the common path must not pay for it.
  */
-export async function runTurn(deps: TurnDeps, job: SessionJob, answer: (value: TurnReply) => void = () => undefined): Promise<Outcome> {
+export async function runTurn(deps: TurnDeps, job: SessionJob, handOff: HandOff = () => undefined): Promise<Outcome> {
   try {
     if (job.command.kind === 'session.delete') return await deleteSessionTurn(deps, job.session_id);
-    return await turn(deps, job, answer);
+    return await turn(deps, job, handOff);
   } catch (err) {
     // Whatever this turn held in memory may be half-applied; the next one reloads.
     deps.cache.forget(job.session_id);
@@ -181,11 +186,19 @@ export async function runTurn(deps: TurnDeps, job: SessionJob, answer: (value: T
 }
 
 /**
- * `answer` is called as soon as the reply is safe to give: the events are in
- * the ledger and the messages written; the session document (the commit
- * point) is written meanwhile, and the envelopes are published after it.
+ * Carries out part of the outcome at once (the runtime's ctx.handOff); the
+ * turn then returns only the rest.
  */
-async function turn(deps: TurnDeps, job: SessionJob, answer: (value: TurnReply) => void): Promise<Outcome> {
+export type HandOff = (early: Pick<Outcome, 'reply' | 'publish' | 'sends'>) => void;
+
+/**
+ * The turn's reply, envelopes and hand-offs go out in one pipeline as soon
+ * as the events are in the ledger and the messages written, while the
+ * session document is written; only what reads that document waits for it
+ * (`afterCommit`). A crash in between is a replay: see docs/decisions.md,
+ * "The turn hands off before the session document is written".
+ */
+async function turn(deps: TurnDeps, job: SessionJob, handOff: HandOff): Promise<Outcome> {
   const l = await load(deps, job.session_id);
   const doc = l.doc;
   const cmd = job.command;
@@ -213,8 +226,11 @@ async function turn(deps: TurnDeps, job: SessionJob, answer: (value: TurnReply) 
     apply(l, envs);
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
     const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
-    if (envs.length || l.dirty) await save(deps, l, () => answer(value));
     l.publish.push(...envs);
-    return outcome(deps, l, value, decision.effects);
+    const early = outcome(deps, l, value, decision.effects.filter((e) => !afterCommit(e)));
+    const rest: Outcome = { sends: effectSends(current(l), decision.effects.filter(afterCommit)) };
+    if (!envs.length && !l.dirty) return { ...early, sends: [...early.sends!, ...rest.sends!] };
+    await save(deps, l, () => handOff(early));
+    return rest;
   }
 }

@@ -1,9 +1,8 @@
-import type { SessionDoc } from '../../src/store/sessions.js';
 import type { BatchFacts, BodyFacts } from './decide.js';
-import type { WebhookJob } from './messages.js';
+import type { LifecycleSession, WebhookJob } from './messages.js';
 
 export interface BodySources {
-  session(id: string): Promise<SessionDoc | null>;
+  session(id: string): Promise<LifecycleSession | null>;
   /** Null when the batch is not readable (yet): the body then has `counts: null`. */
   batch(orgId: string, id: string): Promise<BatchFacts | null>;
 }
@@ -14,7 +13,7 @@ export async function readBodyFacts(src: BodySources, job: WebhookJob): Promise<
     case 'tool.call_requested':
       return {};
     case 'session.lifecycle':
-      return { session: await src.session(job.session_id) };
+      return { session: job.session ?? (await src.session(job.session_id)) };
     case 'batch.lifecycle':
       return { batch: await src.batch(job.org_id, job.batch_id) };
   }

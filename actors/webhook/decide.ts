@@ -1,9 +1,8 @@
-import type { SessionDoc } from '../../src/store/sessions.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
 import type { Send } from '../runtime/actor.js';
 import { sessionCommand, type WebhookFailure } from '../session/messages.js';
-import { webhookEventId, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
+import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
 import type { AttemptResult, DeliveryResult } from './metrics.js';
 import { retryDelayMs } from './schedule.js';
 import type { AttemptOutcome } from './send.js';
@@ -34,7 +33,7 @@ export interface BatchFacts {
 
 /** What was read for an event's body: its session (session events), its batch's counts (batch events), or nothing. */
 export interface BodyFacts {
-  session?: SessionDoc | null;
+  session?: LifecycleSession | null;
   batch?: BatchFacts | null;
 }
 
@@ -43,8 +42,9 @@ export type BuiltBody = Pick<WebhookDeliveryDoc, 'event_id' | 'event_type' | 'se
 
 /**
  * The wire body of an event (spec: Webhook deliveries). Lifecycle bodies
- * carry the session's fields as they are when the delivery is first built;
- * the receiver calls GET for the state after that. Null when the subject is
+ * carry the session's fields as the turn that ended the message left them
+ * (the job carries them; older jobs read the session when the delivery is
+ * first built); the receiver calls GET for the state after that. Null when the subject is
  * gone or belongs to another org (nothing to deliver).
  */
 export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): BuiltBody | null {

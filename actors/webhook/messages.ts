@@ -1,3 +1,4 @@
+import type { SessionDoc } from '../../src/store/sessions.js';
 import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
 
 /**
@@ -24,9 +25,25 @@ export interface ToolCallRequestedBody {
   submit_url: string;
 }
 
+/** The session fields a lifecycle body reports (spec: Webhook deliveries). */
+export type LifecycleSession = Pick<SessionDoc, '_id' | 'org_id' | 'batch_id' | 'agent_id' | 'version_id' | 'llm_id' | 'status' | 'last_message_status' | 'metadata'>;
+
 export type WebhookJob =
   | { kind: 'tool.call_requested'; org_id: string; agent_id: string; session_id: string; body: ToolCallRequestedBody }
-  | { kind: 'session.lifecycle'; org_id: string; agent_id: string; session_id: string; message_id: string; type: 'session.completed' | 'session.failed' }
+  | {
+      kind: 'session.lifecycle';
+      org_id: string;
+      agent_id: string;
+      session_id: string;
+      message_id: string;
+      type: 'session.completed' | 'session.failed';
+      /**
+       * The session as the turn that ended the message left it. The turn hands
+       * this job off before its session document is written, so the body is
+       * built from this, not from a read; absent in jobs of older builds.
+       */
+      session?: LifecycleSession;
+    }
   | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' };
 
 /** The webhook `id` (and job id base): the same on every retry of one event. */

@@ -15,8 +15,9 @@ interface Projection {
  * Writes the session and message read models of many turns in one bulkWrite
  * per collection. Only a session's own actor writes its projection, one turn
  * at a time, after winning the ledger's sequence fence, so no stale write
- * can follow a newer one; a turn waits for its flush before it publishes, so
- * a client that sees an event reads the projection that includes it.
+ * can follow a newer one. A turn hands off (answers, publishes) once its
+ * messages are written, so a client that sees an event reads the messages
+ * that include it; the session document may lag that by its own write.
  */
 export class ProjectionWriter {
   private readonly commits: GroupCommit<Projection>;
@@ -30,8 +31,8 @@ export class ProjectionWriter {
 
   /**
    * `afterMessages` runs once the messages are written, as the session write
-   * starts: the session actor answers its asker then, so a client that reads
-   * the message it was just told about finds it.
+   * starts: the session actor hands off its answer, events and jobs then, so
+   * a client that reads the message it was just told about finds it.
    */
   save(orgId: string, session: SessionState, messages: MessageState[], afterMessages?: () => void): Promise<void> {
     return this.commits.submit({ orgId, session: structuredClone(session), messages: structuredClone(messages), afterMessages });

@@ -94,33 +94,49 @@ describe('actor runtime', function () {
     await scratch.dropDatabase();
   });
 
-  it('answers an asker as soon as the handler replies, while the handler still runs', async () => {
+  it('hands off the reply, publications and sends in one go while the handler still runs, and delivers only the rest when it returns', async () => {
     const { queues, dispatcher, hub } = h.running.core.plane;
     const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000 });
     const asker = new Asker(hub, dispatcher, 'troupe-test-early:');
     await asker.start();
+    const sub = h.running.core.redisFor('subscriber', 'handoff-test');
+    const got: string[] = [];
+    sub.on('message', (_c: string, m: string) => got.push(m));
+    await sub.subscribe('troupe-test-handoff');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let finished = false;
     const address = actorAddress('early-reply-test', { attempts: 1 });
+    const target = actorAddress('handoff-target-test', { attempts: 1 });
+    const send = (id: string) => ({ to: target, name: 'test', data: { id }, job_id: id, delay_ms: 60_000 });
     await runtime.start(defineActor<{ n: number }, null>({
       address,
       handle: async (ctx, m) => {
-        ctx.reply({ early: m.n });
+        ctx.handOff({ reply: { early: m.n }, publish: [{ channel: 'troupe-test-handoff', payload: 'early' }], sends: [send('handoff-early')] });
         await held;
         finished = true;
-        return { reply: { late: m.n } };
+        return { reply: { late: m.n }, publish: [{ channel: 'troupe-test-handoff', payload: 'rest' }], sends: [send('handoff-rest')] };
       },
     }), null);
     try {
       const answer = await asker.ask<{ early?: number; late?: number }>({ to: address, name: 'test', data: { n: 7 }, job_id: 'early-7' });
       assert.deepEqual(answer, { early: 7 });
-      assert.equal(finished, false, 'the answer came before the handler finished');
+      await until(async () => got.length === 1);
+      assert.deepEqual(got, ['early']);
+      assert.ok(await queues.queue(target.name).getJob('handoff-early'), 'the early send was added');
+      assert.equal(await queues.queue(target.name).getJob('handoff-rest'), undefined);
+      assert.equal(finished, false, 'all of it came before the handler finished');
+      release();
+      await until(async () => got.length === 2);
+      assert.deepEqual(got, ['early', 'rest'], 'the early part is not published again');
+      assert.ok(await queues.queue(target.name).getJob('handoff-rest'), 'the rest was added when the handler returned');
     } finally {
       release();
       await runtime.close();
       await asker.close();
+      sub.disconnect();
       await queues.queue(address.name).obliterate({ force: true });
+      await queues.queue(target.name).obliterate({ force: true });
     }
     assert.equal(finished, true);
   });

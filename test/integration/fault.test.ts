@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
+import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
+import { WEBHOOKS } from '../../actors/webhook/messages.js';
+import { shardOf } from '../../infra/queues/queues.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { SseClient } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
@@ -106,4 +110,111 @@ describe('fault tolerance: a worker killed mid-turn', function () {
       }
     }
   });
+});
+
+describe('fault tolerance: a turn cut off after its hand-off, before its session document is written', function () {
+  this.timeout(120_000);
+  const SHARDS = 16;
+  let h: Harness;
+  const children: ChildProcess[] = [];
+
+  before(async () => {
+    h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: String(SHARDS) } });
+  });
+  // Each case starts with no worker of the one before (a faulty one would take its turns).
+  afterEach(async () => {
+    const done = children.splice(0);
+    for (const c of done) c.kill('SIGKILL');
+    await Promise.all(done.map(exited));
+  });
+  after(async () => h?.close());
+
+  /** Sessions on shards of their own, so that a turn held at the fault holds up no other session's. */
+  async function sessionsOnDistinctShards(agentId: string, n: number): Promise<string[]> {
+    const ids: string[] = [];
+    const shards = new Set<number>();
+    for (let i = 0; i < 30 && ids.length < n; i++) {
+      const { id } = (await (await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST' })).json()) as { id: string };
+      if (!shards.has(shardOf(id, SHARDS))) ids.push(id);
+      shards.add(shardOf(id, SHARDS));
+    }
+    assert.equal(ids.length, n);
+    return ids;
+  }
+
+  async function jobsOf(queueName: string, sessionId: string): Promise<{ id?: string; data: { session_id?: string; session?: { status: string; last_message_status: string | null } } }[]> {
+    const jobs = await h.running.core.plane.queues.queue(queueName).getJobs(['completed', 'failed', 'active', 'wait', 'waiting', 'delayed', 'prioritized']);
+    const mine = jobs.filter((j) => j?.data?.session_id === sessionId);
+    return [...new Map(mine.map((j) => [j.id, j])).values()];
+  }
+
+  for (const mode of ['hang', 'fail'] as const) {
+    const how = mode === 'hang' ? 'its worker is killed there' : 'the turn fails there and is retried';
+    it(`answers once, publishes each event once and hands off each job once when ${how}`, async () => {
+      const { agentId } = await scriptedAgent(h, [{ text: 'handed off' }]);
+      const env = { ...h.env, TROUPE_SESSION_SHARDS: String(SHARDS) };
+      const faulty = await startWorker({ ...env, TROUPE_TEST_AFTER_HANDOFF: mode });
+      children.push(faulty);
+      let faultLog = '';
+      faulty.stdout!.on('data', (d: Buffer) => (faultLog += d.toString()));
+      faulty.stderr!.on('data', (d: Buffer) => (faultLog += d.toString()));
+      const sessions = await sessionsOnDistinctShards(agentId, 3);
+      const streams = sessions.map((id) => new SseClient(`${h.baseUrl}/v1/sessions/${id}/stream`, { Authorization: `Bearer ${h.apiKey}` }));
+      await Promise.all(streams.map((s) => s.open()));
+      const post = (id: string) =>
+        h.api(`/v1/sessions/${id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'go' }] }, headers: { 'Idempotency-Key': `${id}-go` } });
+      // The answer comes from the hand-off: in `hang` mode no turn of these sessions ever writes its document.
+      // One at a time, so each turn has a flush of its own: the fault fails the whole flush it is in.
+      const messageIds: string[] = [];
+      for (const id of sessions) {
+        const r = await post(id);
+        assert.equal(r.status, 201, `${await r.clone().text()}\n${faultLog}`);
+        messageIds.push(((await r.json()) as { message: { id: string } }).message.id);
+      }
+      await until(async () => sessions.every((id) => faultLog.includes(`after-handoff ${id}`)), 10_000);
+      const events = h.running.core.db.collection<{ session_id: string }>('events');
+      const docs = h.running.core.db.collection<{ _id: string; last_sequence: number; status: string }>('sessions');
+      if (mode === 'hang') {
+        for (const [i, id] of sessions.entries()) {
+          // The window: the events are in the ledger and out on the stream, the model call handed off, the document not written.
+          const recorded = await events.countDocuments({ session_id: id });
+          assert.ok(recorded >= 2, `the turn of ${id} was recorded`);
+          assert.equal((await docs.findOne({ _id: id }))?.last_sequence, 0, 'the session document was never written');
+          await streams[i].waitFor((r) => r.filter((x) => x.id).length >= recorded);
+          assert.equal((await jobsOf(ROUTER_PROXY.name, id)).length, 1, 'the model call was handed off');
+        }
+        const survivor = await startWorker(env);
+        children.push(survivor);
+        faulty.kill('SIGKILL');
+        await exited(faulty);
+      }
+      for (const [i, id] of sessions.entries()) {
+        await until(async () => {
+          const doc = await docs.findOne({ _id: id });
+          return doc?.status === 'idle' && doc.last_sequence === (await events.countDocuments({ session_id: id }));
+        }, 60_000);
+        const { events: settled } = (await (await h.api(`/v1/sessions/${id}/events?limit=100`)).json()) as { events: { sequence_number: number; type: string; message_id: string | null; data: { to?: string } }[] };
+        assert.deepEqual(settled.map((e) => e.sequence_number), settled.map((_, k) => k + 1), `gapless ledger for ${id}`);
+        assert.equal(settled.at(-1)?.type, 'session.status_changed');
+        assert.equal(settled.filter((e) => e.type === 'user.message').length, 1, 'the message recorded once');
+        const terminal = settled.filter((e) => e.type === 'message.status_changed' && ['completed', 'failed', 'cancelled'].includes(e.data.to ?? ''));
+        assert.deepEqual(terminal.map((e) => [e.message_id, e.data.to]), [[messageIds[i], 'completed']], 'one terminal status');
+        // Re-published envelopes (the replay's catch-up) are dropped by the stream: each event once, in order.
+        await streams[i].waitFor((r) => r.filter((x) => x.id).length >= settled.length);
+        const ledgerRecords = streams[i].records.filter((r) => r.id);
+        assert.deepEqual(ledgerRecords.map((r) => Number(r.id.split(':').at(-1))), settled.map((e) => e.sequence_number), `stream of ${id}`);
+        // Re-issued hand-offs have the same job ids: one model call, one lifecycle webhook, carrying the final session fields.
+        assert.equal((await jobsOf(ROUTER_PROXY.name, id)).length, 1, 'one model call');
+        const hooks = await jobsOf(WEBHOOKS.name, id);
+        assert.equal(hooks.length, 1, 'one lifecycle webhook');
+        assert.deepEqual([hooks[0].data.session?.status, hooks[0].data.session?.last_message_status], ['idle', 'completed']);
+        // A client retrying with its key gets the recorded answer, and nothing is appended.
+        const again = await post(id);
+        assert.equal(again.status, 201, await again.clone().text());
+        assert.equal(((await again.json()) as { message: { id: string } }).message.id, messageIds[i]);
+        assert.equal(await events.countDocuments({ session_id: id }), settled.length);
+      }
+      await Promise.all(streams.map((s) => s.close()));
+    });
+  }
 });

@@ -1,9 +1,43 @@
 /**
  * A worker role in a child process, for fault tests that kill it with
  * SIGKILL. Configuration comes from the environment, like a real dyno.
+ *
+ * TROUPE_TEST_AFTER_HANDOFF puts a fault where a session turn has handed off
+ * its reply, envelopes and jobs but not yet written its session document
+ * (the events are in the ledger and the messages written), once per session
+ * in this process: `hang` stops the turn there for good (the test kills the
+ * process), `fail` fails it there (the runtime retries it). The fault sits in
+ * the projection writer's `afterMessages` callback, which is where the turn
+ * hands off; a throw there keeps the writer from writing the sessions.
  */
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';
+import { ProjectionWriter } from '../../src/store/projection-writer.js';
+
+class AfterHandOff extends Error {
+  override name = 'AfterHandOff';
+}
+
+function injectFault(mode: string): void {
+  if (mode !== 'hang' && mode !== 'fail') throw new Error(`TROUPE_TEST_AFTER_HANDOFF must be hang or fail, not ${mode}`);
+  const save = ProjectionWriter.prototype.save;
+  const doomed = new Set<string>();
+  ProjectionWriter.prototype.save = function (this: ProjectionWriter, orgId, session, messages, afterMessages) {
+    if (!afterMessages || doomed.has(session.id)) return save.call(this, orgId, session, messages, afterMessages);
+    // A save that shares a flush with a faulted one fails with it before its own hand-off: it is retried and faulted then.
+    let fired = false;
+    const faulted = save.call(this, orgId, session, messages, () => {
+      doomed.add(session.id);
+      fired = true;
+      afterMessages();
+      process.stdout.write(`after-handoff ${session.id}\n`);
+      throw new AfterHandOff(`fault injected after the hand-off of session ${session.id}`);
+    });
+    return mode === 'hang' ? faulted.catch((err: unknown) => (fired ? new Promise<void>(() => undefined) : Promise.reject(err))) : faulted;
+  };
+}
+
+if (process.env.TROUPE_TEST_AFTER_HANDOFF) injectFault(process.env.TROUPE_TEST_AFTER_HANDOFF);
 
 startRoles(['worker'], process.env, createLogger('warn')).then(
   () => process.stdout.write('worker-ready\n'),
