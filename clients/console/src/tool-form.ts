@@ -9,10 +9,20 @@ import { client } from './state.js';
  * first; only a result that passes is submitted.
  */
 export function renderPending(container: HTMLElement, sessionId: string, calls: PendingToolCall[], schemas: Map<string, unknown>, onDone: () => void): void {
-  // A form still pending is kept as it is, so a refresh never wipes what the person is typing.
-  // (Rebuilt only if its output_schema became known since: the stream's backfill may bring it after a first render.)
-  const existing = new Map([...container.querySelectorAll<HTMLElement>('form[data-call]')].filter((f) => f.dataset.schema === String(schemas.get(f.dataset.call!) !== undefined)).map((f) => [f.dataset.call!, f]));
-  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map((c) => existing.get(c.tool_call_id) ?? callForm(sessionId, c, schemas.get(c.tool_call_id), onDone)));
+  // A form still pending is kept as it is, so a refresh never wipes what the person is typing. One built before
+  // its output_schema was known (the stream's backfill may bring it after a first render) is rebuilt with the
+  // schema, and keeps the text typed into it.
+  const existing = new Map([...container.querySelectorAll<HTMLFormElement>('form[data-call]')].map((f) => [f.dataset.call!, f]));
+  const formFor = (c: PendingToolCall): HTMLElement => {
+    const old = existing.get(c.tool_call_id);
+    const schema = schemas.get(c.tool_call_id);
+    if (old && old.dataset.schema === String(schema !== undefined)) return old;
+    const form = callForm(sessionId, c, schema, onDone);
+    const typed = old?.querySelector('textarea');
+    if (typed) form.querySelector('textarea')!.value = typed.value;
+    return form;
+  };
+  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map(formFor));
 }
 
 function callForm(sessionId: string, call: PendingToolCall, schema: unknown, onDone: () => void): HTMLElement {
