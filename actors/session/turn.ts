@@ -227,10 +227,10 @@ async function turn(deps: TurnDeps, job: SessionJob, handOff: HandOff): Promise<
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
     const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
     l.publish.push(...envs);
+    // Nothing to write: nothing to wait for either, so the whole outcome goes out as the turn returns.
+    if (!envs.length && !l.dirty) return outcome(deps, l, value, decision.effects);
     const early = outcome(deps, l, value, decision.effects.filter((e) => !afterCommit(e)));
-    const rest: Outcome = { sends: effectSends(current(l), decision.effects.filter(afterCommit)) };
-    if (!envs.length && !l.dirty) return { ...early, sends: [...early.sends!, ...rest.sends!] };
     await save(deps, l, () => handOff(early));
-    return rest;
+    return { sends: effectSends(current(l), decision.effects.filter(afterCommit)) };
   }
 }

@@ -1,5 +1,8 @@
 import type { MongoClient, ServerHeartbeatStartedEvent } from 'mongodb';
 
+/** A server's monitor: a heartbeat in flight, or the time the last one ended. */
+type MonitorState = { startedAt: number; awaited: boolean } | { startedAt: null; endedAt: number };
+
 /**
  * Why a client needs watching (docs/reliability.md, issue 16): the driver (7.x)
  * writes a command to a socket the server has just closed, when the socket is
@@ -14,9 +17,6 @@ import type { MongoClient, ServerHeartbeatStartedEvent } from 'mongodb';
  * from the driver's public heartbeat events; the watchdog then asks a fresh
  * connection whether the server answers, and if it does, has the client replaced.
  */
-/** A server's monitor: a heartbeat in flight, or the time the last one ended. */
-type MonitorState = { startedAt: number; awaited: boolean } | { startedAt: null; endedAt: number };
-
 export class HeartbeatTracker {
   private readonly servers = new Map<string, MonitorState>();
 
