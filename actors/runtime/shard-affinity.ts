@@ -43,12 +43,16 @@ interface ShardWorker {
  * cache misses. A process that sees no member list keeps its assignment; one
  * alone owns every shard.
  *
- * A paused BullMQ worker has no main loop and no stalled checker: an idle
- * shard someone else owns costs this process no Redis command. The pause
- * waits for the worker's running turn to finish (it does not hand a job back
- * half done) and interrupts its blocking wait at once; the owner's stalled
- * checker starts on resume and takes over a dead member's job once its lock
- * lapses.
+ * A paused BullMQ worker stops its stalled checker at once and its main
+ * loop after the blocking wait in flight (at most `drainDelay`, 5 s): from
+ * then on an idle shard someone else owns costs this process no Redis
+ * command. The pause does not wait for the running turn (a turn that hangs
+ * must not hold up the other shards' steering) and does not cut the blocking
+ * connection (BullMQ's wait-for-active pause disconnects and reconnects it,
+ * which a Redis Cluster connection does not always survive); a job the
+ * lingering wait still takes runs here, one turn per shard either way. The
+ * owner's stalled checker starts on resume and takes over a dead member's
+ * job once its lock lapses.
  */
 export class ShardAffinity {
   /** This process's member id; BullMQ records it as each job's `processedBy`. */
@@ -102,7 +106,7 @@ export class ShardAffinity {
   private steer(w: ShardWorker, wanted: boolean): void {
     if (w.wanted === wanted) return;
     w.wanted = wanted;
-    // resume() also starts a worker that never ran; pause() resolves once its running turn is done.
+    // resume() also starts a worker that never ran, or wakes a main loop still winding down from a pause.
     w.queue = w.queue
       .then(() => (wanted ? w.worker.resume() : w.worker.pause()))
       .catch((err: Error) => this.opts.log.error({ err: err.message, queue: w.worker.name }, 'could not steer a shard worker'));

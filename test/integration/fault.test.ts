@@ -29,6 +29,10 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
+function chunk(flat: string[]): [string, string][] {
+  return Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]);
+}
+
 /** The failover bound (issue 11): a killed worker's sessions run on another worker within this. */
 const FAILOVER_BOUND_MS = 10_000;
 
@@ -58,10 +62,13 @@ describe('fault tolerance: a worker killed mid-turn', function () {
     children.push(first, second);
     // Member ids carry the pid: which member is which process.
     const redis = h.running.core.redis;
-    const members = await until(async () => {
-      const m = await redis.zrange(h.running.core.keys.workerMembers(), '0', '-1');
-      return m.length === 2 ? m : null;
-    }, 10_000);
+    const key = h.running.core.keys.workerMembers();
+    const beats = async () => new Map(chunk(await redis.zrange(key, '0', '-1', 'WITHSCORES')));
+    const both = await until(async () => ((await beats()).size === 2 ? beats() : null), 10_000);
+    // Stable: each has beaten since both were in, so each has split the shards over both.
+    const since = Math.max(...[...both.values()].map(Number));
+    await until(async () => [...(await beats()).values()].every((t) => Number(t) > since), 10_000);
+    const members = [...both.keys()];
     const [killed, survivor] = [first, second].map((c) => members.find((m) => m.includes(`:${c.pid}:`))!);
     assert.ok(killed && survivor, `member ids ${members.join(', ')}`);
     const owners = shardOwners(members, KILL_SHARDS);
