@@ -12,14 +12,17 @@
  *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
  *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time;
  *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation)
- *  - --floor: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts) joins the rounds: what any Node
- *    proxy process adds on this host, so the router's own share is the difference
+ *  - the floors (on unless --no-floor): three proxies that do nothing but forward join the rounds, so the router's
+ *    own share is the difference: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts), a raw TCP relay
+ *    in Node (tcp-relay.ts, no HTTP parsing: the least a Node process does per hop) and a Go standard-library reverse
+ *    proxy (go-proxy/, built when `go` is installed, skipped with a note when not)
  *  - each row also gives the router process's CPU time per call (all threads, from /proc/<pid>/task/<tid>/schedstat),
  *    which the other processes on a shared host disturb far less than latency
  *  - each timed call starts on a settled host: every process of the stack idle (settle.ts, bounded by --settle-ms,
  *    0 = off), so one proxy's work after its answer (logging, callbacks, GC) is not timed as part of the next
  *    path's call; how much of each proxy's CPU fell into the next call is reported either way
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--floor] [--settle-ms 50]
+ *  - LiteLLM and Portkey join every --peer-every'th round (4: 500 calls each at --n 2000), to keep the run's wall time
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--settle-ms 50] [--peer-every 4]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -33,19 +36,27 @@ import { startLocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { fmt, summary } from '../support/percentiles.js';
 import { BENCH_LIMITS, runSeconds } from '../support/stack.js';
+import { startGoProxy } from './go-proxy.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 import { sampleCpu, settle } from './settle.js';
 import { censusRow, countSyscalls, idleByThread, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
 const SETTLE_MS = values.profile ? 0 : Number(values['settle-ms']);
 /** --syscalls N: instead of timing, count each proxy's and the upstream's syscalls over N calls per path (syscalls.ts). */
 const SYSCALLS = Number(values.syscalls);
+/**
+ * LiteLLM and Portkey take 15-30 ms a call against the router's 2, and with every path settled before its call
+ * they were most of the run's wall time (13 minutes at --n 2000). They join every PEER_EVERY-th round, spread
+ * evenly over the run (500 timed calls each at --n 2000), which is plenty for figures 2-15 times the router's.
+ */
+const PEER_EVERY = Math.max(1, Number(values['peer-every']));
+const SLOW_PEERS = new Set(['litellm', 'portkey']);
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
@@ -91,8 +102,8 @@ function row(label: string, direct: number[], other: number[]): { p50: number; p
   return { ...added, line: `| ${label} | ${fmt(d.p50)} / ${fmt(d.p99)} | ${fmt(o.p50)} / ${fmt(o.p99)} | ${added.p50.toFixed(2)} ms / ${added.p99.toFixed(2)} ms |` };
 }
 
-type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; litellm?: Path; portkey?: Path };
-const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
+type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; relay?: Path; go?: Path; litellm?: Path; portkey?: Path };
+const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', relay: 'Node TCP relay', go: 'Go reverse proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
 /** The router processes whose CPU per call is reported, by path name. */
 const cpuPids: Partial<Record<keyof Peers, number>> = {};
 /** The process behind each path (the fake upstream for `direct`): what settling waits for, and whose spill is measured. */
@@ -101,7 +112,9 @@ const pathPids: Partial<Record<keyof Peers, number>> = {};
 /** Calls each path in turn, rotating the order every round, and reports what each proxy adds over `direct`. */
 async function interleaved(label: string, paths: Peers, useFirst: boolean): Promise<void> {
   const names = Object.keys(paths).filter((k) => paths[k as keyof Peers]) as (keyof Peers)[];
-  for (let i = 0; i < 200; i++) for (const n of names) await paths[n]!(); // warm-up: JIT, pools, caches
+  // The slow peers join every PEER_EVERY-th round (all rounds if 1), spread evenly over the run.
+  const inRound = (i: number) => names.map((_, j) => j).filter((j) => i % PEER_EVERY === 0 || !SLOW_PEERS.has(names[j]));
+  for (let i = 0; i < 200; i++) for (const j of inRound(i)) await paths[names[j]]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = (): Record<string, number> => Object.fromEntries(Object.entries(cpuPids).map(([n, pid]) => [n, runSeconds(pid!) ?? NaN]));
   const pids = names.map((n) => pathPids[n]!);
@@ -112,8 +125,9 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   let prev = -1;
   const cpuBefore = cpu();
   for (let i = 0; i < N; i++) {
-    for (let k = 0; k < names.length; k++) {
-      const j = (i + k) % names.length;
+    const round = inRound(i);
+    for (let k = 0; k < round.length; k++) {
+      const j = round[(i + k) % round.length];
       const n = names[j];
       if (SETTLE_MS > 0) {
         const w = await settle(pids, SETTLE_MS);
@@ -132,7 +146,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / N).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line + ` CPU ${perCall('router')}/call |`);
-  for (const other of ['baseline', 'floor'] as const) {
+  for (const other of ['baseline', 'floor', 'relay', 'go'] as const) {
     if (!seen[other]) continue;
     const b = row(`${label}, ${PEER_NAME[other]}`, seen.direct, seen[other]);
     console.log(b.line + ` CPU ${perCall(other)}/call |`);
@@ -199,7 +213,7 @@ async function census(cases: [string, Peers][], upstreamPid: number): Promise<vo
   }
   // Idle again once start-up is long past (the figure at the top is taken a few seconds after start).
   console.log('');
-  for (const n of ['router', 'baseline', 'floor'] as const) {
+  for (const n of ['router', 'baseline', 'floor', 'relay', 'go'] as const) {
     if (!pathPids[n]) continue;
     // With --profile, the router's profile is summarised over its idle period: what wakes it when nothing happens.
     if (n === 'router') profileWindow[0] = now();
@@ -232,6 +246,7 @@ const now = () => Number(process.hrtime.bigint() / 1000n);
 const profileWindow: [number, number] = [0, Infinity];
 
 async function run(): Promise<void> {
+  const startedAt = performance.now();
   const services = await startLocalServices({ log: () => undefined });
   const fake = spawnNode('fake-server.js', [], process.env);
   const fakeUrl = await new Promise<string>((resolve) => fake.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
@@ -256,11 +271,23 @@ async function run(): Promise<void> {
   }
   const baseline = values.baseline ? `http://127.0.0.1:${baselinePort}` : null;
   let floor: string | null = null;
-  if (values.floor) {
+  let relay: string | null = null;
+  let go: string | null = null;
+  if (!values['no-floor']) {
+    const origin = (c: ChildProcess) => new Promise<string>((resolve) => c.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
     const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
-    procs.push(f);
+    const t = spawnNode('tcp-relay.js', [fakeUrl], process.env);
+    procs.push(f, t);
     cpuPids.floor = pathPids.floor = f.pid;
-    floor = await new Promise<string>((resolve) => f.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
+    cpuPids.relay = pathPids.relay = t.pid;
+    [floor, relay] = await Promise.all([origin(f), origin(t)]);
+    const g = await startGoProxy(fakeUrl);
+    if ('skipped' in g) console.log(`Go reverse proxy skipped: ${g.skipped}`);
+    else {
+      procs.push(g.child);
+      cpuPids.go = pathPids.go = g.child.pid;
+      go = g.url;
+    }
   }
   const [litellmPort, portkeyPort] = [await freePort(), await freePort()];
   if (!values['no-litellm']) procs.push(startLitellm(litellmPort, fakeUrl));
@@ -298,6 +325,8 @@ async function run(): Promise<void> {
         router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/chat/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/chat/chat/completions`, h, chat(stream)) : undefined,
+        relay: relay ? () => call(`${relay}/v1/chat/completions`, h, direct(stream)) : undefined,
+        go: go ? () => call(`${go}/v1/chat/completions`, h, direct(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-openai', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('openai', fakeUrl), direct(stream)) : undefined,
       }]);
@@ -306,18 +335,21 @@ async function run(): Promise<void> {
         router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/anth/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/anth/chat/completions`, h, chat(stream)) : undefined,
+        relay: relay ? () => call(`${relay}/v1/messages`, anthHeaders, anthDirect(stream)) : undefined,
+        go: go ? () => call(`${go}/v1/messages`, anthHeaders, anthDirect(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-anthropic', stream)) : undefined,
         portkey: portkey ? () => call(`${portkey}/v1/chat/completions`, portkeyHeaders('anthropic', fakeUrl), JSON.stringify({ model: 'm', max_tokens: 256, messages: [{ role: 'user', content: 'Say hello.' }], stream })) : undefined, // chat in, anthropic out
       }]);
     }
     if (SYSCALLS > 0) await census(cases, fake.pid!);
     else {
-      console.log(`n=${N} per path, concurrency 1, interleaved; p50 / p99\n`);
+      console.log(`n=${N} per path (LiteLLM and Portkey ${Math.ceil(N / PEER_EVERY)}: every ${PEER_EVERY === 1 ? '' : `${PEER_EVERY}th `}round), concurrency 1, interleaved; p50 / p99\n`);
       console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
       profileWindow[0] = now();
       for (const [label, paths] of cases) await interleaved(label, paths, label.endsWith('TTFT'));
       profileWindow[1] = now();
       await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
+      console.log(`wall time from start: ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
     }
   } finally {
     const routerExit = new Promise((r) => routerProc.once('exit', r));

@@ -75,8 +75,11 @@ describe('agent turns: providers and the tool loop', function () {
     assert.match(String(requested.data.submit_url), new RegExp(`/v1/sessions/${sid}/events$`));
     assert.ok(Date.parse(String(requested.data.expires_at)) > Date.now() + 20_000);
     await until(async () => (await message(sid, mid)).status === 'requires_action');
-    const pending = (await (await h.api(`/v1/sessions/${sid}/tool-calls?status=pending`)).json()) as { tool_calls: { tool_call_id: string; kind: string; arguments: unknown }[] };
+    const pending = (await (await h.api(`/v1/sessions/${sid}/tool-calls?status=pending`)).json()) as { tool_calls: { tool_call_id: string; kind: string; arguments: unknown; input_schema: unknown; output_schema: unknown }[] };
     assert.deepEqual(pending.tool_calls.map((c) => [c.tool_call_id, c.kind]), [['call_1', 'external']]);
+    assert.deepEqual(pending.tool_calls[0].arguments, { q: 'weather' });
+    assert.deepEqual(pending.tool_calls[0].input_schema, lookupTool.input_schema, 'the list carries the schemas the event carries');
+    assert.deepEqual(pending.tool_calls[0].output_schema, lookupTool.output_schema);
     const before = (await events(sid)).length;
     const bad = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'call_1', result: { answer: 42 } } });
     assert.equal(bad.status, 422);

@@ -5,7 +5,6 @@ import { renderPending } from './tool-form.js';
 import { Transcript } from './transcript.js';
 
 let streamStop: AbortController | null = null;
-const outputSchemas = new Map<string, unknown>();
 
 export async function loadAgents(onSelect: (agentId: string) => void): Promise<void> {
   const list = byId('agents');
@@ -65,7 +64,7 @@ function sessionItem(s: Session): HTMLLIElement {
 async function refreshPending(sessionId: string): Promise<void> {
   const calls = await client().sessions.pendingToolCalls(sessionId);
   if (state.sessionId !== sessionId) return;
-  renderPending(byId('pending'), sessionId, calls, outputSchemas, () => {
+  renderPending(byId('pending'), sessionId, calls, () => {
     status('Result submitted.');
     void refreshPending(sessionId);
   });
@@ -78,7 +77,6 @@ export async function openSession(sessionId: string): Promise<void> {
   const stop = new AbortController();
   streamStop = stop;
   state.sessionId = sessionId;
-  outputSchemas.clear();
   for (const li of byId('sessions').children) li.classList.toggle('selected', (li as HTMLElement).dataset.session === sessionId);
   const s = await client().sessions.get(sessionId);
   byId('session-title').textContent = `Session ${s.id}`;
@@ -97,7 +95,6 @@ export async function openSession(sessionId: string): Promise<void> {
       const onReconnect = () => (delete live.dataset.stream, status('Stream dropped; resuming…'));
       for await (const item of client().sessions.stream(sessionId, { deltas: true, signal: stop.signal, onOpen, onReconnect })) {
         transcript.add(item);
-        if (item.type === 'tool.call_requested') outputSchemas.set(String((item.data as { tool_call_id?: string }).tool_call_id), (item.data as { output_schema?: unknown }).output_schema);
         if (['tool.call_requested', 'tool.result_submitted', 'tool.call_failed', 'message.status_changed'].includes(item.type)) void refreshPending(sessionId);
         if (item.type === 'session.status_changed') void loadSessions().catch(() => undefined);
       }

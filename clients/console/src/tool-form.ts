@@ -8,24 +8,15 @@ import { client } from './state.js';
  * JSON is parsed and checked against the tool's output_schema in the page
  * first; only a result that passes is submitted.
  */
-export function renderPending(container: HTMLElement, sessionId: string, calls: PendingToolCall[], schemas: Map<string, unknown>, onDone: () => void): void {
-  // A form still pending is kept as it is, so a refresh never wipes what the person is typing. The output_schema
-  // comes from the stream's tool.call_requested, which may arrive after the list: until then the form cannot check
-  // a result and waits. It is rebuilt once the schema (or its absence) is known, keeping the text typed into it.
+export function renderPending(container: HTMLElement, sessionId: string, calls: PendingToolCall[], onDone: () => void): void {
+  // A form still pending is kept as it is, so a refresh never wipes what the person is typing. Each call comes
+  // with its tool's output_schema, so a form can check a result from the moment it is shown.
   const existing = new Map([...container.querySelectorAll<HTMLFormElement>('form[data-call]')].map((f) => [f.dataset.call!, f]));
-  const formFor = (c: PendingToolCall): HTMLElement => {
-    const old = existing.get(c.tool_call_id);
-    const known = schemas.has(c.tool_call_id);
-    if (old && old.dataset.known === String(known)) return old;
-    const form = callForm(sessionId, c, known, schemas.get(c.tool_call_id), onDone);
-    const typed = old?.querySelector('textarea');
-    if (typed) form.querySelector('textarea')!.value = typed.value;
-    return form;
-  };
-  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map(formFor));
+  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map((c) => existing.get(c.tool_call_id) ?? callForm(sessionId, c, onDone)));
 }
 
-function callForm(sessionId: string, call: PendingToolCall, known: boolean, schema: unknown, onDone: () => void): HTMLElement {
+function callForm(sessionId: string, call: PendingToolCall, onDone: () => void): HTMLElement {
+  const schema = call.output_schema;
   const input = h('textarea', { 'aria-label': `result of ${call.tool_call_id}`, spellcheck: 'false' });
   input.value = '{\n  \n}';
   const errors = h('div', { class: 'errors', role: 'alert' });
@@ -52,13 +43,13 @@ function callForm(sessionId: string, call: PendingToolCall, known: boolean, sche
   };
   return h(
     'form',
-    { class: 'tool-call', 'data-call': call.tool_call_id, 'data-known': String(known), onsubmit: (e: Event) => (e.preventDefault(), known && void submit(false)) },
+    { class: 'tool-call', 'data-call': call.tool_call_id, onsubmit: (e: Event) => (e.preventDefault(), void submit(false)) },
     h('strong', {}, `${call.tool_name}`),
     h('span', { class: 'muted' }, ` ${call.tool_call_id} waits for a result`),
     h('pre', {}, JSON.stringify(call.arguments, null, 2)),
-    !known ? h('p', { class: 'muted' }, 'Waiting for the call’s output_schema from the stream…') : schema ? h('details', {}, h('summary', {}, 'output_schema'), h('pre', {}, JSON.stringify(schema, null, 2))) : h('p', { class: 'muted' }, 'This tool declares no output_schema.'),
+    schema ? h('details', {}, h('summary', {}, 'output_schema'), h('pre', {}, JSON.stringify(schema, null, 2))) : h('p', { class: 'muted' }, 'This tool declares no output_schema.'),
     input,
     errors,
-    h('div', { class: 'row' }, h('button', { type: 'submit', disabled: !known }, 'Submit result'), h('button', { type: 'button', disabled: !known, onclick: () => void submit(true) }, 'Report as error')),
+    h('div', { class: 'row' }, h('button', { type: 'submit' }, 'Submit result'), h('button', { type: 'button', onclick: () => void submit(true) }, 'Report as error')),
   );
 }

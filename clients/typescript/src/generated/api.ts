@@ -1289,6 +1289,14 @@ export type GetV1SessionsSessionIdToolCallsResponse = {
     arguments: {
       [key: string]: unknown;
     };
+    /** The tool's input JSON Schema, null when it declares none. */
+    input_schema: {
+      [key: string]: unknown;
+    } | null;
+    /** The tool's output JSON Schema (a result is checked against it), null when it declares none. */
+    output_schema: {
+      [key: string]: unknown;
+    } | null;
     status: "pending";
     expires_at: string | null;
   }>;

@@ -110,13 +110,15 @@ export const toolCallListResponse: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['message_id', 'tool_call_id', 'tool_name', 'kind', 'arguments', 'status', 'expires_at'],
+        required: ['message_id', 'tool_call_id', 'tool_name', 'kind', 'arguments', 'input_schema', 'output_schema', 'status', 'expires_at'],
         properties: {
           message_id: { type: 'string' },
           tool_call_id: { type: 'string' },
           tool_name: { type: 'string' },
           kind: { type: ['string', 'null'], enum: ['custom', 'external', null] },
           arguments: { type: 'object', additionalProperties: {} },
+          input_schema: { type: ['object', 'null'], additionalProperties: {}, description: "The tool's input JSON Schema, null when it declares none." },
+          output_schema: { type: ['object', 'null'], additionalProperties: {}, description: "The tool's output JSON Schema (a result is checked against it), null when it declares none." },
           status: { const: 'pending' },
           expires_at: { type: ['string', 'null'], format: 'date-time' },
         },

@@ -24,15 +24,19 @@ export function toolCallRoutes(deps: AppDeps): RouteSpec[] {
         if (!doc) return { tool_calls: [] };
         const m = messageState(doc);
         const version = await agents.getVersion(orgId, session.version_id);
-        const kinds = new Map((version?.tools ?? []).map((t) => [t.name, t.kind]));
+        // The schemas ride along so a client can check a result before submitting it, without the stream's
+        // tool.call_requested (the same values that event and the webhook carry).
+        const tools = new Map((version?.tools ?? []).map((t) => [t.name, t]));
         const args = new Map(m.output.parts.flatMap((p) => (p.type === 'tool_call' ? [[p.id, p.arguments] as const] : [])));
         return {
           tool_calls: m.pending_tool_calls.map((c) => ({
             message_id: m.id,
             tool_call_id: c.id,
             tool_name: c.name,
-            kind: kinds.get(c.name) ?? null,
+            kind: tools.get(c.name)?.kind ?? null,
             arguments: args.get(c.id) ?? {},
+            input_schema: tools.get(c.name)?.input_schema ?? null,
+            output_schema: tools.get(c.name)?.output_schema ?? null,
             status: 'pending',
             expires_at: c.expires_at ?? null,
           })),
