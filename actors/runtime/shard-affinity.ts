@@ -43,14 +43,11 @@ interface ShardWorker {
  * cache misses. A process that sees no member list keeps its assignment; one
  * alone owns every shard.
  *
- * A paused BullMQ worker stops its stalled checker at once and its main
- * loop after the blocking wait in flight (at most `drainDelay`, 5 s): from
- * then on an idle shard someone else owns costs this process no Redis
- * command. The pause does not wait for the running turn (a turn that hangs
- * must not hold up the other shards' steering) and does not cut the blocking
- * connection (BullMQ's wait-for-active pause disconnects and reconnects it,
- * which a Redis Cluster connection does not always survive); a job the
- * lingering wait still takes runs here, one turn per shard either way. The
+ * A shard is paused with BullMQ's waiting pause: it stops the stalled
+ * checker, cuts the blocking BZPOPMIN at once (and reconnects it, idle), and
+ * lets the running turn finish; from then on the shard costs this process no
+ * Redis command. The do-not-wait pause would leave the main loop in BZPOPMIN
+ * for up to `drainDelay` (5 s), taking the shard's next jobs meanwhile. The
  * owner's stalled checker starts on resume and takes over a dead member's
  * job once its lock lapses.
  */
