@@ -34,7 +34,9 @@ import { BENCH_LIMITS, pool, scriptedAgent } from '../support/stack.js';
 import { RedisMonitor } from './redis-monitor.js';
 import { WireCounter } from './wire-counter.js';
 
-setGlobalDispatcher(new Agent({ connections: null, pipelining: 0, keepAliveTimeout: 60_000 }));
+// Keep-alive, one request at a time per connection, as an SDK or browser would (undici's `pipelining: 0` sent
+// `connection: close` and paid a TCP connect per request in the client and the web on the shared cores).
+setGlobalDispatcher(new Agent({ connections: null, pipelining: 1, keepAliveTimeout: 60_000 }));
 
 const { values } = parseArgs({
   options: {
