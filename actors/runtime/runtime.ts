@@ -5,6 +5,7 @@ import { PRIORITY, type ActorContext, type ActorDefinition, type Outcome, type P
 import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
+import { ShardAffinity } from './shard-affinity.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 
@@ -27,6 +28,12 @@ export interface RuntimeOptions {
   observer?: TurnObserver;
   /** Batch-priority messages of gated actors this process handles at once (BatchGate); 0 or absent = no bound. */
   batchSlots?: number;
+  /**
+   * The Redis key of the worker membership set: with it, keyed actors' shards
+   * are split over the live processes (ShardAffinity); without it, this
+   * process runs every shard.
+   */
+  membershipKey?: string;
 }
 
 export interface StartOptions {
@@ -72,6 +79,8 @@ export class ActorRuntime {
   private readonly stopping = new AbortController();
   private readonly observer: TurnObserver;
   private readonly guard: ShardGuard;
+  /** Which shards this process runs, when shards are split over processes. */
+  readonly affinity: ShardAffinity | null;
   readonly batchGate: BatchGate;
   /** Shard queues of keyed actors: a batch turn waiting for a slot there holds the shard. */
   private readonly shardQueues = new Set<string>();
@@ -83,6 +92,7 @@ export class ActorRuntime {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
+    this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log }) : null;
     // Without a bound no batch turn ever waits for a slot: nothing to look at.
     this.inheritTimer = this.batchGate.slots > 0 ? setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS) : null;
     this.inheritTimer?.unref();
@@ -113,7 +123,9 @@ export class ActorRuntime {
     if (def.address.keyed) await this.guard.keep(names.map((n) => this.opts.queues.queue(n)));
     const lockMs = start.lockMs ?? this.opts.lockMs;
     const gated = start.gateBatch ?? true;
-    for (const name of names) {
+    // A keyed actor's shard workers start paused and run once this process owns their shard.
+    const affinity = def.address.keyed ? this.affinity : null;
+    for (const [shard, name] of names.entries()) {
       if (def.address.keyed) this.shardQueues.add(name);
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
         gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
@@ -123,10 +135,12 @@ export class ActorRuntime {
         stalledInterval: Math.max(500, Math.min(lockMs / 2, 30_000)),
         // Handlers are idempotent, so a job taken over several times (a busy host missing renewals) is retried, not lost.
         maxStalledCount: 5,
+        ...(affinity ? { autorun: false, name: affinity.id } : {}),
       });
       worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
       worker.on('error', (err) => this.opts.log.error({ err: err.message, queue: name }, 'actor worker error'));
       this.workers.push(worker);
+      await affinity?.add(shard, worker);
     }
     this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
   }
@@ -212,6 +226,8 @@ export class ActorRuntime {
         this.stopping.abort();
         this.guard.stop();
         if (this.inheritTimer) clearInterval(this.inheritTimer);
+        // Leaving first lets the other processes take this one's shards while its running turns finish.
+        await this.affinity?.leave();
         await Promise.allSettled(this.workers.map((w) => w.close()));
       })();
     }

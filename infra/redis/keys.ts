@@ -38,6 +38,11 @@ export class RedisKeys {
     return `${this.prefix}:rt:${orgId}:${routerId}:${conversationId}`;
   }
 
+  /** Sorted set of live worker processes (member id → last heartbeat), over which session shards are split. */
+  workerMembers(): string {
+    return `${this.prefix}:workers`;
+  }
+
   /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */
   rateLimit(counter: string): string {
     return `${this.prefix}:rl:${counter}`;

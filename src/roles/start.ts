@@ -42,8 +42,11 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots, membershipKey: core.keys.workerMembers() });
       watchActorQueues(core, roles);
+      // Draining leaves the worker membership at once: the others take this process's shards on their next beat
+      // while it finishes its running turns (both running a shard for a moment is harmless: one turn per shard).
+      core.drain.onDrain(() => void runtime.affinity?.leave());
       try {
         if (roles.includes('worker')) await (await import('./worker.js')).startWorker(core, runtime);
         if (roles.includes('webhooks')) await (await import('./webhooks.js')).startWebhooks(core, runtime);

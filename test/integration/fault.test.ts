@@ -4,6 +4,9 @@ import { join } from 'node:path';
 import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
 import { WEBHOOKS } from '../../actors/webhook/messages.js';
 import { shardOf } from '../../infra/queues/queues.js';
+import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { shardOwners } from '../../actors/runtime/rendezvous.js';
+import { SESSION } from '../../actors/session/messages.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
@@ -26,10 +29,16 @@ function exited(child: ChildProcess): Promise<void> {
   return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
 }
 
+function chunk(flat: string[]): [string, string][] {
+  return Array.from({ length: flat.length / 2 }, (_, i) => [flat[2 * i], flat[2 * i + 1]]);
+}
+
 /** The failover bound (issue 11): a killed worker's sessions run on another worker within this. */
 const FAILOVER_BOUND_MS = 10_000;
 
 describe('fault tolerance: a worker killed mid-turn', function () {
+  // Enough shards that each of the two workers surely owns some (shard affinity splits them).
+  const KILL_SHARDS = 16;
   this.timeout(120_000);
   let h: Harness;
   const children: ChildProcess[] = [];
@@ -37,7 +46,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
   before(async () => {
     // Web only in-process; the actors run in child processes we can kill.
     // The default lock: the bound below is the one a deployment gets.
-    h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: '4' } });
+    h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: String(KILL_SHARDS) } });
   });
   after(async () => {
     for (const c of children) c.kill('SIGKILL');
@@ -47,10 +56,22 @@ describe('fault tolerance: a worker killed mid-turn', function () {
 
   it(`loses no message, leaves no gap or duplicate, and fails over within ${FAILOVER_BOUND_MS / 1000} s`, async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'survived' }]);
-    const env = { ...h.env, TROUPE_SESSION_SHARDS: '4' };
-    // Two workers share the shards; the survivor must take over what the killed one held.
+    const env = { ...h.env, TROUPE_SESSION_SHARDS: String(KILL_SHARDS) };
+    // Two workers split the shards; the survivor must take over what the killed one held.
     const [first, second] = await Promise.all([startWorker(env), startWorker(env)]);
     children.push(first, second);
+    // Member ids carry the pid: which member is which process.
+    const redis = h.running.core.redis;
+    const key = h.running.core.keys.workerMembers();
+    const beats = async () => new Map(chunk(await redis.zrange(key, '0', '-1', 'WITHSCORES')));
+    const both = await until(async () => ((await beats()).size === 2 ? beats() : null), 10_000);
+    // Stable: each has beaten since both were in, so each has split the shards over both.
+    const since = Math.max(...[...both.values()].map(Number));
+    await until(async () => [...(await beats()).values()].every((t) => Number(t) > since), 10_000);
+    const members = [...both.keys()];
+    const [killed, survivor] = [first, second].map((c) => members.find((m) => m.includes(`:${c.pid}:`))!);
+    assert.ok(killed && survivor, `member ids ${members.join(', ')}`);
+    const owners = shardOwners(members, KILL_SHARDS);
     const sessions = await Promise.all(
       Array.from({ length: 12 }, () => h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST' }).then((r) => r.json() as Promise<{ id: string }>)),
     );
@@ -70,6 +91,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
     const completed = await h.running.core.db.collection<{ session_id: string }>('messages').find({ session_id: { $in: sessionIds }, status: 'completed' }).toArray();
     assert.ok(completed.length < 36, 'the worker died with work outstanding');
     const finishedAtKill = new Set(sessionIds.filter((id) => completed.filter((m) => m.session_id === id).length === 3));
+    const stranded = sessionIds.filter((id) => !finishedAtKill.has(id) && owners[shardOf(id, KILL_SHARDS)] === killed);
     const responses = await Promise.all(sends);
     const statuses = await Promise.all(
       responses.map(async (r, i) => {
@@ -93,6 +115,13 @@ describe('fault tolerance: a worker killed mid-turn', function () {
     const slowest = Math.max(...resumed);
     console.log(`      slowest session resumed ${slowest} ms after the kill`);
     assert.ok(slowest <= FAILOVER_BOUND_MS, `a session resumed ${slowest} ms after its worker was killed`);
+    // The killed worker's own shards moved: its sessions with work left ran on the survivor after the kill.
+    assert.ok(stranded.length > 0, 'the killed worker owned sessions with work left');
+    for (const id of stranded) {
+      const jobs = await h.running.core.plane.queues.queue(shardQueueName(SESSION.name, shardOf(id, KILL_SHARDS))).getJobs(['completed']);
+      const after = jobs.filter((j) => j?.data?.session_id === id && (j.finishedOn ?? 0) > killedAt);
+      assert.ok(after.length > 0 && after.every((j) => j.processedBy === survivor), `${id} resumed on the survivor`);
+    }
     const deadline = Date.now() + 60_000;
     for (const s of sessions) {
       for (;;) {

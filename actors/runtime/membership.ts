@@ -1,0 +1,93 @@
+import type { RedisClient } from '../../infra/redis/connection.js';
+
+/**
+ * One heartbeat, one round trip, one key (so it runs on a Redis Cluster too):
+ * stamp this member with Redis's own clock (processes on different hosts need
+ * not agree on the time), drop members whose stamp lapsed, return the rest.
+ * The set expires by itself once every member is gone.
+ */
+const BEAT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now, ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 10)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+`;
+
+export interface MembershipOptions {
+  redis: RedisClient;
+  /** The sorted set of live members (member → last heartbeat, Redis time in ms). */
+  key: string;
+  /** This process's member id, unique per runtime. */
+  id: string;
+  /** How often this member stamps itself and reads the others. */
+  heartbeatMs: number;
+  /** A member not heard from for this long is gone. */
+  lapseMs: number;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
+  /** Called with the live members (sorted) whenever they differ from the last list seen. */
+  onChange(members: string[]): void;
+}
+
+/**
+ * The live worker processes, from heartbeats in Redis. A beat that fails
+ * (a Redis hiccup) changes nothing: the caller keeps what it last saw, and
+ * the next beat tries again.
+ */
+export class Membership {
+  private timer: NodeJS.Timeout | null = null;
+  private last = '';
+  private failing = false;
+  private beating: Promise<void> | null = null;
+  private left = false;
+
+  constructor(private readonly opts: MembershipOptions) {}
+
+  /** Joins (the first beat, awaited so the caller starts from a real list when Redis answers) and keeps beating. */
+  async join(): Promise<void> {
+    await this.beat();
+    if (this.left || this.timer) return;
+    this.timer = setInterval(() => void this.beat(), this.opts.heartbeatMs);
+    // Beats must not keep a process alive that is otherwise done.
+    this.timer.unref();
+  }
+
+  private beat(): Promise<void> {
+    // One beat at a time: a slow Redis must not pile them up.
+    this.beating ??= this.beatOnce().finally(() => (this.beating = null));
+    return this.beating;
+  }
+
+  private async beatOnce(): Promise<void> {
+    const { redis, key, id, lapseMs, log } = this.opts;
+    try {
+      const members = (await redis.eval(BEAT, 1, key, id, String(lapseMs))) as string[];
+      if (this.left) return;
+      if (this.failing) log.info({ member: id }, 'worker membership heartbeat works again');
+      this.failing = false;
+      const seen = members.join('\n');
+      if (seen === this.last) return;
+      this.last = seen;
+      this.opts.onChange(members);
+    } catch (err) {
+      if (!this.failing) log.warn({ member: id, err: (err as Error).message }, 'worker membership heartbeat failed; keeping the last shard assignment');
+      this.failing = true;
+    }
+  }
+
+  /** Leaves at once (a graceful shutdown), so the others take this member's shards on their next beat, not after the lapse. */
+  async leave(): Promise<void> {
+    if (this.left) return;
+    this.left = true;
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.beating?.catch(() => undefined);
+    try {
+      await this.opts.redis.zrem(this.opts.key, this.opts.id);
+      this.opts.log.info({ member: this.opts.id }, 'left the worker membership');
+    } catch (err) {
+      this.opts.log.warn({ member: this.opts.id, err: (err as Error).message }, 'could not leave worker membership; the others take over once its heartbeat lapses');
+    }
+  }
+}

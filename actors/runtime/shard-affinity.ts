@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Worker } from 'bullmq';
+import type { RedisClient } from '../../infra/redis/connection.js';
+import { Membership } from './membership.js';
+import { ownedShards } from './rendezvous.js';
+
+/** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
+export const HEARTBEAT_MS = 1_000;
+export const LAPSE_MS = 3_000;
+
+export interface AffinityOptions {
+  redis: RedisClient;
+  /** The membership set's key, shared by every worker process of the deployment. */
+  key: string;
+  /** Shards per keyed actor (the dispatcher's count). */
+  shards: number;
+  log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
+  heartbeatMs?: number;
+  lapseMs?: number;
+}
+
+interface ShardWorker {
+  worker: Worker;
+  shard: number;
+  /** Pauses and resumes of one worker run in order: a resume never overtakes the pause before it. */
+  queue: Promise<void>;
+  /** Whether this process should be taking this shard's jobs. */
+  wanted: boolean;
+}
+
+/**
+ * Shard affinity: the shard queues of keyed actors are split over the live
+ * worker processes by rendezvous hashing, and each process runs the BullMQ
+ * workers of its own shards only, so a session's turns stay in one process
+ * (its cache stays warm, its writes group-commit together) while membership
+ * is stable. Shard `n` of every keyed actor goes to the same process.
+ *
+ * Correctness never rests on this: each shard queue has global concurrency 1
+ * (ShardGuard) and the ledger's sequence fence refuses a second writer, so
+ * two processes running one shard during a change (one still finishing its
+ * turn, or a Redis hiccup leaving each with its last assignment) only cost
+ * cache misses. A process that sees no member list keeps its assignment; one
+ * alone owns every shard.
+ *
+ * A paused BullMQ worker stops its stalled checker at once and its main
+ * loop after the blocking wait in flight (at most `drainDelay`, 5 s): from
+ * then on an idle shard someone else owns costs this process no Redis
+ * command. The pause does not wait for the running turn (a turn that hangs
+ * must not hold up the other shards' steering) and does not cut the blocking
+ * connection (BullMQ's wait-for-active pause disconnects and reconnects it,
+ * which a Redis Cluster connection does not always survive); a job the
+ * lingering wait still takes runs here, one turn per shard either way. The
+ * owner's stalled checker starts on resume and takes over a dead member's
+ * job once its lock lapses.
+ */
+export class ShardAffinity {
+  /** This process's member id; BullMQ records it as each job's `processedBy`. */
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  private readonly workers: ShardWorker[] = [];
+  private readonly membership: Membership;
+  private owned: Set<number> | null = null;
+  private joined: Promise<void> | null = null;
+
+  constructor(private readonly opts: AffinityOptions) {
+    this.membership = new Membership({
+      redis: opts.redis,
+      key: opts.key,
+      id: this.id,
+      heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
+      lapseMs: opts.lapseMs ?? LAPSE_MS,
+      log: opts.log,
+      onChange: (members) => this.assign(members),
+    });
+  }
+
+  /**
+   * Adds one shard's worker, created with `autorun: false`; it runs once
+   * this process owns the shard. The first call joins the membership (one
+   * beat), so the first assignment comes from the live list.
+   */
+  async add(shard: number, worker: Worker): Promise<void> {
+    const entry: ShardWorker = { worker, shard, queue: Promise.resolve(), wanted: false };
+    this.workers.push(entry);
+    this.joined ??= this.membership.join().then(() => {
+      // Redis did not answer the first beat: alone as far as this process knows, so it runs every shard.
+      if (!this.owned) this.assign([]);
+    });
+    await this.joined;
+    if (this.owned) this.steer(entry, this.owned.has(shard));
+  }
+
+  /** The shards this process runs now (tests and logs). */
+  ownedShards(): number[] {
+    return [...(this.owned ?? [])].sort((a, b) => a - b);
+  }
+
+  private assign(members: string[]): void {
+    const owned = ownedShards(this.id, members, this.opts.shards);
+    const moved = this.owned ? [...owned].filter((s) => !this.owned!.has(s)).length + [...this.owned].filter((s) => !owned.has(s)).length : owned.size;
+    this.owned = owned;
+    for (const w of this.workers) this.steer(w, owned.has(w.shard));
+    this.opts.log.info({ member: this.id, members: members.length, moved, shards: this.ownedShards() }, 'shard assignment');
+  }
+
+  private steer(w: ShardWorker, wanted: boolean): void {
+    if (w.wanted === wanted) return;
+    w.wanted = wanted;
+    // resume() also starts a worker that never ran, or wakes a main loop still winding down from a pause.
+    w.queue = w.queue
+      .then(() => (wanted ? w.worker.resume() : w.worker.pause()))
+      .catch((err: Error) => this.opts.log.error({ err: err.message, queue: w.worker.name }, 'could not steer a shard worker'));
+  }
+
+  /** Leaves the membership first, so the others take these shards on their next beat; the workers are closed by the caller. */
+  async leave(): Promise<void> {
+    await this.membership.leave();
+  }
+}
