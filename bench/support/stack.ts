@@ -234,7 +234,7 @@ export async function startStack(opts: { workers?: number; env?: Record<string, 
       for (const c of children) c.kill('SIGKILL');
       await mongo.close();
       await services.stop();
-      for (const f of [...counters, webCounter]) rmSync(f, { force: true });
+      for (const f of [...counters, webCounter]) for (const p of [f, `${f}.tmp`]) rmSync(p, { force: true });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { renameSync, writeFileSync } from 'node:fs';
 import { Pipeline, Redis } from 'ioredis';
 import type { MongoClient } from 'mongodb';
 
@@ -57,7 +57,11 @@ export function startRoundTripCounter(env: NodeJS.ProcessEnv): boolean {
   if (!file || installed) return installed;
   installed = true;
   hookRedis();
-  const timer = setInterval(() => writeFileSync(file, JSON.stringify(counts)), 500);
+  // Written aside and renamed over: the bench reads the file at any moment, and a half-written one is not JSON.
+  const timer = setInterval(() => {
+    writeFileSync(`${file}.tmp`, JSON.stringify(counts));
+    renameSync(`${file}.tmp`, file);
+  }, 500);
   timer.unref();
   return true;
 }
