@@ -3,6 +3,7 @@ import { shardOwners } from '../../actors/runtime/rendezvous.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { SESSION } from '../../actors/session/messages.js';
 import { shardOf } from '../../infra/queues/queues.js';
+import { isCluster } from '../../infra/redis/connection.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
@@ -75,6 +76,19 @@ describe('shard affinity: worker processes split the session shards (issue 11)',
     const owners = shardOwners([sa.member, sb.member], SHARDS);
     assert.deepEqual(sa.shards, owners.flatMap((m, s) => (m === sa.member ? [s] : [])));
     assert.ok(sa.shards.length > 0 && sb.shards.length > 0, 'both processes own shards');
+    // Idle cost: only the owner's worker waits on a shard (BullMQ names its blocking connection after the queue and
+    // the worker, i.e. the member id); the paused ones hold idle connections. CLIENT LIST sees one server, so not on a cluster.
+    if (!isCluster(h.running.core.redis)) {
+      await until(async () => {
+        const blocked = String(await h.running.core.redis.call('CLIENT', 'LIST'))
+          .split('\n')
+          .filter((l) => / flags=\S*b/.test(l))
+          .map((l) => /name=\{[^}]*:q:session-(\d+)\}\S*:w:(\S+)/.exec(l))
+          .filter((m): m is RegExpExecArray => !!m);
+        // Eventually (the pauses of the last change run in the background): each shard's owner waits, nobody else.
+        return blocked.length === SHARDS && blocked.every(([, shard, member]) => owners[Number(shard)] === member);
+      }, 15_000);
+    }
 
     // Sessions on both processes' shards, three messages each.
     const { agentId } = await scriptedAgent(h, [{ text: 'ok' }]);
