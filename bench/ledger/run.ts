@@ -17,14 +17,13 @@
  */
 import { setMaxListeners } from 'node:events';
 import { parseArgs } from 'node:util';
-import { Agent, request, setGlobalDispatcher } from 'undici';
+import { request } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
+import { useKeepAliveClient } from '../support/http-client.js';
 
-// Keep-alive, one request at a time per connection, as an SDK or browser would (undici's `pipelining: 0` sent
-// `connection: close` and paid a TCP connect per request in the client and the web on the shared cores).
-setGlobalDispatcher(new Agent({ connections: null, pipelining: 1, keepAliveTimeout: 60_000 }));
+useKeepAliveClient();
 
 const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' } } });
 const SESSIONS = Number(values.sessions);

@@ -6,6 +6,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { printedOrigin } from './child-origin.js';
 
 const SRC = resolve(__dirname, '../../../bench/router/go-proxy/main.go');
 const BIN = resolve(__dirname, '../../../bench/.goproxy/go-proxy');
@@ -35,6 +36,5 @@ export async function startGoProxy(upstream: string): Promise<{ child: ChildProc
   if ('skipped' in built) return built;
   const child = spawn(built.bin, [upstream], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stderr!.on('data', (d: Buffer) => process.stderr.write(`[go-proxy] ${d}`));
-  const url = await new Promise<string>((ok) => child.stdout!.once('data', (d: Buffer) => ok(String(d).trim())));
-  return { child, url };
+  return { child, url: await printedOrigin(child) };
 }

@@ -36,14 +36,15 @@ import { startLocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { fmt, summary } from '../support/percentiles.js';
 import { BENCH_LIMITS, runSeconds } from '../support/stack.js';
+import { printedOrigin } from './child-origin.js';
 import { startGoProxy } from './go-proxy.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
-import { sampleCpu, settle } from './settle.js';
-import { censusRow, countSyscalls, idleByThread, traceSockets } from './syscalls.js';
+import { idleByThread, sampleCpu, settle } from './settle.js';
+import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -249,7 +250,7 @@ async function run(): Promise<void> {
   const startedAt = performance.now();
   const services = await startLocalServices({ log: () => undefined });
   const fake = spawnNode('fake-server.js', [], process.env);
-  const fakeUrl = await new Promise<string>((resolve) => fake.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
+  const fakeUrl = await printedOrigin(fake);
   const [webPort, routerPort] = [await freePort(), await freePort()];
   const apiKey = `tr_sk_bench_${randomBytes(12).toString('hex')}`;
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
@@ -274,13 +275,12 @@ async function run(): Promise<void> {
   let relay: string | null = null;
   let go: string | null = null;
   if (!values['no-floor']) {
-    const origin = (c: ChildProcess) => new Promise<string>((resolve) => c.stdout!.once('data', (d: Buffer) => resolve(String(d).trim())));
     const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
     const t = spawnNode('tcp-relay.js', [fakeUrl], process.env);
     procs.push(f, t);
     cpuPids.floor = pathPids.floor = f.pid;
     cpuPids.relay = pathPids.relay = t.pid;
-    [floor, relay] = await Promise.all([origin(f), origin(t)]);
+    [floor, relay] = await Promise.all([printedOrigin(f), printedOrigin(t)]);
     const g = await startGoProxy(fakeUrl);
     if ('skipped' in g) console.log(`Go reverse proxy skipped: ${g.skipped}`);
     else {

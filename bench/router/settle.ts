@@ -8,7 +8,7 @@
  * proxy's work spills into the next call and (b) wait, bounded, until every
  * process of the stack is idle before the next timed call starts.
  */
-import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
 
 export interface CpuSample {
   /** Some thread of some process was running or runnable ('R') when read. */
@@ -102,4 +102,29 @@ export async function settle(pids: number[], boundMs: number): Promise<{ ms: num
     if (quiet || ms >= boundMs) return { ms, settled: quiet };
     prev = s;
   }
+}
+
+/** CPU time of each thread of a process so far, in µs, by thread name (threads of one name summed). */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim();
+      const us = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ')[0]) / 1000;
+      out.set(name, (out.get(name) ?? 0) + us);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** An idle process's CPU over `ms`, per second, by thread name: which thread wakes it when nothing happens. */
+export async function idleByThread(pid: number, ms: number): Promise<string> {
+  const before = threadCpu(pid);
+  await new Promise((r) => setTimeout(r, ms));
+  const after = threadCpu(pid);
+  const rows = [...after].map(([name, us]) => [name, ((us - (before.get(name) ?? 0)) * 1000) / ms / 1000] as const).filter(([, v]) => v > 0);
+  const total = rows.reduce((a, [, v]) => a + v, 0);
+  return `${total.toFixed(2)} ms/s (${rows.sort((a, b) => b[1] - a[1]).map(([n, v]) => `${n} ${v.toFixed(2)}`).join(', ')})`;
 }

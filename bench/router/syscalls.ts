@@ -9,7 +9,7 @@
  * Needs `strace` and ptrace rights over the stack's processes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 
 /** Syscall name -> calls, over a traced batch. */
 export type Census = Record<string, number>;
@@ -73,29 +73,4 @@ export function censusRow(label: string, c: Census, calls: number): string {
   const present = SHOWN.filter((k) => c[k]);
   const rest = Object.entries(c).filter(([k]) => !SHOWN.includes(k)).sort((a, b) => b[1] - a[1]).slice(0, 4).map(([k, v]) => `${k} ${(v / calls).toFixed(2)}`);
   return `| ${label} | ${(total / calls).toFixed(2)} | ${present.map((k) => `${k} ${per(k)}`).join(', ')} | ${rest.join(', ')} |`;
-}
-
-/** CPU time of each thread of a process so far, in µs, by thread name (threads of one name summed). */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim();
-      const us = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ')[0]) / 1000;
-      out.set(name, (out.get(name) ?? 0) + us);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return out;
-}
-
-/** An idle process's CPU over `ms`, per second, by thread name: which thread wakes it when nothing happens. */
-export async function idleByThread(pid: number, ms: number): Promise<string> {
-  const before = threadCpu(pid);
-  await new Promise((r) => setTimeout(r, ms));
-  const after = threadCpu(pid);
-  const rows = [...after].map(([name, us]) => [name, ((us - (before.get(name) ?? 0)) * 1000) / ms / 1000] as const).filter(([, v]) => v > 0);
-  const total = rows.reduce((a, [, v]) => a + v, 0);
-  return `${total.toFixed(2)} ms/s (${rows.sort((a, b) => b[1] - a[1]).map(([n, v]) => `${n} ${v.toFixed(2)}`).join(', ')})`;
 }

@@ -26,17 +26,15 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { MongoClient, type Db } from 'mongodb';
-import { Agent, setGlobalDispatcher } from 'undici';
 import { parseRedisTarget } from '../../infra/redis/target.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { BENCH_LIMITS, pool, scriptedAgent } from '../support/stack.js';
+import { useKeepAliveClient } from '../support/http-client.js';
 import { RedisMonitor } from './redis-monitor.js';
 import { WireCounter } from './wire-counter.js';
 
-// Keep-alive, one request at a time per connection, as an SDK or browser would (undici's `pipelining: 0` sent
-// `connection: close` and paid a TCP connect per request in the client and the web on the shared cores).
-setGlobalDispatcher(new Agent({ connections: null, pipelining: 1, keepAliveTimeout: 60_000 }));
+useKeepAliveClient();
 
 const { values } = parseArgs({
   options: {

@@ -22,6 +22,15 @@ describe('actor runtime', function () {
   });
   after(async () => h?.close());
 
+  /** The messages published on `channel` from now on, in order; `stop` unsubscribes. */
+  async function collect(channel: string): Promise<{ got: string[]; stop(): void }> {
+    const sub = h.running.core.redisFor('subscriber', `collect-${channel}`);
+    const got: string[] = [];
+    sub.on('message', (_c: string, m: string) => got.push(m));
+    await sub.subscribe(channel);
+    return { got, stop: () => sub.disconnect() };
+  }
+
   const concurrency = async () => {
     const { queues } = h.running.core.plane;
     return Promise.all([0, 1, 2, 3].map(async (i) => (await queues.queue(shardQueueName(SESSION.name, i)).getGlobalConcurrency()) ?? null));
@@ -99,10 +108,7 @@ describe('actor runtime', function () {
     const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000 });
     const asker = new Asker(hub, dispatcher, 'troupe-test-early:');
     await asker.start();
-    const sub = h.running.core.redisFor('subscriber', 'handoff-test');
-    const got: string[] = [];
-    sub.on('message', (_c: string, m: string) => got.push(m));
-    await sub.subscribe('troupe-test-handoff');
+    const { got, stop } = await collect('troupe-test-handoff');
     let release!: () => void;
     const held = new Promise<void>((r) => (release = r));
     let finished = false;
@@ -134,7 +140,7 @@ describe('actor runtime', function () {
       release();
       await runtime.close();
       await asker.close();
-      sub.disconnect();
+      stop();
       await queues.queue(address.name).obliterate({ force: true });
       await queues.queue(target.name).obliterate({ force: true });
     }
@@ -157,14 +163,11 @@ describe('actor runtime', function () {
     const runtime = new ActorRuntime({ queues, dispatcher: flaky, log: h.running.core.log, lockMs: 5000 });
     const asker = new Asker(hub, dispatcher, 'troupe-test-refused:');
     await asker.start();
-    const sub = h.running.core.redisFor('subscriber', 'handoff-refused-test');
-    const got: string[] = [];
-    sub.on('message', (_c: string, m: string) => got.push(m));
-    await sub.subscribe('troupe-test-handoff-refused');
     const address = actorAddress('refused-handoff-test', { attempts: 1 });
     const target = actorAddress('refused-target-test', { attempts: 1 });
     const send = (id: string) => ({ to: target, name: 'test', data: { id }, job_id: id, delay_ms: 60_000 });
     const channel = 'troupe-test-handoff-refused';
+    const { got, stop } = await collect(channel);
     await runtime.start(defineActor<{ n: number }, null>({
       address,
       handle: async (ctx, m) => {
@@ -181,7 +184,7 @@ describe('actor runtime', function () {
     } finally {
       await runtime.close();
       await asker.close();
-      sub.disconnect();
+      stop();
       await queues.queue(address.name).obliterate({ force: true });
       await queues.queue(target.name).obliterate({ force: true });
     }
@@ -261,10 +264,7 @@ describe('actor runtime', function () {
 
   it('hands off publications and jobs of several queues in one pipeline, and a repeated send is one job', async () => {
     const { dispatcher } = h.running.core.plane;
-    const sub = h.running.core.redisFor('subscriber', 'runtime-test');
-    const got: string[] = [];
-    sub.on('message', (_c: string, m: string) => got.push(m));
-    await sub.subscribe('troupe-test-channel');
+    const { got, stop } = await collect('troupe-test-channel');
     const command = { kind: 'message.start' as const, command_id: 'start-msg_none', message_id: 'msg_none' };
     const sends = ['ses_a', 'ses_b', 'ses_c'].map((id) => sessionCommand(id, command, 'batch', 60_000));
     await dispatcher.deliver([{ channel: 'troupe-test-channel', payload: 'hello' }], sends);
@@ -279,5 +279,6 @@ describe('actor runtime', function () {
       assert.equal(await job.getState(), 'delayed');
       await job.remove();
     }
+    stop();
   });
 });
