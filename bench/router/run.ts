@@ -23,8 +23,10 @@
  *  - each timed call starts on a settled host: every process of the stack idle (settle.ts, bounded by --settle-ms,
  *    0 = off), so one proxy's work after its answer (logging, callbacks, GC) is not timed as part of the next
  *    path's call; how much of each proxy's CPU fell into the next call is reported either way
+ *  - --tail: the router's CPU around each of its calls (main thread, other threads) and its GC counts per case,
+ *    to tell whether its slowest calls did more work (GC, timers) or waited for a core (tail.ts)
  *  - LiteLLM and Portkey join every --peer-every'th round (4: 500 calls each at --n 2000), to keep the run's wall time
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--settle-ms 50] [--peer-every 4]
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--tail] [--settle-ms 50] [--peer-every 4]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -43,10 +45,11 @@ import { startGoProxy } from './go-proxy.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
-import { idleByThread, sampleCpu, settle } from './settle.js';
+import { idleByThread, mainAndHelpers, sampleCpu, settle } from './settle.js';
+import { gcCounts, reportTail, type TailSample } from './tail.js';
 import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -60,6 +63,10 @@ const SYSCALLS = Number(values.syscalls);
  */
 const PEER_EVERY = Math.max(1, Number(values['peer-every']));
 const SLOW_PEERS = new Set(['litellm', 'portkey']);
+/** --tail: the router's CPU around each of its calls, main thread and the rest, to tell a tail of work from a tail of waiting (tail.ts). */
+const TAIL = values.tail;
+/** The router's origin, for its /metrics (GC counts per case with --tail). */
+let routerOrigin = '';
 /** Untimed rounds before each case (JIT, pools, caches): 200 until the lean floor joined, which would have taken the default run past 6 minutes. */
 const WARM_UP = 100;
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
@@ -128,6 +135,8 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   const waits: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   let unsettled = 0;
   let prev = -1;
+  const tail: TailSample[] = [];
+  const gcBefore = TAIL ? await gcCounts(routerOrigin) : null;
   const cpuBefore = cpu();
   for (let i = 0; i < N; i++) {
     const round = inRound(i);
@@ -139,9 +148,14 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
         if (prev >= 0) waits[names[prev]].push(w.ms);
         if (!w.settled) unsettled++;
       }
+      const split = TAIL && n === 'router' ? mainAndHelpers(pathPids.router!) : null;
       const before = sampleCpu(pids).cpu;
       const [total, first] = await paths[n]!();
       const after = sampleCpu(pids).cpu;
+      if (split) {
+        const s1 = mainAndHelpers(pathPids.router!);
+        tail.push({ ms: useFirst ? first : total, main: s1.main - split.main, helpers: s1.helpers - split.helpers });
+      }
       if (prev >= 0 && prev !== j) spill[names[prev]].push(after[prev] - before[prev]);
       seen[n].push(useFirst ? first : total);
       prev = j;
@@ -162,6 +176,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     console.log(l.line + ` ratio p50 ${(l.p50 / r.p50).toFixed(1)}×, p99 ${(l.p99 / r.p99).toFixed(1)}× |`);
   }
   reportSpill(names, spill, waits, unsettled);
+  if (gcBefore) console.log(reportTail(tail, gcBefore, await gcCounts(routerOrigin), N));
 }
 
 /**
@@ -313,6 +328,7 @@ async function run(): Promise<void> {
   try {
     const base = `http://127.0.0.1:${webPort}`;
     const router = `http://127.0.0.1:${routerPort}`;
+    routerOrigin = router;
     await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), baseline ? waitOk(`${baseline}/healthz`) : null, litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
     console.log(`uptime: ${execFileSync('uptime').toString().trim()}`);
     const admin = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
