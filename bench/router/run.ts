@@ -25,8 +25,9 @@
  *    path's call; how much of each proxy's CPU fell into the next call is reported either way
  *  - --tail: the router's CPU around each of its calls (main thread, other threads) and its GC counts per case,
  *    to tell whether its slowest calls did more work (GC, timers) or waited for a core (tail.ts)
+ *  - --alloc: the router's allocation per call and its top allocation sites, per case (alloc-profile.ts)
  *  - LiteLLM and Portkey join every --peer-every'th round (4: 500 calls each at --n 2000), to keep the run's wall time
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--tail] [--settle-ms 50] [--peer-every 4]
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 4]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -47,9 +48,10 @@ import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
 import { idleByThread, mainAndHelpers, sampleCpu, settle } from './settle.js';
 import { gcCounts, reportTail, type TailSample } from './tail.js';
+import { AllocSampler, inspectorUrl } from './alloc-profile.js';
 import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -275,7 +277,8 @@ async function run(): Promise<void> {
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(values['no-rate-limit'] ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
   const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
-  const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const routerProc = spawnNode('../../src/main.js', ['router'], env, [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(values.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
+  const routerInspector = values.alloc ? inspectorUrl(routerProc) : null;
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   cpuPids.router = routerProc.pid;
   pathPids.router = routerProc.pid;
@@ -380,7 +383,13 @@ async function run(): Promise<void> {
       console.log(`n=${N} per path (LiteLLM and Portkey ${Math.ceil(N / PEER_EVERY)}: every ${PEER_EVERY === 1 ? '' : `${PEER_EVERY}th `}round), concurrency 1, interleaved; p50 / p99\n`);
       console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
       profileWindow[0] = now();
-      for (const [label, paths] of cases) await interleaved(label, paths, label.endsWith('TTFT'));
+      const alloc = routerInspector ? await AllocSampler.connect(await routerInspector) : null;
+      for (const [label, paths] of cases) {
+        await alloc?.start();
+        await interleaved(label, paths, label.endsWith('TTFT'));
+        await alloc?.stop(label, WARM_UP + N);
+      }
+      alloc?.close();
       profileWindow[1] = now();
       await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
       console.log(`wall time from start: ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);
