@@ -66,7 +66,12 @@ const SYSCALLS = Number(values.syscalls);
  * default run past 6 minutes at every 4th), which is plenty for figures 2-15 times the router's.
  */
 const PEER_EVERY = Math.max(1, Number(values['peer-every']));
-const SLOW_PEERS = new Set(['litellm', 'portkey']);
+/**
+ * How often each path joins a round (every k-th; 1 when not named): the slow peers every PEER_EVERY-th, and the lean
+ * floor every 2nd (1,000 timed calls at --n 2000 measure a floor well; in every round it took the default run to
+ * 381 s, past the 6 minutes the run should stay under).
+ */
+const EVERY: Record<string, number> = { litellm: PEER_EVERY, portkey: PEER_EVERY, lean: 2 };
 /** --tail: the router's CPU around each of its calls, main thread and the rest, to tell a tail of work from a tail of waiting (tail.ts). */
 const TAIL = values.tail;
 /** The router's origin, for its /metrics (GC counts per case with --tail). */
@@ -128,8 +133,8 @@ const pathPids: Partial<Record<keyof Peers, number>> = {};
 /** Calls each path in turn, rotating the order every round, and reports what each proxy adds over `direct`. */
 async function interleaved(label: string, paths: Peers, useFirst: boolean): Promise<void> {
   const names = Object.keys(paths).filter((k) => paths[k as keyof Peers]) as (keyof Peers)[];
-  // The slow peers join every PEER_EVERY-th round (all rounds if 1), spread evenly over the run.
-  const inRound = (i: number) => names.map((_, j) => j).filter((j) => i % PEER_EVERY === 0 || !SLOW_PEERS.has(names[j]));
+  // The slow peers and the lean floor join every k-th round (EVERY), spread evenly over the run.
+  const inRound = (i: number) => names.map((_, j) => j).filter((j) => i % (EVERY[names[j]] ?? 1) === 0);
   for (let i = 0; i < WARM_UP; i++) for (const j of inRound(i)) await paths[names[j]]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = (): Record<string, number> => Object.fromEntries(Object.entries(cpuPids).map(([n, pid]) => [n, runSeconds(pid!) ?? NaN]));
@@ -166,7 +171,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     }
   }
   const cpuAfter = cpu();
-  const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / N).toFixed(0)} µs`;
+  const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / seen[n].length).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line + ` CPU ${perCall('router')}/call |`);
   for (const other of ['baseline', 'floor', 'lean', 'leanNet', 'relay', 'go'] as const) {
@@ -383,7 +388,7 @@ async function run(): Promise<void> {
     }
     if (SYSCALLS > 0) await census(cases, fake.pid!);
     else {
-      console.log(`n=${N} per path (LiteLLM and Portkey ${Math.ceil(N / PEER_EVERY)}: every ${PEER_EVERY === 1 ? '' : `${PEER_EVERY}th `}round), concurrency 1, interleaved; p50 / p99\n`);
+      console.log(`n=${N} per path (LiteLLM and Portkey ${Math.ceil(N / PEER_EVERY)}: every ${PEER_EVERY === 1 ? '' : `${PEER_EVERY}th `}round; the lean floor ${Math.ceil(N / 2)}: every 2nd), concurrency 1, interleaved; p50 / p99\n`);
       console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
       profileWindow[0] = now();
       const alloc = routerInspector ? await AllocSampler.connect(await routerInspector) : null;
