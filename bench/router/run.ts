@@ -12,17 +12,22 @@
  *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
  *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time;
  *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation)
- *  - the floors (on unless --no-floor): three proxies that do nothing but forward join the rounds, so the router's
- *    own share is the difference: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts), a raw TCP relay
+ *  - the floors (on unless --no-floor): four proxies that do nothing but forward join the rounds, so the router's
+ *    own share is the difference: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts), a lean one that
+ *    reads HTTP off a `net` socket itself and forwards through undici's dispatch (lean-proxy.ts), a raw TCP relay
  *    in Node (tcp-relay.ts, no HTTP parsing: the least a Node process does per hop) and a Go standard-library reverse
- *    proxy (go-proxy/, built when `go` is installed, skipped with a note when not)
+ *    proxy (go-proxy/, built when `go` is installed, skipped with a note when not); --lean-net adds the lean proxy
+ *    with a `net` upstream client too
  *  - each row also gives the router process's CPU time per call (all threads, from /proc/<pid>/task/<tid>/schedstat),
  *    which the other processes on a shared host disturb far less than latency
  *  - each timed call starts on a settled host: every process of the stack idle (settle.ts, bounded by --settle-ms,
  *    0 = off), so one proxy's work after its answer (logging, callbacks, GC) is not timed as part of the next
  *    path's call; how much of each proxy's CPU fell into the next call is reported either way
+ *  - --tail: the router's CPU around each of its calls (main thread, other threads) and its GC counts per case,
+ *    to tell whether its slowest calls did more work (GC, timers) or waited for a core (tail.ts)
+ *  - --alloc: the router's allocation per call and its top allocation sites, per case (alloc-profile.ts)
  *  - LiteLLM and Portkey join every --peer-every'th round (4: 500 calls each at --n 2000), to keep the run's wall time
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--settle-ms 50] [--peer-every 4]
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 4]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -41,10 +46,12 @@ import { startGoProxy } from './go-proxy.js';
 import { LITELLM_KEY, startLitellm } from './litellm.js';
 import { portkeyHeaders, startPortkey } from './portkey.js';
 import { summariseProfile } from './profile.js';
-import { idleByThread, sampleCpu, settle } from './settle.js';
+import { idleByThread, mainAndHelpers, sampleCpu, settle } from './settle.js';
+import { gcCounts, reportTail, type TailSample } from './tail.js';
+import { AllocSampler, inspectorUrl } from './alloc-profile.js';
 import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -58,6 +65,12 @@ const SYSCALLS = Number(values.syscalls);
  */
 const PEER_EVERY = Math.max(1, Number(values['peer-every']));
 const SLOW_PEERS = new Set(['litellm', 'portkey']);
+/** --tail: the router's CPU around each of its calls, main thread and the rest, to tell a tail of work from a tail of waiting (tail.ts). */
+const TAIL = values.tail;
+/** The router's origin, for its /metrics (GC counts per case with --tail). */
+let routerOrigin = '';
+/** Untimed rounds before each case (JIT, pools, caches): 200 until the lean floor joined, which would have taken the default run past 6 minutes. */
+const WARM_UP = 100;
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
 const agent = new Agent({ keepAliveTimeout: 60_000, connections: 256 });
@@ -103,8 +116,8 @@ function row(label: string, direct: number[], other: number[]): { p50: number; p
   return { ...added, line: `| ${label} | ${fmt(d.p50)} / ${fmt(d.p99)} | ${fmt(o.p50)} / ${fmt(o.p99)} | ${added.p50.toFixed(2)} ms / ${added.p99.toFixed(2)} ms |` };
 }
 
-type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; relay?: Path; go?: Path; litellm?: Path; portkey?: Path };
-const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', relay: 'Node TCP relay', go: 'Go reverse proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
+type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; lean?: Path; leanNet?: Path; relay?: Path; go?: Path; litellm?: Path; portkey?: Path };
+const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', lean: 'lean Node proxy (undici out)', leanNet: 'lean Node proxy (net out)', relay: 'Node TCP relay', go: 'Go reverse proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
 /** The router processes whose CPU per call is reported, by path name. */
 const cpuPids: Partial<Record<keyof Peers, number>> = {};
 /** The process behind each path (the fake upstream for `direct`): what settling waits for, and whose spill is measured. */
@@ -115,7 +128,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   const names = Object.keys(paths).filter((k) => paths[k as keyof Peers]) as (keyof Peers)[];
   // The slow peers join every PEER_EVERY-th round (all rounds if 1), spread evenly over the run.
   const inRound = (i: number) => names.map((_, j) => j).filter((j) => i % PEER_EVERY === 0 || !SLOW_PEERS.has(names[j]));
-  for (let i = 0; i < 200; i++) for (const j of inRound(i)) await paths[names[j]]!(); // warm-up: JIT, pools, caches
+  for (let i = 0; i < WARM_UP; i++) for (const j of inRound(i)) await paths[names[j]]!(); // warm-up: JIT, pools, caches
   const seen: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   const cpu = (): Record<string, number> => Object.fromEntries(Object.entries(cpuPids).map(([n, pid]) => [n, runSeconds(pid!) ?? NaN]));
   const pids = names.map((n) => pathPids[n]!);
@@ -124,6 +137,8 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   const waits: Record<string, number[]> = Object.fromEntries(names.map((n) => [n, []]));
   let unsettled = 0;
   let prev = -1;
+  const tail: TailSample[] = [];
+  const gcBefore = TAIL ? await gcCounts(routerOrigin) : null;
   const cpuBefore = cpu();
   for (let i = 0; i < N; i++) {
     const round = inRound(i);
@@ -135,9 +150,14 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
         if (prev >= 0) waits[names[prev]].push(w.ms);
         if (!w.settled) unsettled++;
       }
+      const split = TAIL && n === 'router' ? mainAndHelpers(pathPids.router!) : null;
       const before = sampleCpu(pids).cpu;
       const [total, first] = await paths[n]!();
       const after = sampleCpu(pids).cpu;
+      if (split) {
+        const s1 = mainAndHelpers(pathPids.router!);
+        tail.push({ ms: useFirst ? first : total, main: s1.main - split.main, helpers: s1.helpers - split.helpers });
+      }
       if (prev >= 0 && prev !== j) spill[names[prev]].push(after[prev] - before[prev]);
       seen[n].push(useFirst ? first : total);
       prev = j;
@@ -147,7 +167,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
   const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / N).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line + ` CPU ${perCall('router')}/call |`);
-  for (const other of ['baseline', 'floor', 'relay', 'go'] as const) {
+  for (const other of ['baseline', 'floor', 'lean', 'leanNet', 'relay', 'go'] as const) {
     if (!seen[other]) continue;
     const b = row(`${label}, ${PEER_NAME[other]}`, seen.direct, seen[other]);
     console.log(b.line + ` CPU ${perCall(other)}/call |`);
@@ -158,6 +178,7 @@ async function interleaved(label: string, paths: Peers, useFirst: boolean): Prom
     console.log(l.line + ` ratio p50 ${(l.p50 / r.p50).toFixed(1)}×, p99 ${(l.p99 / r.p99).toFixed(1)}× |`);
   }
   reportSpill(names, spill, waits, unsettled);
+  if (gcBefore) console.log(reportTail(tail, gcBefore, await gcCounts(routerOrigin), N));
 }
 
 /**
@@ -214,7 +235,7 @@ async function census(cases: [string, Peers][], upstreamPid: number): Promise<vo
   }
   // Idle again once start-up is long past (the figure at the top is taken a few seconds after start).
   console.log('');
-  for (const n of ['router', 'baseline', 'floor', 'relay', 'go'] as const) {
+  for (const n of ['router', 'baseline', 'floor', 'lean', 'leanNet', 'relay', 'go'] as const) {
     if (!pathPids[n]) continue;
     // With --profile, the router's profile is summarised over its idle period: what wakes it when nothing happens.
     if (n === 'router') profileWindow[0] = now();
@@ -256,7 +277,8 @@ async function run(): Promise<void> {
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(values['no-rate-limit'] ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
   const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
-  const routerProc = spawnNode('../../src/main.js', ['router'], env, profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []);
+  const routerProc = spawnNode('../../src/main.js', ['router'], env, [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(values.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
+  const routerInspector = values.alloc ? inspectorUrl(routerProc) : null;
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   cpuPids.router = routerProc.pid;
   pathPids.router = routerProc.pid;
@@ -272,15 +294,25 @@ async function run(): Promise<void> {
   }
   const baseline = values.baseline ? `http://127.0.0.1:${baselinePort}` : null;
   let floor: string | null = null;
+  let lean: string | null = null;
+  let leanNet: string | null = null;
   let relay: string | null = null;
   let go: string | null = null;
   if (!values['no-floor']) {
     const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
     const t = spawnNode('tcp-relay.js', [fakeUrl], process.env);
-    procs.push(f, t);
+    const l = spawnNode('lean-proxy.js', [fakeUrl], process.env);
+    procs.push(f, t, l);
     cpuPids.floor = pathPids.floor = f.pid;
     cpuPids.relay = pathPids.relay = t.pid;
-    [floor, relay] = await Promise.all([printedOrigin(f), printedOrigin(t)]);
+    cpuPids.lean = pathPids.lean = l.pid;
+    [floor, relay, lean] = await Promise.all([printedOrigin(f), printedOrigin(t), printedOrigin(l)]);
+    if (values['lean-net']) {
+      const ln = spawnNode('lean-proxy.js', [fakeUrl, '--net'], process.env);
+      procs.push(ln);
+      cpuPids.leanNet = pathPids.leanNet = ln.pid;
+      leanNet = await printedOrigin(ln);
+    }
     const g = await startGoProxy(fakeUrl);
     if ('skipped' in g) console.log(`Go reverse proxy skipped: ${g.skipped}`);
     else {
@@ -299,6 +331,7 @@ async function run(): Promise<void> {
   try {
     const base = `http://127.0.0.1:${webPort}`;
     const router = `http://127.0.0.1:${routerPort}`;
+    routerOrigin = router;
     await Promise.all([waitOk(`${base}/healthz`), waitOk(`${router}/healthz`), baseline ? waitOk(`${baseline}/healthz`) : null, litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
     console.log(`uptime: ${execFileSync('uptime').toString().trim()}`);
     const admin = { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' };
@@ -325,6 +358,8 @@ async function run(): Promise<void> {
         router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/chat/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/chat/chat/completions`, h, chat(stream)) : undefined,
+        lean: lean ? () => call(`${lean}/chat/chat/completions`, h, chat(stream)) : undefined,
+        leanNet: leanNet ? () => call(`${leanNet}/chat/chat/completions`, h, chat(stream)) : undefined,
         relay: relay ? () => call(`${relay}/v1/chat/completions`, h, direct(stream)) : undefined,
         go: go ? () => call(`${go}/v1/chat/completions`, h, direct(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-openai', stream)) : undefined,
@@ -335,6 +370,8 @@ async function run(): Promise<void> {
         router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
         baseline: baseline ? () => call(`${baseline}/anth/chat/completions`, h, chat(stream)) : undefined,
         floor: floor ? () => call(`${floor}/anth/chat/completions`, h, chat(stream)) : undefined,
+        lean: lean ? () => call(`${lean}/anth/chat/completions`, h, chat(stream)) : undefined,
+        leanNet: leanNet ? () => call(`${leanNet}/anth/chat/completions`, h, chat(stream)) : undefined,
         relay: relay ? () => call(`${relay}/v1/messages`, anthHeaders, anthDirect(stream)) : undefined,
         go: go ? () => call(`${go}/v1/messages`, anthHeaders, anthDirect(stream)) : undefined,
         litellm: litellm ? () => call(`${litellm}/v1/chat/completions`, lh, viaLitellm('bench-anthropic', stream)) : undefined,
@@ -346,7 +383,13 @@ async function run(): Promise<void> {
       console.log(`n=${N} per path (LiteLLM and Portkey ${Math.ceil(N / PEER_EVERY)}: every ${PEER_EVERY === 1 ? '' : `${PEER_EVERY}th `}round), concurrency 1, interleaved; p50 / p99\n`);
       console.log('| case | direct to fake (p50 / p99) | through the proxy (p50 / p99) | added (p50 / p99) |\n|---|---|---|---|');
       profileWindow[0] = now();
-      for (const [label, paths] of cases) await interleaved(label, paths, label.endsWith('TTFT'));
+      const alloc = routerInspector ? await AllocSampler.connect(await routerInspector) : null;
+      for (const [label, paths] of cases) {
+        await alloc?.start();
+        await interleaved(label, paths, label.endsWith('TTFT'));
+        await alloc?.stop(label, WARM_UP + N);
+      }
+      alloc?.close();
       profileWindow[1] = now();
       await throughput(() => call(`${router}/chat/chat/completions`, h, chat(false)));
       console.log(`wall time from start: ${((performance.now() - startedAt) / 1000).toFixed(0)} s`);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
 import { WEBHOOKS } from '../../actors/webhook/messages.js';
@@ -9,24 +8,13 @@ import { shardOwners } from '../../actors/runtime/rendezvous.js';
 import { SESSION } from '../../actors/session/messages.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { SseClient } from '../support/sse.js';
 import { until } from '../support/wait.js';
 
-function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [join(__dirname, '../support/worker-process.js')], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (out.includes('worker-ready')) resolve(child);
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker exited ${code}: ${out}`)));
-  });
-}
-
-function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
+/** A worker in its own process, with the fault of TROUPE_TEST_AFTER_HANDOFF when that is set. */
+function startWorker(env: Record<string, string>): Promise<RoleProcess> {
+  return startRoleProcess(['worker'], env, { entry: join(__dirname, '../support/worker-process.js') });
 }
 
 function chunk(flat: string[]): [string, string][] {
@@ -41,7 +29,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
   const KILL_SHARDS = 16;
   this.timeout(120_000);
   let h: Harness;
-  const children: ChildProcess[] = [];
+  const children: RoleProcess[] = [];
 
   before(async () => {
     // Web only in-process; the actors run in child processes we can kill.
@@ -50,7 +38,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
   });
   after(async () => {
     for (const c of children) c.kill('SIGKILL');
-    await Promise.all(children.map(exited));
+    await Promise.all(children.map((c) => c.exited));
     await h?.close();
   });
 
@@ -69,7 +57,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
     const since = Math.max(...[...both.values()].map(Number));
     await until(async () => [...(await beats()).values()].every((t) => Number(t) > since), 10_000);
     const members = [...both.keys()];
-    const [killed, survivor] = [first, second].map((c) => members.find((m) => m.includes(`:${c.pid}:`))!);
+    const [killed, survivor] = [first, second].map((c) => members.find((m) => m.includes(`:${c.child.pid}:`))!);
     assert.ok(killed && survivor, `member ids ${members.join(', ')}`);
     const owners = shardOwners(members, KILL_SHARDS);
     const sessions = await Promise.all(
@@ -84,7 +72,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
     for (let i = 0; i < 200 && (await ledger.countDocuments({ session_id: { $in: sessionIds } })) < 10; i++) await new Promise((r) => setTimeout(r, 25));
     first.kill('SIGKILL');
     const killedAt = Date.now();
-    await exited(first);
+    await first.exited;
     const events = h.running.core.db.collection<{ session_id: string; sequence_number: number; created_at: Date }>('events');
     const lastAtKill = new Map<string, number>();
     for (const e of await events.find({ session_id: { $in: sessionIds } }).toArray()) lastAtKill.set(e.session_id, Math.max(lastAtKill.get(e.session_id) ?? 0, e.sequence_number));
@@ -145,7 +133,7 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
   this.timeout(120_000);
   const SHARDS = 16;
   let h: Harness;
-  const children: ChildProcess[] = [];
+  const children: RoleProcess[] = [];
 
   before(async () => {
     h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: String(SHARDS) } });
@@ -154,7 +142,7 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
   afterEach(async () => {
     const done = children.splice(0);
     for (const c of done) c.kill('SIGKILL');
-    await Promise.all(done.map(exited));
+    await Promise.all(done.map((c) => c.exited));
   });
   after(async () => h?.close());
 
@@ -184,9 +172,7 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
       const env = { ...h.env, TROUPE_SESSION_SHARDS: String(SHARDS) };
       const faulty = await startWorker({ ...env, TROUPE_TEST_AFTER_HANDOFF: mode });
       children.push(faulty);
-      let faultLog = '';
-      faulty.stdout!.on('data', (d: Buffer) => (faultLog += d.toString()));
-      faulty.stderr!.on('data', (d: Buffer) => (faultLog += d.toString()));
+      const faultLog = () => faulty.lines.join('\n');
       const sessions = await sessionsOnDistinctShards(agentId, 3);
       const streams = sessions.map((id) => new SseClient(`${h.baseUrl}/v1/sessions/${id}/stream`, { Authorization: `Bearer ${h.apiKey}` }));
       await Promise.all(streams.map((s) => s.open()));
@@ -197,10 +183,10 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
       const messageIds: string[] = [];
       for (const id of sessions) {
         const r = await post(id);
-        assert.equal(r.status, 201, `${await r.clone().text()}\n${faultLog}`);
+        assert.equal(r.status, 201, `${await r.clone().text()}\n${faultLog()}`);
         messageIds.push(((await r.json()) as { message: { id: string } }).message.id);
       }
-      await until(async () => sessions.every((id) => faultLog.includes(`after-handoff ${id}`)), 10_000);
+      await until(async () => sessions.every((id) => faultLog().includes(`after-handoff ${id}`)), 10_000);
       const events = h.running.core.db.collection<{ session_id: string }>('events');
       const docs = h.running.core.db.collection<{ _id: string; last_sequence: number; status: string }>('sessions');
       if (mode === 'hang') {
@@ -215,7 +201,7 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
         const survivor = await startWorker(env);
         children.push(survivor);
         faulty.kill('SIGKILL');
-        await exited(faulty);
+        await faulty.exited;
       }
       for (const [i, id] of sessions.entries()) {
         await until(async () => {

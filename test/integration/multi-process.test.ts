@@ -52,7 +52,7 @@ describe('many processes on a Redis Cluster: 2 web, 3 worker, 1 webhooks', funct
     const started = await Promise.all(
       ROLES.map(async (role) => {
         const port = role === 'web' ? String(await freePort()) : '0';
-        return startRoleProcess([role], { ...env, PORT: port, TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}` }, 60_000);
+        return startRoleProcess([role], { ...env, PORT: port, TROUPE_PUBLIC_URL: `http://127.0.0.1:${port}` }, { readyMs: 60_000 });
       }),
     );
     procs.push(...started);

@@ -16,9 +16,16 @@ export interface RoleProcess {
   kill(signal?: NodeJS.Signals): void;
 }
 
-/** Starts `node dist/src/main.js <roles>` and waits until each role has logged that it is up. */
-export async function startRoleProcess(roles: string[], env: Record<string, string>, readyMs = 20_000): Promise<RoleProcess> {
-  const child = spawn(process.execPath, [MAIN, ...roles], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface RoleProcessOptions {
+  /** How long each role may take to log that it is up. */
+  readyMs?: number;
+  /** Another entry script that starts the roles the same way (a fault-injecting one, test/support/worker-process.ts). */
+  entry?: string;
+}
+
+/** Starts `node dist/src/main.js <roles>` (or `entry`) and waits until each role has logged that it is up. */
+export async function startRoleProcess(roles: string[], env: Record<string, string>, { readyMs = 20_000, entry = MAIN }: RoleProcessOptions = {}): Promise<RoleProcess> {
+  const child = spawn(process.execPath, [entry, ...roles], { env: { ...process.env, LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const watchers: { msg: string; resolve: (l: Record<string, unknown>) => void }[] = [];
   const onLine = (line: string) => {

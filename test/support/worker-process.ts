@@ -1,6 +1,7 @@
 /**
- * A worker role in a child process, for fault tests that kill it with
- * SIGKILL. Configuration comes from the environment, like a real dyno.
+ * The roles in a child process, as src/main.ts starts them, plus a fault, for
+ * fault tests that kill it with SIGKILL. Configuration comes from the
+ * environment, like a real dyno.
  *
  * TROUPE_TEST_AFTER_HANDOFF puts a fault where a session turn has handed off
  * its reply, envelopes and jobs but not yet written its session document
@@ -10,8 +11,7 @@
  * the projection writer's `afterMessages` callback, which is where the turn
  * hands off; a throw there keeps the writer from writing the sessions.
  */
-import { createLogger } from '../../src/log/logger.js';
-import { startRoles } from '../../src/roles/start.js';
+import { parseRoles, startRoles } from '../../src/roles/start.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
 
 class AfterHandOff extends Error {
@@ -39,10 +39,8 @@ function injectFault(mode: string): void {
 
 if (process.env.TROUPE_TEST_AFTER_HANDOFF) injectFault(process.env.TROUPE_TEST_AFTER_HANDOFF);
 
-startRoles(['worker'], process.env, createLogger('warn')).then(
-  () => process.stdout.write('worker-ready\n'),
-  (err: unknown) => {
-    process.stderr.write(`worker failed: ${String(err)}\n`);
-    process.exit(1);
-  },
-);
+// Started by startRoleProcess (test/support/role-process.ts) with the roles to run, like src/main.ts.
+startRoles(parseRoles(process.argv.slice(2))).catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${String(err)}\n`);
+  process.exit(1);
+});
