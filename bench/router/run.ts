@@ -11,7 +11,8 @@
  *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
  *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
  *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time;
- *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation)
+ *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation);
+ *    --router-node-args='<flags>' does the same for the measured router, so an A/B can be run both ways round
  *  - the floors (on unless --no-floor): four proxies that do nothing but forward join the rounds, so the router's
  *    own share is the difference: a bare node:http → undici byte-forwarding proxy (floor-proxy.ts), a lean one that
  *    reads HTTP off a `net` socket itself and forwards through undici's dispatch (lean-proxy.ts), a raw TCP relay
@@ -26,8 +27,8 @@
  *  - --tail: the router's CPU around each of its calls (main thread, other threads) and its GC counts per case,
  *    to tell whether its slowest calls did more work (GC, timers) or waited for a core (tail.ts)
  *  - --alloc: the router's allocation per call and its top allocation sites, per case (alloc-profile.ts)
- *  - LiteLLM and Portkey join every --peer-every'th round (4: 500 calls each at --n 2000), to keep the run's wall time
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 3] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 4]
+ *  - LiteLLM and Portkey join every --peer-every'th round (5: 400 calls each at --n 2000), to keep the run's wall time
+ * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--router-node-args='<flags>'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5]
  * Figures, not pass/fail.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -51,7 +52,7 @@ import { gcCounts, reportTail, type TailSample } from './tail.js';
 import { AllocSampler, inspectorUrl } from './alloc-profile.js';
 import { censusRow, countSyscalls, traceSockets } from './syscalls.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '3' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '4' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false } } });
+const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } } });
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -61,7 +62,8 @@ const SYSCALLS = Number(values.syscalls);
 /**
  * LiteLLM and Portkey take 15-30 ms a call against the router's 2, and with every path settled before its call
  * they were most of the run's wall time (13 minutes at --n 2000). They join every PEER_EVERY-th round, spread
- * evenly over the run (500 timed calls each at --n 2000), which is plenty for figures 2-15 times the router's.
+ * evenly over the run (400 timed calls each at --n 2000, every 5th round since the lean floor joined and took the
+ * default run past 6 minutes at every 4th), which is plenty for figures 2-15 times the router's.
  */
 const PEER_EVERY = Math.max(1, Number(values['peer-every']));
 const SLOW_PEERS = new Set(['litellm', 'portkey']);
@@ -277,7 +279,8 @@ async function run(): Promise<void> {
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(values['no-rate-limit'] ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
   const profDir = values.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
-  const routerProc = spawnNode('../../src/main.js', ['router'], env, [...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(values.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
+  const routerArgs = values['router-node-args'].split(' ').filter(Boolean);
+  const routerProc = spawnNode('../../src/main.js', ['router'], env, [...routerArgs, ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(values.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
   const routerInspector = values.alloc ? inspectorUrl(routerProc) : null;
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   cpuPids.router = routerProc.pid;
