@@ -11,8 +11,13 @@
  * (`mongo-java-server:memory` is its memory backend instead of the H2 file).
  * `--warmup N` first runs N messages (sync, on sessions of their own) through the same turn and leaves them out of
  * every figure: a fresh store's JVM and the Node processes compile their hot paths in the first seconds, which a
- * run of a few seconds would otherwise mostly measure. `--warmup 0` measures from cold.
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b]
+ * run of a few seconds would otherwise mostly measure. `--warmup 0` measures from cold. N is per worker process (the
+ * shards split the warm-up's sessions over them, and each process compiles its own code): `--workers 2` runs 2N, so
+ * each worker is as warm as the one of a 1-worker run.
+ * `--census` adds where the CPU goes (bench/ledger/census.ts): each process's CPU by thread, its syscalls and context
+ * switches, and Redis's commands by name, over an idle window after the warm-up (`--idle 10` seconds, nothing sent:
+ * per second) and over the measured window (per event).
+ * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10]
  * Figures, not pass/fail.
  */
 import { setMaxListeners } from 'node:events';
@@ -22,14 +27,16 @@ import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 import { useKeepAliveClient } from '../support/http-client.js';
+import { censusReport, perfRecord, reading } from './census.js';
+import { Redis } from 'ioredis';
 
 useKeepAliveClient();
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' } } });
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
-const WARMUP = Number(values.warmup);
+const WARMUP = Number(values.warmup) * Number(values.workers);
 
 async function rssOf(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -107,6 +114,15 @@ async function measure(store: string | undefined): Promise<Row> {
       await warmUp(base, auth, agent._id, WARMUP);
       console.log(`warm-up: ${WARMUP} messages in ${((Date.now() - t) / 1000).toFixed(1)} s, left out of every figure below`);
     }
+    const redis = values.census ? new Redis(stack.services.redisUrl) : null;
+    if (redis) {
+      // Let the warm-up's last turns and timers settle, then read an idle window: what the stack costs per second doing nothing.
+      await new Promise((r) => setTimeout(r, 3000));
+      const idleSeconds = Number(values.idle);
+      const a = await reading(stack.pids(), redis);
+      await new Promise((r) => setTimeout(r, idleSeconds * 1000));
+      console.log(`census, idle for ${idleSeconds} s (per second):\n${censusReport(a, await reading(stack.pids(), redis), idleSeconds, 's')}`);
+    }
     const sessions: string[] = [];
     await pool(Array.from({ length: SESSIONS }, (_, i) => i), CONCURRENCY, async () => {
       const r = await fetch(`${base}/v1/agents/${agent._id}/sessions`, { method: 'POST', headers: auth, body: '{}' });
@@ -132,6 +148,8 @@ async function measure(store: string | undefined): Promise<Row> {
     const countsBefore = stack.roundTrips();
     const webBefore = stack.webRoundTrips();
     const started = Date.now();
+    const stopPerf = await perfRecord(Object.fromEntries(Object.entries(stack.pids()).filter(([k]) => k.startsWith('worker'))), process.env.BENCH_PERF_DIR);
+    const censusBefore = redis ? await reading(stack.pids(), redis) : null;
     const { cpu } = await withCpu(stack, async () => {
       await pool(sessions, CONCURRENCY, async (id) => {
         const t = performance.now();
@@ -142,6 +160,11 @@ async function measure(store: string | undefined): Promise<Row> {
       await Promise.race([finished, new Promise((r) => setTimeout(r, 300_000))]);
     });
     const seconds = (Date.now() - started) / 1000;
+    await stopPerf();
+    if (redis && censusBefore) {
+      console.log(`census, measured window (per event, ${seen} events):\n${censusReport(censusBefore, await reading(stack.pids(), redis), seen, 'event')}`);
+      redis.disconnect();
+    }
     abort.abort();
     // The workers write their counts twice a second.
     await new Promise((r) => setTimeout(r, 1200));
