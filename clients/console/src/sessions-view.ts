@@ -61,9 +61,13 @@ function sessionItem(s: Session): HTMLLIElement {
   );
 }
 
+/** The latest refresh asked for: answers can come back out of order, and an older list must not replace a newer one. */
+let pendingAsked = 0;
+
 async function refreshPending(sessionId: string): Promise<void> {
+  const asked = ++pendingAsked;
   const calls = await client().sessions.pendingToolCalls(sessionId);
-  if (state.sessionId !== sessionId) return;
+  if (state.sessionId !== sessionId || asked !== pendingAsked) return;
   renderPending(byId('pending'), sessionId, calls, () => {
     status('Result submitted.');
     void refreshPending(sessionId);
