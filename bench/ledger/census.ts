@@ -7,6 +7,7 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
+import { threadCpu } from '../support/thread-cpu.js';
 
 /** One process's counters so far: CPU by thread name (µs), syscalls and context switches (all threads). */
 export interface ProcCounters {
@@ -26,10 +27,11 @@ function read(path: string): string {
 }
 
 /** Thread names with a number in them (`node-worker-3`, `C2 CompilerThre`) are summed under one name without it. */
-const threadName = (comm: string) => comm.trim().replace(/[\d]+/g, '#');
+const threadName = (comm: string) => comm.replace(/[\d]+/g, '#');
 
 export function procCounters(pid: number): ProcCounters {
   const cpuUs = new Map<string, number>();
+  for (const [name, us] of threadCpu(pid)) cpuUs.set(threadName(name), (cpuUs.get(threadName(name)) ?? 0) + us);
   let voluntary = 0;
   let involuntary = 0;
   let tids: string[] = [];
@@ -39,9 +41,6 @@ export function procCounters(pid: number): ProcCounters {
     // gone
   }
   for (const tid of tids) {
-    const name = threadName(read(`/proc/${pid}/task/${tid}/comm`));
-    const us = Number(read(`/proc/${pid}/task/${tid}/schedstat`).split(' ')[0]) / 1000;
-    if (Number.isFinite(us)) cpuUs.set(name, (cpuUs.get(name) ?? 0) + us);
     const status = read(`/proc/${pid}/task/${tid}/status`);
     voluntary += Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
     involuntary += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);

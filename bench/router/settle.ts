@@ -8,7 +8,8 @@
  * proxy's work spills into the next call and (b) wait, bounded, until every
  * process of the stack is idle before the next timed call starts.
  */
-import { closeSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
+import { threadCpu } from '../support/thread-cpu.js';
 
 export interface CpuSample {
   /** Some thread of some process was running or runnable ('R') when read. */
@@ -102,21 +103,6 @@ export async function settle(pids: number[], boundMs: number): Promise<{ ms: num
     if (quiet || ms >= boundMs) return { ms, settled: quiet };
     prev = s;
   }
-}
-
-/** CPU time of each thread of a process so far, in µs, by thread name (threads of one name summed). */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'latin1').trim();
-      const us = Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'latin1').split(' ')[0]) / 1000;
-      out.set(name, (out.get(name) ?? 0) + us);
-    } catch {
-      // the thread ended between the listing and the read
-    }
-  }
-  return out;
 }
 
 /** An idle process's CPU over `ms`, per second, by thread name: which thread wakes it when nothing happens. */
