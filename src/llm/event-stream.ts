@@ -48,8 +48,9 @@ export type StreamClosed = (usage: Usage | null, failure: unknown) => void;
  * a time. The router relays every event, and an async generator cost each one
  * a promise and an iterator result on the way out plus a generator object in
  * the scrubber (a sixth of a routed stream's allocation, docs/benchmarks.md);
- * here a read costs one promise per upstream chunk, and its events come as
- * one array, which the router also writes to its client as one piece.
+ * here a read costs one promise for all the upstream chunks waiting, and
+ * their events come as one array, which the router writes to its client as
+ * one piece.
  */
 export class EventStream {
   private readonly sse = new SseParser();
@@ -69,13 +70,19 @@ export class EventStream {
     this.pieces = new PieceScrubber(scrub);
   }
 
-  /** The events of the next upstream chunks (never an empty array), or null once the answer has ended. */
+  /** The events of the upstream chunks that have arrived (never an empty array), or null once the answer has ended. */
   async read(): Promise<StreamEvent[] | null> {
     try {
       while (!this.closed) {
-        const chunk = await this.body.read();
-        const events = chunk === null ? this.ending() : this.decode(this.sse.push(chunk, this.msgs));
-        if (chunk === null) this.close();
+        const first = await this.body.read();
+        if (first === null) {
+          const events = this.ending();
+          this.close();
+          return events.length > 0 ? events : null;
+        }
+        // Every chunk that arrived in the same socket read goes into this batch: one promise and one client write for them all.
+        for (let chunk: Buffer | null = first; chunk !== null; chunk = this.body.poll()) this.sse.push(chunk, this.msgs);
+        const events = this.decode(this.msgs);
         if (events.length > 0) return events;
       }
       return null;
