@@ -17,7 +17,11 @@
  * `--census` adds where the CPU goes (bench/ledger/census.ts): each process's CPU by thread, its syscalls and context
  * switches, and Redis's commands by name, over an idle window after the warm-up (`--idle 10` seconds, nothing sent:
  * per second) and over the measured window (per event).
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10]
+ * `--scale-pairs N` asks the scale-out question (bench/ledger/pairs.ts): N pairs of runs, 1 worker and 2 workers
+ * back to back with the order swapped every pair, each run on a fresh stack with the same warm-up per worker
+ * process; prints each pair, both means, and the mean paired difference with its 95% confidence interval.
+ * `--pairs-file f` adds the pairs of earlier invocations recorded in f, and records this one's there.
+ * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10] [--scale-pairs N [--pairs-file f]]
  * Figures, not pass/fail.
  */
 import { setMaxListeners } from 'node:events';
@@ -28,15 +32,17 @@ import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 import { useKeepAliveClient } from '../support/http-client.js';
 import { censusReport, perfRecord, reading } from './census.js';
+import { firstOf, loadPairs, pairsReport, savePair, type Pair } from './pairs.js';
 import { Redis } from 'ioredis';
 
 useKeepAliveClient();
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' } } });
+const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' }, 'scale-pairs': { type: 'string', default: '0' }, 'pairs-file': { type: 'string' } } });
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
-const WARMUP = Number(values.warmup) * Number(values.workers);
+/** Warm-up messages per worker process: each compiles its own code. */
+const WARMUP_PER_WORKER = Number(values.warmup);
 
 async function rssOf(url: string): Promise<number> {
   const text = await (await fetch(`${url}/metrics`)).text();
@@ -99,9 +105,10 @@ async function warmUp(base: string, auth: Record<string, string>, agentId: strin
   });
 }
 
-async function measure(store: string | undefined): Promise<Row> {
+async function measure(store: string | undefined, workers: number): Promise<Row> {
   const [mongoKind, backend] = (store?.split(':') ?? []) as [MongoKind | undefined, string | undefined];
-  const stack = await startStack({ workers: Number(values.workers), env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
+  const warmup = WARMUP_PER_WORKER * workers;
+  const stack = await startStack({ workers, env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
   // Every stream listens on it.
@@ -109,10 +116,10 @@ async function measure(store: string | undefined): Promise<Row> {
   try {
     const agent = { _id: await scriptedAgent(stack.db, [{ text: 'ok' }]) };
     const auth = { Authorization: `Bearer ${apiKey}`, 'Content-Type': 'application/json' };
-    if (WARMUP > 0) {
+    if (warmup > 0) {
       const t = Date.now();
-      await warmUp(base, auth, agent._id, WARMUP);
-      console.log(`warm-up: ${WARMUP} messages in ${((Date.now() - t) / 1000).toFixed(1)} s, left out of every figure below`);
+      await warmUp(base, auth, agent._id, warmup);
+      console.log(`warm-up: ${warmup} messages in ${((Date.now() - t) / 1000).toFixed(1)} s, left out of every figure below`);
     }
     const redis = values.census ? new Redis(stack.services.redisUrl) : null;
     if (redis) {
@@ -210,10 +217,29 @@ async function measure(store: string | undefined): Promise<Row> {
 
 const cores = (c: CpuFigures | undefined) => (c ? `${c.average.toFixed(2)} / ${c.peak.toFixed(2)} (waiting ${c.waiting.toFixed(2)})` : 'n/a');
 
+/** `--scale-pairs N`: N more pairs of 1- and 2-worker runs on the default store, then the paired judgement. */
+async function scalePairs(n: number): Promise<void> {
+  const file = values['pairs-file'];
+  const pairs = loadPairs(file);
+  for (let i = 0; i < n; i++) {
+    const first = firstOf(pairs.length);
+    const eps: Record<number, number> = {};
+    for (const workers of first === 1 ? [1, 2] : [2, 1]) {
+      console.log(`\npair ${pairs.length + 1}, ${workers} worker${workers === 2 ? 's' : ''}:`);
+      eps[workers] = (await measure(undefined, workers)).eventsPerSecond;
+    }
+    const pair: Pair = { one: eps[1], two: eps[2], first };
+    pairs.push(pair);
+    savePair(file, pair);
+  }
+  console.log(`\nscale-out 1 -> 2 worker processes, ${pairs.length} pairs${file ? ` (with ${file})` : ''}:\n${pairsReport(pairs)}`);
+}
+
 async function main(): Promise<void> {
+  if (Number(values['scale-pairs']) > 0) return scalePairs(Number(values['scale-pairs']));
   const stores = values.stores ? values.stores.split(',') : [undefined];
   const rows: Row[] = [];
-  for (const store of stores) rows.push(await measure(store));
+  for (const store of stores) rows.push(await measure(store, Number(values.workers)));
   console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis, Redis without per-interval) | store CPU avg / peak | worker CPU avg / peak |`);
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {

@@ -124,6 +124,10 @@ describe('rate limits', function () {
       const res = await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
       const body = await assertRefused(res, 'concurrency_limited');
       assert.match(body.error.message, /2 sessions running/);
+      // A message to an idle session this process created (its head cached, its status not at hand) would start it: refused.
+      const idle = await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} }), 201);
+      const toIdle = await h.api(`/v1/sessions/${idle.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
+      await assertRefused(toIdle, 'concurrency_limited');
       assert.equal((await h.api('/v1/session-batches', { method: 'POST', json: { items: [item] } })).status, 201);
     });
   });

@@ -61,13 +61,14 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const session = target.session;
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
             await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
             // Inside the idempotent work, so a replay of an accepted message is never refused.
-            await admitUserMessage(deps, orgId, session);
+            await admitUserMessage(deps, orgId, target);
             const messageId = newId('message');
             return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
           }
@@ -108,7 +109,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'messages',
       response: turnReplyResponse,
       handler: async (ctx) => {
-        const session = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const { session } = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const messageId = ctx.params.message_id;
         return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
       },
@@ -122,10 +123,11 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       body: { schema: syncBody },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const session = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const session = target.session;
         const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
         await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
-        await admitUserMessage(deps, orgId, session);
+        await admitUserMessage(deps, orgId, target);
         const messageId = newId('message');
         await ask(deps, session, { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content: body.parts, metadata: body.metadata ?? null });
         const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);

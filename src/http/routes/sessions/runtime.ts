@@ -19,24 +19,41 @@ export async function sessionOr404(deps: AppDeps, orgId: string, id: string): Pr
 }
 
 /**
+ * The session a command is for: `read` when it was read just now (its status
+ * is current), `head` when this process knew its head and did not read it.
+ * Admission tells the two apart by this tag, never by the fields either has.
+ */
+export type CommandSession = { kind: 'read'; session: SessionDoc } | { kind: 'head'; session: SessionHead };
+
+/**
  * The session a command is for, without reading it when this process knows
  * its head (src/sessions/session-heads.ts): the actor reads it anyway, and
  * answers 404 itself for one deleted since.
  */
-export async function sessionForCommand(deps: AppDeps, orgId: string, id: string): Promise<SessionDoc | SessionHead> {
+export async function sessionForCommand(deps: AppDeps, orgId: string, id: string): Promise<CommandSession> {
   const head = deps.sessionHeads?.get(orgId, id);
-  if (head) return head;
+  if (head) return { kind: 'head', session: head };
   const s = await sessionOr404(deps, orgId, id);
   deps.sessionHeads?.remember(s);
-  return s;
+  return { kind: 'read', session: s };
 }
 
-/** Before a user message: refuses (429) one that would start a session running past the org's cap. */
-export async function admitUserMessage(deps: AppDeps, orgId: string, session: SessionDoc | SessionHead | null): Promise<void> {
+/**
+ * Before a user message: refuses (429) one that would start a session running
+ * past the org's cap. `target` null is a message that creates its session;
+ * a cached head has no status, so the gate reads it only if the org is at its cap.
+ */
+export async function admitUserMessage(deps: AppDeps, orgId: string, target: CommandSession | null): Promise<void> {
   if (!deps.limits) return;
-  if (!session || 'status' in session) return deps.limits.sessions.admit(orgId, session);
-  const id = session._id;
-  await deps.limits.sessions.admitMessage(orgId, () => sessionOr404(deps, orgId, id));
+  if (target === null) return deps.limits.sessions.admit(orgId, null);
+  switch (target.kind) {
+    case 'read':
+      return deps.limits.sessions.admit(orgId, target.session);
+    case 'head': {
+      const id = target.session._id;
+      return deps.limits.sessions.admitMessage(orgId, () => sessionOr404(deps, orgId, id));
+    }
+  }
 }
 
 export function ask(deps: AppDeps, session: SessionDoc | SessionHead, command: SessionCommand): Promise<TurnReply> {
