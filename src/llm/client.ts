@@ -2,13 +2,13 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { ensureError } from '../domain/errors.js';
 import { ExpiringCache } from '../domain/expiring-cache.js';
-import { Redactor, type StreamRedactor } from '../domain/redact.js';
+import { Redactor } from '../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
 import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
-import { SseParser, type SseMessage } from './sse.js';
-import { postStreaming, postWhole, type Cancel, type ChunkQueue, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
+import { EventStream } from './event-stream.js';
+import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
 import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
 
 export const DEFAULT_BASE_URL: Record<Provider, string> = {
@@ -37,40 +37,6 @@ interface Endpoint {
 /** How long a passed endpoint check and a provider key's redactor are reused. */
 const REUSE_MS = 5000;
 const REUSE_MAX = 1000;
-
-/**
- * Text and tool-argument deltas go through a stream scrubber per block: a
- * model echoing a key writes it over several deltas, which the per-message
- * scrub above cannot see whole.
- */
-class PieceScrubber {
-  private readonly blocks = new Map<number, StreamRedactor>();
-  private readonly kinds = new Map<number, 'text' | 'args'>();
-
-  constructor(private readonly scrub: Redactor) {}
-
-  *pass(ev: StreamEvent): Generator<StreamEvent> {
-    if (this.scrub.empty) return yield ev;
-    if (ev.type === 'text' || ev.type === 'args') {
-      let s = this.blocks.get(ev.index);
-      if (!s) this.blocks.set(ev.index, (s = this.scrub.stream()));
-      const safe = s.push(ev.type === 'text' ? ev.text : ev.json);
-      if (safe !== '') yield ev.type === 'text' ? { ...ev, text: safe } : { ...ev, json: safe };
-      this.kinds.set(ev.index, ev.type);
-      return;
-    }
-    if (ev.type === 'block_stop') yield* this.flush(ev.index);
-    if (ev.type === 'finish') for (const index of [...this.blocks.keys()]) yield* this.flush(index);
-    yield ev;
-  }
-
-  private *flush(index: number): Generator<StreamEvent> {
-    const rest = this.blocks.get(index)?.flush() ?? '';
-    this.blocks.delete(index);
-    if (rest === '') return;
-    yield this.kinds.get(index) === 'args' ? { type: 'args', index, json: rest } : { type: 'text', index, text: rest };
-  }
-}
 
 /** One finished upstream call, for metrics: no text, no keys. */
 export interface ModelCallRecord {
@@ -212,17 +178,14 @@ export class LlmClient {
   }
 
   /**
-   * A streaming call, as canonical events in arrival order; leaving the loop early closes the upstream.
-   * One generator from the upstream's bytes to the caller, reading the body straight from undici's
-   * dispatch callbacks: every layer of async iteration costs each chunk a few more promise hops, and a
-   * routed stream relays every event.
+   * A streaming call: resolves once the upstream has answered with a success status, with its events to read
+   * (EventStream, read straight from undici's dispatch callbacks). Whoever opens one closes it, which stops the
+   * upstream's answer if it is still arriving; an answer read to its end or its failure closes itself.
    */
-  async *stream(req: LlmRequest, target: Target, signal?: Cancel): AsyncGenerator<StreamEvent> {
+  async openStream(req: LlmRequest, target: Target, signal?: Cancel): Promise<EventStream> {
     const started = performance.now();
-    let usage: Usage | null = null;
-    let failure: string | undefined;
-    let body: ChunkQueue | undefined;
     const scrub = this.redactorFor(target);
+    const closed = (usage: Usage | null, failure: unknown) => this.observe(target, 'stream', started, usage, failure === null ? undefined : failureKind(failure, signal));
     try {
       const post = await this.postTarget({ ...req, stream: true }, target);
       let res: StreamingAnswer;
@@ -231,35 +194,25 @@ export class LlmClient {
       } catch (e) {
         throw this.unreachable(e, target, scrub, signal);
       }
-      body = res.body;
-      if (res.statusCode >= 400) throw this.refusal(res.statusCode, res.headers, await body.text().catch(() => ''), target, scrub);
-      const sse = new SseParser();
-      const decoder = FORMATS[target.provider].decoder();
-      const pieces = new PieceScrubber(scrub);
-      const decoded = (msgs: SseMessage[]): StreamEvent[] => msgs.flatMap((msg) => decoder.push({ ...msg, data: scrub.redact(msg.data) }));
-      try {
-        for (let done = false; !done; ) {
-          const chunk = await body.read();
-          done = chunk === null;
-          const evs = chunk === null ? [...decoded(sse.end()), ...decoder.end()] : decoded(sse.push(chunk));
-          for (const ev of evs) {
-            for (const out of pieces.pass(ev)) {
-              if (out.type === 'finish') usage = out.usage;
-              yield out;
-            }
-          }
-        }
-      } catch (e) {
-        if (e instanceof UpstreamError || signal?.aborted) throw e;
-        throw new UpstreamError(scrub.redact(`${target.provider} upstream stream broke: ${(e as Error).message}`), true);
+      if (res.statusCode >= 400) {
+        const text = await res.body.text().catch(() => '');
+        res.body.close();
+        throw this.refusal(res.statusCode, res.headers, text, target, scrub);
       }
+      return new EventStream(target.provider, res.body, FORMATS[target.provider].decoder(), scrub, () => signal?.aborted === true, closed);
     } catch (e) {
-      failure = failureKind(e, signal);
+      closed(null, e);
       throw e;
+    }
+  }
+
+  /** The same call as canonical events one by one, for callers that handle each (agent turns); leaving the loop early closes the upstream. */
+  async *stream(req: LlmRequest, target: Target, signal?: Cancel): AsyncGenerator<StreamEvent> {
+    const events = await this.openStream(req, target, signal);
+    try {
+      for (let batch = await events.read(); batch !== null; batch = await events.read()) yield* batch;
     } finally {
-      body?.close();
-      // A consumer that stops early (fallback, client gone) without a finish is not an upstream error.
-      this.observe(target, 'stream', started, usage, failure);
+      events.close();
     }
   }
 

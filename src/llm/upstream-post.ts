@@ -65,17 +65,25 @@ export class ChunkQueue {
 
   /** The next chunk, or null once the body has ended; rejects if the answer failed. */
   read(): Promise<Buffer | null> {
-    if (this.head < this.chunks.length) {
-      const next = this.chunks[this.head++];
-      this.bytes -= next.length;
-      if (this.head === this.chunks.length) [this.chunks, this.head] = [[], 0];
-      else if (this.head >= 1024) [this.chunks, this.head] = [this.chunks.slice(this.head), 0];
-      if (this.controller?.paused && this.bytes <= LOW_WATER_BYTES) this.controller.resume();
-      return Promise.resolve(next);
-    }
+    const next = this.poll();
+    if (next) return Promise.resolve(next);
     if (this.failure) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve(null);
     return new Promise((resolve, reject) => (this.waiter = { resolve, reject }));
+  }
+
+  /**
+   * A chunk that is already waiting, or null when none is (whatever comes later): a reader takes every chunk
+   * of one socket read this way after awaiting the first, instead of a promise each.
+   */
+  poll(): Buffer | null {
+    if (this.head >= this.chunks.length) return null;
+    const next = this.chunks[this.head++];
+    this.bytes -= next.length;
+    if (this.head === this.chunks.length) [this.chunks, this.head] = [[], 0];
+    else if (this.head >= 1024) [this.chunks, this.head] = [this.chunks.slice(this.head), 0];
+    if (this.controller?.paused && this.bytes <= LOW_WATER_BYTES) this.controller.resume();
+    return next;
   }
 
   /** The rest of the body as text (for error answers). */

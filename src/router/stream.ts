@@ -2,6 +2,7 @@ import type { ServerResponse } from 'node:http';
 import type { Metrics } from '../metrics/metrics.js';
 import type { LlmClient } from '../llm/client.js';
 import { UpstreamError } from '../llm/errors.js';
+import type { EventStream } from '../llm/event-stream.js';
 import type { StreamEvent } from '../llm/types.js';
 import type { Stickiness } from './conversation.js';
 import type { RoutingLookup } from './lookup.js';
@@ -44,19 +45,17 @@ export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamSe
   const gone = ex.clientGone;
   const failures: string[] = [];
   for (const c of call.selection.order) {
-    let events: AsyncGenerator<StreamEvent> | undefined;
-    const head: StreamEvent[] = [];
+    let events: EventStream | undefined;
+    let head: StreamEvent[] = [];
     try {
-      events = svc.client.stream(requestFor(call, c), await svc.lookup.target(call.orgId, c), gone);
-      for (;;) {
-        const r = await events.next();
-        if (r.done) break;
-        head.push(r.value);
-        if (isContent(r.value)) break;
+      events = await svc.client.openStream(requestFor(call, c), await svc.lookup.target(call.orgId, c), gone);
+      for (let batch = await events.read(); batch !== null; batch = await events.read()) {
+        head = head.length === 0 ? batch : head.concat(batch);
+        if (batch.some(isContent)) break;
       }
       if (!head.some(isContent)) throw new UpstreamError('upstream stream ended without content', true);
     } catch (e) {
-      await events?.return(undefined).catch(() => undefined);
+      events?.close();
       if (gone.aborted) return;
       if (!isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);
@@ -99,20 +98,28 @@ function flushNow(res: ServerResponse): void {
   if (socket) while (socket.writableCorked > 0) socket.uncork();
 }
 
-async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: AsyncGenerator<StreamEvent>, signal: Cancel): Promise<void> {
+/**
+ * Relays the stream: each read's events (one upstream chunk's worth, or more) are translated into one string and
+ * written at once, so a chunk costs the client socket one write, not one per event.
+ */
+async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: EventStream, signal: Cancel): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
-  const onEvent = (ev: StreamEvent): string => {
-    if (ev.type === 'finish') settle(call, c, ev.usage, svc.stickiness, svc.usage);
-    return enc.encode(ev);
+  const encode = (batch: StreamEvent[]): string => {
+    let text = '';
+    for (const ev of batch) {
+      if (ev.type === 'finish') settle(call, c, ev.usage, svc.stickiness, svc.usage);
+      text += enc.encode(ev);
+    }
+    return text;
   };
   const batch = batcher(res);
   try {
-    await write(res, head.map(onEvent).join(''));
+    await write(res, encode(head));
     flushNow(res);
-    for (let r = await events.next(); !r.done; r = await events.next()) {
+    for (let evs = await events.read(); evs !== null; evs = await events.read()) {
       batch();
-      await write(res, onEvent(r.value));
+      await write(res, encode(evs));
     }
   } catch (e) {
     if (!signal.aborted) {
@@ -120,7 +127,7 @@ async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, 
       await write(res, enc.error(`The model stream failed after it started: ${(e as Error).message}`));
     }
   } finally {
-    await events.return(undefined).catch(() => undefined);
+    events.close();
     res.end();
   }
 }
