@@ -8,6 +8,8 @@ import { ownedShards } from './rendezvous.js';
 /** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
 export const HEARTBEAT_MS = 1_000;
 export const LAPSE_MS = 3_000;
+/** How long a shutting-down process spends waking the shards it handed over. */
+const HAND_OVER_MS = 1_000;
 
 export interface AffinityOptions {
   redis: RedisClient;
@@ -123,9 +125,13 @@ export class ShardAffinity {
     await this.membership.leave();
   }
 
-  /** After `leave` and the workers' close: wakes the shards this process ran, whose new owners may wait on them. */
+  /**
+   * After `leave` and the workers' close: wakes the shards this process ran, whose new owners may wait on them.
+   * Bounded, so that a shutdown with Redis away is not held up by it.
+   */
   async handOver(): Promise<void> {
-    await Promise.allSettled(this.workers.filter((w) => w.wanted).map((w) => this.wake(w.worker)));
+    const wakes = Promise.allSettled(this.workers.filter((w) => w.wanted).map((w) => this.wake(w.worker)));
+    await Promise.race([wakes, new Promise((r) => setTimeout(r, HAND_OVER_MS).unref())]);
   }
 
   /**
