@@ -10,7 +10,8 @@ import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { until } from '../support/wait.js';
 
-const SHARDS = 4;
+// Enough that the second member surely wins some (rendezvous hashing gives each shard to either at random).
+const SHARDS = 16;
 /** BullMQ's default drainDelay: how long a shard's new owner would sleep on the queue's marker unwoken. */
 const DRAIN_DELAY_MS = 5_000;
 
@@ -65,13 +66,13 @@ describe('shard affinity: a moved shard starts promptly (issue 11)', function ()
     a = await startRoleProcess(['worker'], { ...h.env, TROUPE_SESSION_SHARDS: String(SHARDS) });
     // Alone, the process runs (and drains) every shard first.
     await until(async () => assignedShards(a!, 1)?.length === SHARDS, 20_000);
+    const aMember = a.lines.map((l) => /"member":"([^"]+)"/.exec(l)?.[1]).find(Boolean)!;
 
     // The old owner: a second member whose workers only hold a placeholder job open.
     const b = new ShardAffinity({ redis: queues.producer, key: h.running.core.keys.workerMembers(), shards: SHARDS, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
-    let holding!: () => void;
-    const isHolding = new Promise<void>((r) => (holding = r));
+    let holding = false;
     const stolen: string[] = [];
     for (let shard = 0; shard < SHARDS; shard++) {
       const worker = queues.worker(shardQueueName(SESSION.name, shard), async (job: Job) => {
@@ -79,7 +80,7 @@ describe('shard affinity: a moved shard starts promptly (issue 11)', function ()
           stolen.push(job.name);
           throw new Error('not this test member’s job');
         }
-        holding();
+        holding = true;
         await released;
       }, { concurrency: 1, autorun: false, name: b.id });
       held.push(worker);
@@ -89,10 +90,10 @@ describe('shard affinity: a moved shard starts promptly (issue 11)', function ()
     const shard = owned[0];
     const queue = shardQueueName(SESSION.name, shard);
     assert.ok(!assignedShards(a, 2)!.includes(shard), 'the worker process gave the shard up');
-    // The worker process's pause has cut its wait there; the member waits on the shard instead.
-    await until(async () => (await blockedOn(queue, b.id)) || null, 10_000);
+    // The worker process's pause has cut its wait there (else it could take the placeholder); the member takes it.
+    await until(async () => !(await blockedOn(queue, aMember)) || null, 10_000);
     await queues.queue(queue).add('hold', {});
-    await isHolding;
+    await until(async () => holding || null, 10_000);
 
     // A message on the held shard: queued while the shard is at its concurrency of 1, so no marker.
     const { agentId } = await scriptedAgent(h, [{ text: 'ok' }]);
@@ -113,7 +114,7 @@ describe('shard affinity: a moved shard starts promptly (issue 11)', function ()
     // The member leaves; the worker process takes the shard back and, finding it busy, waits on it.
     await b.leave();
     await until(async () => assignedShards(a!, 1)?.includes(shard) || null, 10_000);
-    await until(async () => (await blockedOn(queue, a!.lines.map((l) => /"member":"([^"]+)"/.exec(l)?.[1]).find(Boolean) ?? '')) || null, 10_000);
+    await until(async () => (await blockedOn(queue, aMember)) || null, 10_000);
 
     // The held turn ends, the member closes its workers and hands over, as ActorRuntime.close does.
     const t0 = Date.now();
