@@ -12,7 +12,9 @@ type Sender = Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm_id' | 'pri
 /**
  * A decision's effects as messages to other actors, addressed for the
  * runtime to hand off. Job ids are deterministic, so re-issuing the effects
- * of a redelivered command runs none of them twice. `session` is the session
+ * of a redelivered command runs none of them twice while BullMQ keeps their
+ * completed jobs (an hour); a later replay re-issues only what the session
+ * still waits on (outstanding.ts, `stillOwed`). `session` is the session
  * as the turn leaves it: a lifecycle webhook carries its fields, so that it
  * need not read a session document the turn may still be writing.
  */

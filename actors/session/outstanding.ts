@@ -35,3 +35,35 @@ export function outstanding(input: DecideInput): Effect[] {
   }
   return effects;
 }
+
+/** The effects `outstanding` can derive from the session's state, keyed by what names the work. */
+function owedKey(e: Effect): string | null {
+  switch (e.kind) {
+    case 'model.call':
+    case 'tool.run':
+      return `${e.kind}:${e.job_id}`;
+    case 'session.command':
+      return `${e.kind}:${e.command.command_id}`;
+    default:
+      return null;
+  }
+}
+
+/**
+ * Of the effects a replayed turn recorded, those to issue again. A model
+ * call, a tool run or a session command goes again only while the session
+ * still waits on it (`outstanding`): its job id stops deduplicating once
+ * BullMQ removes the completed job (after an hour), and a replay that late
+ * must not run a tool or a model call a second time. Webhooks and batch
+ * settlements, which the state does not tell, go again: the batch actor
+ * counts a child once (its settlement record), and a webhook is
+ * at-least-once under a stable event id (its delivery record gets the
+ * attempt; docs/decisions.md).
+ */
+export function stillOwed(recorded: readonly Effect[], input: DecideInput): Effect[] {
+  const owed = new Set(outstanding(input).map(owedKey));
+  return recorded.filter((e) => {
+    const key = owedKey(e);
+    return key === null || owed.has(key);
+  });
+}

@@ -10,6 +10,8 @@ import { decide, type Decision } from './decide.js';
 import { abortedMessages, afterCommit, effectSends } from './effects.js';
 import type { Effect, SessionJob } from './messages.js';
 import { agentContext } from './agent-context.js';
+import type { AgentContext } from './decision.js';
+import { stillOwed } from './outstanding.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
 import { deleteSessionTurn } from './delete.js';
@@ -112,8 +114,8 @@ async function load(deps: TurnDeps, sessionId: string): Promise<Loaded> {
 }
 
 /** The messages a command may act on; a new user message's id is fresh, so there is nothing to read for it. */
-function referenced(l: Loaded, cmd: SessionJob['command']): (string | null)[] {
-  return [l.state.running_message_id, ...l.state.queued_message_ids, cmd.kind !== 'user.message' && 'message_id' in cmd ? cmd.message_id : null];
+function referenced(l: Loaded, cmd: SessionJob['command'] | null): (string | null)[] {
+  return [l.state.running_message_id, ...l.state.queued_message_ids, cmd && cmd.kind !== 'user.message' && 'message_id' in cmd ? cmd.message_id : null];
 }
 
 /** The session document as this turn leaves it (written by `save`). */
@@ -152,14 +154,19 @@ function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, effects: readonly 
   return { reply: value, publish: [...aborts, ...publications(deps, l)], sends: effectSends(current(l), effects) };
 }
 
-/** Answers a command that was applied before (a redelivery after a crash, or a repeated request). */
-async function replay(deps: TurnDeps, l: Loaded, firstSequence: number): Promise<Outcome | null> {
+/**
+ * Answers a command that was applied before (a redelivery after a crash, or a
+ * repeated request), and hands off again those of its effects the session
+ * still waits on (`stillOwed`): the rest have run, and their completed jobs
+ * may be gone, so re-sending them would run them again.
+ */
+async function replay(deps: TurnDeps, l: Loaded, firstSequence: number, agent: AgentContext): Promise<Outcome | null> {
   const first = await deps.ledger.get(l.state.id, firstSequence);
   if (!first) return null;
-  await loadMessages(deps, l, [first.message_id]);
+  await loadMessages(deps, l, [first.message_id, ...referenced(l, null)]);
   if (l.dirty) await save(deps, l);
-  // Its effects' job ids are deterministic, so re-issuing them runs none twice.
-  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effectsOf(first) as Effect[]);
+  const effects = stillOwed(effectsOf(first) as Effect[], { session: l.state, messages: l.messages, agent });
+  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effects);
 }
 
 const MAX_CONFLICTS = 3;
@@ -206,7 +213,7 @@ async function turn(deps: TurnDeps, job: SessionJob, handOff: HandOff): Promise<
   let caughtUp = false;
   for (let attempt = 0; ; attempt++) {
     const seen = l.state.recent_commands.find((c) => c.id === cmd.command_id);
-    const replayed = seen ? await replay(deps, l, seen.seq) : null;
+    const replayed = seen ? await replay(deps, l, seen.seq, agentContext(doc, version, deps.publicUrl)) : null;
     if (replayed) return replayed;
     await loadMessages(deps, l, referenced(l, cmd));
     const decision = decide({ session: l.state, messages: l.messages, agent: agentContext(doc, version, deps.publicUrl) }, cmd);

@@ -22,6 +22,9 @@ function where(url: string): string {
   return own ? own[1] : url;
 }
 
+/** The monotonic clock in µs, as a CPU profile's timestamps read it: how a `window` is taken. */
+export const profileClock = (): number => Number(process.hrtime.bigint() / 1000n);
+
 /**
  * `window`: only the samples taken between these two moments (µs on the monotonic clock, as
  * `process.hrtime.bigint() / 1000n` reads it, which is the profile's clock too), so start-up and warm-up

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
+import { modelCallJobId } from '../../actors/session/messages.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
@@ -195,6 +197,41 @@ describe('sessions and the ledger', () => {
     await settled(first.session.id, 7);
     assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${first.session.id}/messages`), 200)).messages.length, 1);
     assert.equal((await json<{ sessions: unknown[] }>(await h.api(`/v1/sessions?metadata.probe=${key}`), 200)).sessions.length, 1);
+  });
+
+  it('runs nothing twice when a command is repeated after BullMQ removed its completed jobs (kept an hour)', async () => {
+    const s = await newSession();
+    const sid = s.id as string;
+    const body = { type: 'user.message', content: text('late retry') };
+    const send = () => h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: body, headers: { 'Idempotency-Key': 'late' } });
+    const first = await json<{ message: { id: string } }>(await send(), 201);
+    await settled(sid, 7);
+    const calls = h.running.core.plane.dispatcher.queueOf(ROUTER_PROXY);
+    const modelJob = modelCallJobId({ message_id: first.message.id, attempt: 1, call_index: 0 });
+    assert.ok(await calls.getJob(modelJob), 'the model call ran as its own job');
+    // An hour on, as removeOnComplete leaves them: the completed jobs are gone, and their ids dedupe nothing.
+    await calls.clean(0, 100_000, 'completed');
+    assert.equal(await calls.getJob(modelJob), undefined);
+
+    // Within the key's 24 h the web process answers from its record; the actor is not asked.
+    const replayed = await send();
+    assert.equal(replayed.status, 201);
+    assert.equal(replayed.headers.get('Idempotent-Replayed'), 'true');
+    // A retry whose claim was released (its request answered 503 while the actor applied the message) is the
+    // same command again: the actor answers from the ledger and re-issues only work the session still waits on.
+    const claims = h.running.core.db.collection<{ _id: string }>('idempotency_keys');
+    const r = await claims.updateOne({ _id: `session:${sid}|late` }, { $set: { state: 'in_flight', response: null, status: null, created_at: new Date(Date.now() - 61_000) } });
+    assert.equal(r.matchedCount, 1, 'the claim is where the route keeps it');
+    const retried = await json<{ message: { id: string; status: string } }>(await send(), 201);
+    assert.equal(retried.message.id, first.message.id);
+
+    // A message sent after the retry runs to its end behind anything the retry handed off on the session's shard.
+    await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('after') } }), 201);
+    const evs = await settled(sid, 14);
+    assert.equal(await calls.getJob(modelJob), undefined, 'the first message\'s model call was not sent again');
+    assert.equal(evs.length, 14, 'no event twice');
+    assert.equal(evs.filter((e) => e.type === 'user.message').length, 2);
+    assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${sid}/messages`), 200)).messages.length, 2);
   });
 
   it('gives 50 concurrent messages gapless sequence numbers and runs them FIFO', async function () {

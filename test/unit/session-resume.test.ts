@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { decide, type DecideInput } from '../../actors/session/decide.js';
 import type { Effect, SessionCommand } from '../../actors/session/messages.js';
+import { stillOwed } from '../../actors/session/outstanding.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/store/agents.js';
@@ -59,5 +60,23 @@ describe('session resume (stranded work)', () => {
     const s: SessionState = { ...emptySessionState('s'), status: 'running', queued_message_ids: ['m9'] };
     assert.deepEqual(ids(run(s, new Map(), resume).effects), ['cmd:start-m9']);
     assert.deepEqual(run(emptySessionState('s'), new Map(), resume).effects, []);
+  });
+
+  it('re-issues of a replayed turn\'s effects only those the session still waits on', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    const start = run(s, m, um('m1'));
+    const owed = (effects: Effect[], now = agent.now) => ids(stillOwed(effects, { session: s, messages: m, agent: { ...agent, now } }));
+    assert.deepEqual(owed(start.effects), ['model-m1-1-0'], 'a redelivery right after the turn re-issues all of it');
+    const answer: SessionCommand = {
+      kind: 'model.responded', command_id: 'r1', message_id: 'm1', attempt: 1, call_index: 0,
+      result: { ok: true, stop_reason: 'tool_use', usage: null, parts: [{ type: 'tool_call', id: 'c1', name: 'calc', arguments: { x: 1 } }, { type: 'tool_call', id: 'c2', name: 'ask', arguments: {} }] },
+    };
+    const tools = run(s, m, answer);
+    assert.deepEqual(owed(start.effects), [], 'the first model call was answered');
+    assert.deepEqual(owed(tools.effects), ids(tools.effects), 'while the tools run, all of that turn is owed');
+    run(s, m, { kind: 'tool.completed', command_id: 't1', message_id: 'm1', attempt: 1, tool_call_id: 'c1', result: { ok: true, output: 2 } });
+    assert.deepEqual(owed(tools.effects), ids(tools.effects).filter((id) => id !== 'tool-m1-1-c1'), 'the tool that ran is not run again; the deadline still waits');
+    assert.ok(ids(tools.effects).includes('tool-m1-1-c1'));
   });
 });
