@@ -229,6 +229,7 @@ export class ActorRuntime {
         // Leaving first lets the other processes take this one's shards while its running turns finish.
         await this.affinity?.leave();
         await Promise.allSettled(this.workers.map((w) => w.close()));
+        await this.affinity?.handOver();
       })();
     }
     return this.closing;

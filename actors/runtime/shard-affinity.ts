@@ -8,6 +8,8 @@ import { ownedShards } from './rendezvous.js';
 /** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
 export const HEARTBEAT_MS = 1_000;
 export const LAPSE_MS = 3_000;
+/** How long a shutting-down process spends waking the shards it handed over. */
+const HAND_OVER_MS = 1_000;
 
 export interface AffinityOptions {
   redis: RedisClient;
@@ -50,6 +52,15 @@ interface ShardWorker {
  * for up to `drainDelay` (5 s), taking the shard's next jobs meanwhile. The
  * owner's stalled checker starts on resume and takes over a dead member's
  * job once its lock lapses.
+ *
+ * A shard changes hands while its old owner may still run a turn there, and a
+ * job queued meanwhile leaves the queue no marker (the shard is at its global
+ * concurrency of 1), nor does that turn's end when its worker is pausing or
+ * closing (it fetches nothing next). The new owner, having found the shard busy
+ * (or having drained it in an earlier ownership), waits on the marker, up to
+ * `drainDelay` (5 s), before it looks again. So the old owner wakes the shard
+ * once its last turn there has ended: after a pause, and on shutdown after its
+ * workers closed (`handOver`).
  */
 export class ShardAffinity {
   /** This process's member id; BullMQ records it as each job's `processedBy`. */
@@ -105,12 +116,35 @@ export class ShardAffinity {
     w.wanted = wanted;
     // resume() also starts a worker that never ran, or wakes a main loop still winding down from a pause.
     w.queue = w.queue
-      .then(() => (wanted ? w.worker.resume() : w.worker.pause()))
+      .then(() => (wanted ? w.worker.resume() : w.worker.pause().then(() => this.wake(w.worker))))
       .catch((err: Error) => this.opts.log.error({ err: err.message, queue: w.worker.name }, 'could not steer a shard worker'));
   }
 
   /** Leaves the membership first, so the others take these shards on their next beat; the workers are closed by the caller. */
   async leave(): Promise<void> {
     await this.membership.leave();
+  }
+
+  /**
+   * After `leave` and the workers' close: wakes the shards this process ran, whose new owners may wait on them.
+   * Bounded, so that a shutdown with Redis away is not held up by it.
+   */
+  async handOver(): Promise<void> {
+    const wakes = Promise.allSettled(this.workers.filter((w) => w.wanted).map((w) => this.wake(w.worker)));
+    await Promise.race([wakes, new Promise((r) => setTimeout(r, HAND_OVER_MS).unref())]);
+  }
+
+  /**
+   * BullMQ's base marker (as a job added to an idle queue leaves): the owner's
+   * blocking wait returns and it fetches. With nothing queued it fetches
+   * nothing and waits again, one round trip.
+   */
+  private async wake(worker: Worker): Promise<void> {
+    try {
+      await this.opts.redis.zadd(worker.keys.marker, 0, '0');
+    } catch (err) {
+      // The new owner then looks by itself within drainDelay.
+      this.opts.log.warn({ err: (err as Error).message, queue: worker.name }, 'could not wake a shard handed over');
+    }
   }
 }
