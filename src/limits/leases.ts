@@ -46,6 +46,8 @@ export class TokenLeases {
   async take(id: string, limit: number, consume: Consume): Promise<Count> {
     // A block of one is an exact count: the counter's own answer, with nothing held here.
     if (leaseSize(limit) === 1) return consume(1);
+    const now = this.takeNow(id, limit, consume);
+    if (now) return now;
     let h = this.held.get(id);
     if (!h) {
       if (this.held.size >= MAX_ENTRIES) this.prune(Date.now());
@@ -55,14 +57,26 @@ export class TokenLeases {
     // Requests that find the block empty wait for the lease already asked for (a few times at most)
     // rather than each asking for a block of its own.
     for (let round = 0; h.pending && round < 3 && this.available(h) === 0; round++) await h.pending;
-    const now = Date.now();
-    if (this.available(h) > 0) {
-      h.tokens--;
-      if (h.tokens <= h.size / 4 && !h.pending) this.lease(h, consume).catch(() => undefined);
-      return view(h, limit, now);
-    }
+    if (this.available(h) > 0) return this.spend(h, limit, consume);
     // No token here: lease a block and use its first token (a refusal is thrown to the caller).
     await this.lease(h, consume, 1);
+    return view(h, limit, Date.now());
+  }
+
+  /**
+   * A token from the block this process holds for `id`, without waiting; null when there is none at hand (no block
+   * yet, or it is spent) and the caller must go through `take`. Most requests are served here, with no promise.
+   */
+  takeNow(id: string, limit: number, consume: Consume): Count | null {
+    const h = this.held.get(id);
+    if (!h || leaseSize(limit) === 1 || this.available(h) === 0) return null;
+    return this.spend(h, limit, consume);
+  }
+
+  /** Spends one held token; the next block is asked for while a quarter of this one is left. */
+  private spend(h: Held, limit: number, consume: Consume): Count {
+    h.tokens--;
+    if (h.tokens <= h.size / 4 && !h.pending) this.lease(h, consume).catch(() => undefined);
     return view(h, limit, Date.now());
   }
 

@@ -18,6 +18,11 @@ export class OrgLimitsLookup {
     private readonly defaults: OrgLimits,
   ) {}
 
+  /** The org's limits if this process has them at hand, without a lookup. */
+  cached(orgId: string): OrgLimits | undefined {
+    return this.cache.get(orgId);
+  }
+
   async of(orgId: string): Promise<OrgLimits> {
     const hit = this.cache.get(orgId);
     if (hit) return hit;

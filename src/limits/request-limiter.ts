@@ -4,13 +4,23 @@ import type { RedisKeys } from '../../infra/redis/keys.js';
 import { RateLimitError } from '../domain/errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import { TokenLeases, type Count } from './leases.js';
+import { TokenLeases, type Consume, type Count } from './leases.js';
+import type { OrgLimits } from '../config/config.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 export type LimitedSurface = 'api' | 'routing';
 
 const WINDOW_S = 60;
 const SURFACE_NAME: Record<LimitedSurface, string> = { api: 'the base API', routing: 'the routing interface' };
+const COUNTERS: Record<LimitedSurface, { org: string; key: string }> = { api: { org: 'api-org', key: 'api-key' }, routing: { org: 'routing-org', key: 'routing-key' } };
+/** Orgs or keys remembered per counter and limit before the map is cleared (entries are cheap to remake). */
+const MAX_COUNTED = 10_000;
+
+/** One counter for one org or key: the lease id and the consume call TokenLeases takes, made once. */
+interface Counted {
+  lease: string;
+  consume: Consume;
+}
 
 interface Check {
   scope: 'org' | 'key';
@@ -40,6 +50,8 @@ export class RequestLimiter {
   private readonly limiters = new Map<string, RateLimiterRedis>();
   /** Tokens taken from those counters in blocks, so most requests need no Redis round trip (see leases.ts). */
   private readonly leases = new TokenLeases();
+  /** By counter, limit, then org or key id: what `counted` made for it. */
+  private readonly counters = new Map<string, Map<number, Map<string, Counted>>>();
 
   constructor(
     private readonly redis: RedisClient,
@@ -59,11 +71,35 @@ export class RequestLimiter {
     return l;
   }
 
+  /** The lease id and consume call of one counter, limit and org or key, made once rather than per request. */
+  private counted(counter: string, limit: number, id: string): Counted {
+    let byLimit = this.counters.get(counter);
+    if (!byLimit) this.counters.set(counter, (byLimit = new Map()));
+    let byId = byLimit.get(limit);
+    if (!byId) byLimit.set(limit, (byId = new Map()));
+    let c = byId.get(id);
+    if (!c) {
+      if (byId.size >= MAX_COUNTED) byId.clear();
+      const limiter = this.limiter(counter, limit);
+      c = { lease: `${counter}:${limit}:${id}`, consume: (points) => limiter.consume(id, points) };
+      byId.set(id, c);
+    }
+    return c;
+  }
+
+  /** A check answered from a token this process holds: null when the limit is off, undefined when Redis must be asked. */
+  private consumeNow(counter: string, scope: Check['scope'], id: string, limit: number): Check | null | undefined {
+    if (limit <= 0) return null;
+    const c = this.counted(counter, limit, id);
+    const res = this.leases.takeNow(c.lease, limit, c.consume);
+    return res ? { scope, limit, res } : undefined;
+  }
+
   private async consume(counter: string, scope: Check['scope'], id: string, limit: number): Promise<Check | null> {
     if (limit <= 0) return null;
-    const limiter = this.limiter(counter, limit);
+    const c = this.counted(counter, limit, id);
     try {
-      return { scope, limit, res: await this.leases.take(`${counter}:${limit}:${id}`, limit, (points) => limiter.consume(id, points)) };
+      return { scope, limit, res: await this.leases.take(c.lease, limit, c.consume) };
     } catch (e) {
       if (e instanceof RateLimiterRes) return { scope, limit, res: e };
       this.log.warn({ err: (e as Error).message }, 'rate limiter unavailable; request let through');
@@ -72,15 +108,35 @@ export class RequestLimiter {
   }
 
   /**
-   * Counts one request against the org and the key; returns the headers to
-   * send, or throws a 429 naming the limit that was reached.
+   * Counts one request against the org and the key; resolves to the headers to
+   * send, or rejects with a 429 naming the limit that was reached. When the org's
+   * limits and both tokens are at hand (most requests) nothing is awaited.
    */
-  async admit(surface: LimitedSurface, orgId: string, keyId: string): Promise<Record<string, string>> {
-    const l = await this.limits.of(orgId);
-    const [org, key] = await Promise.all([
-      this.consume(`${surface}-org`, 'org', orgId, surface === 'api' ? l.api_per_min : l.routing_per_min),
-      this.consume(`${surface}-key`, 'key', keyId, surface === 'api' ? l.api_key_per_min : l.routing_key_per_min),
-    ]);
+  admit(surface: LimitedSurface, orgId: string, keyId: string): Promise<Record<string, string>> {
+    const l = this.limits.cached(orgId);
+    if (!l) return this.limits.of(orgId).then((limits) => this.admitUnder(surface, limits, orgId, keyId));
+    return this.admitUnder(surface, l, orgId, keyId);
+  }
+
+  private admitUnder(surface: LimitedSurface, l: OrgLimits, orgId: string, keyId: string): Promise<Record<string, string>> {
+    const names = COUNTERS[surface];
+    const orgLimit = surface === 'api' ? l.api_per_min : l.routing_per_min;
+    const keyLimit = surface === 'api' ? l.api_key_per_min : l.routing_key_per_min;
+    const org = this.consumeNow(names.org, 'org', orgId, orgLimit);
+    const key = this.consumeNow(names.key, 'key', keyId, keyLimit);
+    if (org === undefined || key === undefined) {
+      const counted = [org === undefined ? this.consume(names.org, 'org', orgId, orgLimit) : org, key === undefined ? this.consume(names.key, 'key', keyId, keyLimit) : key];
+      return Promise.all(counted).then(([o, k]) => this.answer(surface, o, k));
+    }
+    try {
+      return Promise.resolve(this.answer(surface, org, key));
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** The headers of the tightest check, or the 429 of the first limit passed. */
+  private answer(surface: LimitedSurface, org: Check | null, key: Check | null): Record<string, string> {
     const checks = [org, key].filter((c): c is Check => c !== null);
     if (!checks.length) return {};
     const refused = checks.find((c) => c.res.consumedPoints > c.limit);

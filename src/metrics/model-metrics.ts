@@ -1,4 +1,5 @@
 import type { ModelCallRecord } from '../llm/client.js';
+import { LabelSets } from './label-sets.js';
 import type { Metrics } from './metrics.js';
 
 /**
@@ -11,14 +12,17 @@ export function modelCallMetrics(metrics: Metrics): (r: ModelCallRecord) => void
   return (r) => void setImmediate(record, metrics, r);
 }
 
+const DURATION = new LabelSets<{ provider: string; model: string; mode: string; outcome: string }>(['provider', 'model', 'mode', 'outcome']);
+const ERRORS = new LabelSets<{ provider: string; model: string; kind: string }>(['provider', 'model', 'kind']);
+const TOKENS = new LabelSets<{ provider: string; model: string; direction: string }>(['provider', 'model', 'direction']);
+
 function record(metrics: Metrics, r: ModelCallRecord): void {
   try {
-    const labels = { provider: r.provider, model: r.model };
-    metrics.modelCallDuration.observe({ ...labels, mode: r.mode, outcome: r.error ? 'error' : 'ok' }, r.seconds);
-    if (r.error) metrics.modelErrors.inc({ ...labels, kind: r.error });
+    metrics.modelCallDuration.observe(DURATION.of(r.provider, r.model, r.mode, r.error ? 'error' : 'ok'), r.seconds);
+    if (r.error) metrics.modelErrors.inc(ERRORS.of(r.provider, r.model, r.error));
     if (r.usage) {
-      metrics.modelTokens.inc({ ...labels, direction: 'input' }, r.usage.inputTokens);
-      metrics.modelTokens.inc({ ...labels, direction: 'output' }, r.usage.outputTokens);
+      metrics.modelTokens.inc(TOKENS.of(r.provider, r.model, 'input'), r.usage.inputTokens);
+      metrics.modelTokens.inc(TOKENS.of(r.provider, r.model, 'output'), r.usage.outputTokens);
     }
   } catch {
     // Off the call's path now, so nothing would catch it: metrics must never take the process down.

@@ -4,6 +4,7 @@ import { UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
 import type { LlmRequest, Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
+import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { CandidateDoc, RouterDoc } from '../store/routers.js';
 import type { StickyRecord, Stickiness } from './conversation.js';
@@ -63,12 +64,15 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
 /** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */
 export function countSelected(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, failures: string[]): void {
   const reason = failures.length ? 'fallback' : call.sticky?.model === c.model ? 'sticky' : 'first';
-  metrics?.routerSelections.inc({ model: c.model, reason });
+  metrics?.routerSelections.inc(SELECTIONS.of(c.model, reason));
 }
 
 export function countFallback(metrics: Metrics | undefined, c: CandidateDoc): void {
-  metrics?.routerFallbacks.inc({ model: c.model });
+  metrics?.routerFallbacks.inc(FALLBACKS.of(c.model));
 }
+
+const SELECTIONS = new LabelSets<{ model: string; reason: string }>(['model', 'reason']);
+const FALLBACKS = new LabelSets<{ model: string }>(['model']);
 
 /** An upstream failure that is not retried, or the last one, as the client sees it. */
 export function upstreamFailure(e: unknown, failures: string[]): unknown {

@@ -79,4 +79,17 @@ describe('token leases', () => {
     assert.equal(s.calls(), 2, 'a new window needs a new lease');
     assert.equal((await s.counter.get('org'))!.consumedPoints, 5, 'the new window counts only its own block');
   });
+
+  it('serves a held token without waiting, and only then: none before the first block, none for exact counts', async () => {
+    const s = shared(5000);
+    const consume = (points: number) => s.counter.consume('org', points);
+    const p = new TokenLeases();
+    assert.equal(p.takeNow('org', 5000, consume), null, 'no block held yet');
+    await p.take('org', 5000, consume);
+    const now = p.takeNow('org', 5000, consume);
+    assert.deepEqual(now && [now.consumedPoints, now.remainingPoints], [2, 4998]);
+    assert.equal(p.takeNow('org', 10, consume), null, 'a limit below 2,000 is counted on the shared counter every time');
+    for (let i = 0; i < 50 && p.takeNow('org', 5000, consume); i++);
+    assert.equal(p.takeNow('org', 5000, consume), null, 'a spent block (its next one still on its way) gives no token here');
+  });
 });

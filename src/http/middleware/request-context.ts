@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import { randomUUID } from 'node:crypto';
 import { lazyRequestLog, type Logger } from '../../log/logger.js';
+import { LabelSets } from '../../metrics/label-sets.js';
 import type { Metrics } from '../../metrics/metrics.js';
 import type { AppState } from '../types.js';
 
@@ -13,9 +14,12 @@ export function requestIdOf(given: string | string[] | undefined): string {
 
 /** The HTTP request count and duration series of one answered request. */
 function observeHttp(metrics: Metrics, method: string, route: string, status: number, seconds: number): void {
-  metrics.httpRequests.inc({ method, route, status: String(status) });
-  metrics.httpDuration.observe({ method, route }, seconds);
+  metrics.httpRequests.inc(HTTP_COUNT.of(method, route, String(status)));
+  metrics.httpDuration.observe(HTTP_DURATION.of(method, route), seconds);
 }
+
+const HTTP_COUNT = new LabelSets<{ method: string; route: string; status: string }>(['method', 'route', 'status']);
+const HTTP_DURATION = new LabelSets<{ method: string; route: string }>(['method', 'route']);
 
 /** What one answered request leaves behind, on either HTTP stack. */
 export interface Answered {
