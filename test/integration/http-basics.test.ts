@@ -91,6 +91,8 @@ describe('HTTP basics', () => {
   });
 
   it('serves Prometheus metrics', async () => {
+    // A request of its own to count, so the test does not lean on an earlier one having called /healthz.
+    assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200);
     const res = await fetch(`${h.baseUrl}/metrics`);
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /text\/plain/);
