@@ -6,6 +6,7 @@ import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardAffinity } from './shard-affinity.js';
+import { RepeatedErrors } from './repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 
@@ -79,6 +80,8 @@ export class ActorRuntime {
   private readonly stopping = new AbortController();
   private readonly observer: TurnObserver;
   private readonly guard: ShardGuard;
+  /** One line per distinct worker error per window, however many shard workers see it. */
+  private readonly workerErrors: RepeatedErrors;
   /** Which shards this process runs, when shards are split over processes. */
   readonly affinity: ShardAffinity | null;
   readonly batchGate: BatchGate;
@@ -91,6 +94,7 @@ export class ActorRuntime {
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
+    this.workerErrors = new RepeatedErrors(opts.log, 'actor worker error');
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
     this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log }) : null;
     // Without a bound no batch turn ever waits for a slot: nothing to look at.
@@ -138,7 +142,7 @@ export class ActorRuntime {
         ...(affinity ? { autorun: false, name: affinity.id } : {}),
       });
       worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
-      worker.on('error', (err) => this.opts.log.error({ err: err.message, queue: name }, 'actor worker error'));
+      worker.on('error', (err) => this.workerErrors.report(err.message, name));
       this.workers.push(worker);
       await affinity?.add(shard, worker);
     }
