@@ -31,22 +31,16 @@ export class LabelSets<L extends Record<string, string>> {
     const last = n === 1 ? a : n === 2 ? b : n === 3 ? c : d;
     let labels = level.get(last) as L | undefined;
     if (!labels) {
-      if (++this.size > MAX_SETS) [this.root, this.size, level] = [new Map(), 1, this.reached(a, b, c)];
+      if (this.size >= MAX_SETS) {
+        // Past the bound, start over, and walk again from the new, empty root.
+        [this.root, this.size] = [new Map(), 0];
+        return this.of(a, b, c, d);
+      }
+      this.size++;
       labels = this.make(a, b, c, d);
       level.set(last, labels);
     }
     return labels;
-  }
-
-  /** After a clear: the (new) level the last value goes in. */
-  private reached(a: string, b: string, c: string): Level {
-    let level = this.root;
-    for (let i = 0; i < this.names.length - 1; i++) {
-      const next: Level = new Map();
-      level.set(i === 0 ? a : i === 1 ? b : c, next);
-      level = next;
-    }
-    return level;
   }
 
   private make(a: string, b: string, c: string, d: string): L {
