@@ -39,6 +39,17 @@ export function saveProfile(name: string, baseUrl: string, apiKey: string): stri
   return file;
 }
 
+/** A base URL the client can call, else a usage error naming where it came from (a typo fails here, not as "cannot reach"). */
+export function checkBaseUrl(url: string, from: string): void {
+  let protocol = '';
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    // not a URL at all: refused below
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') throw new CliError(`${from} "${url}" is not an http(s) URL, e.g. http://localhost:8080`, EXIT.usage);
+}
+
 /** `.data/dev-keys.json` that `npm start` writes, found from the working directory upwards. */
 function devKeys(): { file: string; api: string; base_url?: string } | null {
   for (let dir = process.cwd(), i = 0; i < 20; i++) {
@@ -71,6 +82,7 @@ export function resolveConfig(flags: { baseUrl?: string; apiKey?: string; profil
   const pick = (...c: [string | undefined, string][]) => c.find(([v]) => !!v) ?? [undefined, ''];
   const [baseUrl, baseFrom] = pick([flags.baseUrl, '--base-url'], [process.env.TROUPE_BASE_URL, 'TROUPE_BASE_URL'], [profile?.base_url, `profile ${profileName}`], [dev?.base_url ?? (dev ? 'http://localhost:8080' : undefined), dev?.file ?? '']);
   const [apiKey, keyFrom] = pick([flags.apiKey, '--api-key'], [process.env.TROUPE_API_KEY, 'TROUPE_API_KEY'], [profile?.api_key, `profile ${profileName}`], [dev?.api, dev?.file ?? '']);
+  if (baseUrl) checkBaseUrl(baseUrl, baseFrom);
   if (!baseUrl || !apiKey) {
     throw new CliError(
       `No ${!baseUrl ? 'base URL' : 'API key'} configured. Set TROUPE_BASE_URL and TROUPE_API_KEY, run \`troupe login --base-url URL --api-key KEY\`, or run the CLI inside a checkout where \`npm start\` is running (it writes .data/dev-keys.json).`,

@@ -44,3 +44,8 @@ export function positiveSeconds(value: string): number {
   if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`expected a number of seconds, got "${value}"`);
   return n;
 }
+
+export function sequenceNumber(value: string): number {
+  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a sequence number (0, 1, 2, …), got "${value}"`);
+  return Number(value);
+}

@@ -50,8 +50,9 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT.ok;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // --help and --version are not errors; everything else commander refuses is a usage error (it has printed why).
-      return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.help' ? EXIT.ok : EXIT.usage;
+      // --help and `help` exit 0; help shown because no command was given (exit 1 in commander), and everything
+      // else commander refuses, is a usage error (it has printed why).
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
     }
     const code = exitCodeOf(err);
     process.stderr.write(`troupe: ${describeError(err)}\n`);

@@ -1,11 +1,28 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { readItems } from '../../clients/cli/commands/batch.js';
 import { resolveConfig, saveProfile } from '../../clients/cli/config.js';
 import { CliError, EXIT, exitCodeOf } from '../../clients/cli/exit-codes.js';
+import { run } from '../../clients/cli/main.js';
 import { DeployError } from '../../clients/typescript/src/deploy.js';
 import { apiError, TroupeConnectionError } from '../../clients/typescript/src/errors.js';
+
+/** The CLI's exit code for argv, with what it prints kept out of the test output. */
+async function quietly(argv: string[]): Promise<{ code: number; stderr: string }> {
+  const writes = [process.stdout.write, process.stderr.write];
+  let stderr = '';
+  process.stdout.write = (() => true) as typeof process.stdout.write;
+  process.stderr.write = ((chunk: string) => ((stderr += String(chunk)), true)) as typeof process.stderr.write;
+  try {
+    return { code: await run(['node', 'troupe', ...argv]), stderr };
+  } finally {
+    [process.stdout.write, process.stderr.write] = writes;
+  }
+}
+
+const usageError = (pattern: RegExp) => (e: unknown) => e instanceof CliError && e.code === EXIT.usage && pattern.test(e.message);
 
 describe('CLI configuration and exit codes', () => {
   let dir: string;
@@ -39,6 +56,35 @@ describe('CLI configuration and exit codes', () => {
   it('refuses to run without a base URL and key, as a usage error', () => {
     process.chdir(dir);
     assert.throws(() => resolveConfig({}), (e: unknown) => e instanceof CliError && e.code === EXIT.usage && /No base URL configured/.test(e.message));
+  });
+
+  it('refuses a base URL that is not an http(s) URL, as a usage error naming where it came from', async () => {
+    assert.throws(() => resolveConfig({ baseUrl: 'localhost:8080', apiKey: 'k' }), usageError(/--base-url "localhost:8080" is not an http\(s\) URL/));
+    process.env.TROUPE_BASE_URL = 'ftp://example.com';
+    assert.throws(() => resolveConfig({ apiKey: 'k' }), usageError(/TROUPE_BASE_URL "ftp:\/\/example.com" is not an http\(s\) URL/));
+    delete process.env.TROUPE_BASE_URL;
+    const login = await quietly(['login', '--base-url', 'notaurl', '--api-key', 'k']);
+    assert.equal(login.code, EXIT.usage);
+    assert.match(login.stderr, /--base-url "notaurl" is not an http\(s\) URL/);
+    assert.equal(existsSync(process.env.TROUPE_CONFIG!), false, 'nothing saved');
+  });
+
+  it('exits 2 when no command is given or an option is malformed, 0 for --help', async () => {
+    assert.equal((await quietly([])).code, EXIT.usage);
+    assert.equal((await quietly(['sessions'])).code, EXIT.usage);
+    assert.equal((await quietly(['--help'])).code, EXIT.ok);
+    assert.equal((await quietly(['help', 'send'])).code, EXIT.ok);
+    assert.equal((await quietly(['tail', 'ses_x', '--after', 'abc'])).code, EXIT.usage, 'not read as "from the start"');
+  });
+
+  it('refuses a batch file it cannot read, or a line that is not an object, as a usage error', () => {
+    assert.throws(() => readItems(join(dir, 'missing.jsonl'), 'agt_1'), usageError(/cannot read .*missing\.jsonl: no such file/));
+    assert.throws(() => readItems(dir, 'agt_1'), usageError(/is a directory/));
+    const file = join(dir, 'items.jsonl');
+    for (const line of ['5', 'null', '["a"]', '"text"']) {
+      writeFileSync(file, `{"text":"ok"}\n${line}\n`);
+      assert.throws(() => readItems(file, 'agt_1'), usageError(/items\.jsonl:2 is not a JSON object/), line);
+    }
   });
 
   it('maps each kind of failure to its documented exit code', () => {

@@ -5,9 +5,19 @@ import type { Batch, BatchItem } from '../../typescript/src/client.js';
 import { context, positiveSeconds } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
+function readLines(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\n');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'it is a directory' : (err as Error).message;
+    throw new CliError(`cannot read ${file}: ${why}`, EXIT.usage);
+  }
+}
+
 /** items.jsonl: one batch item per line (the API's item shape); `--agent` fills agent_id, a bare {"text"} becomes the message. */
 export function readItems(file: string, agentId: string | undefined): BatchItem[] {
-  const lines = readFileSync(file, 'utf8').split('\n');
+  const lines = readLines(file);
   const items: BatchItem[] = [];
   lines.forEach((line, i) => {
     if (!line.trim()) return;
@@ -17,6 +27,7 @@ export function readItems(file: string, agentId: string | undefined): BatchItem[
     } catch (err) {
       throw new CliError(`${file}:${i + 1} is not JSON: ${(err as Error).message}`, EXIT.usage);
     }
+    if (!item || typeof item !== 'object' || Array.isArray(item)) throw new CliError(`${file}:${i + 1} is not a JSON object`, EXIT.usage);
     if (typeof item.text === 'string' && !item.message) {
       item.message = { content: [{ type: 'text', text: item.text }] };
       delete item.text;

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { configPath, resolveConfig, saveProfile } from '../config.js';
+import { checkBaseUrl, configPath, resolveConfig, saveProfile } from '../config.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
 export function configCommands(program: Command): void {
@@ -11,6 +11,7 @@ export function configCommands(program: Command): void {
       // The global --base-url, --api-key and --profile flags say what to save.
       const o = cmd.optsWithGlobals<{ baseUrl?: string; apiKey?: string; profile?: string }>();
       if (!o.baseUrl || !o.apiKey) throw new CliError('login needs --base-url and --api-key', EXIT.usage);
+      checkBaseUrl(o.baseUrl, '--base-url');
       const profile = o.profile ?? 'default';
       const file = saveProfile(profile, o.baseUrl, o.apiKey);
       process.stderr.write(`saved profile ${profile} in ${file}\n`);

@@ -26,7 +26,7 @@ export function sessionCommands(program: Command): void {
     .argument('<agent_id>')
     .option('--metadata <key=value>', 'session metadata (repeatable)', pairs)
     .option('--llm <llm_id>', "one of the manifest's llm_options (default: the first)")
-    .option('--name <name>')
+    .option('--name <name>', 'a name for the session')
     .addHelpText('after', '\nExample:\n  SID=$(troupe sessions create $AGENT --metadata user=ada)')
     .option('--json', 'print JSON instead of text')
     .action(async (agentId: string, o: { metadata?: Record<string, string>; llm?: string; name?: string }, cmd: Command) => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { context } from '../context.js';
+import { context, sequenceNumber } from '../context.js';
 import { describeEvent } from '../format.js';
 
 export function tailCommand(program: Command): void {
@@ -8,16 +8,16 @@ export function tailCommand(program: Command): void {
     .description("Follow a session's events live. Reconnects by itself after a dropped connection (Last-Event-ID), without gaps or repeats. Ctrl-C stops (exit 0).")
     .argument('<session_id>')
     .option('--json', 'one event envelope per line (JSON Lines), for scripts')
-    .option('--after <n>', 'start after this sequence number (default: from the first event)', '0')
+    .option('--after <n>', 'start after this sequence number; 0 is from the first event', sequenceNumber, 0)
     .option('--deltas', "also show the model's text as it streams (providers that stream)")
     .option('--until-idle', 'exit when the session goes idle (its messages are done)')
-    .action(async (sid: string, o: { json?: boolean; after: string; deltas?: boolean; untilIdle?: boolean }, cmd: Command) => {
+    .action(async (sid: string, o: { json?: boolean; after: number; deltas?: boolean; untilIdle?: boolean }, cmd: Command) => {
       const ctx = context(cmd);
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
       const stream = ctx.client.sessions.stream(sid, {
-        after: Number(o.after) || 0,
+        after: o.after,
         deltas: o.deltas,
         signal: stop.signal,
         onReconnect: ({ attempt, lastEventId, error }) => ctx.note(`connection lost (${(error as Error)?.message ?? error}); reconnecting after ${lastEventId ?? 'the start'} (attempt ${attempt})`),
