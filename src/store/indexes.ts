@@ -19,11 +19,16 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { org_id: 1, agent_id: 1, _id: 1 }, name: 'org_agent' },
     { key: { agent_id: 1, number: 1 }, name: 'agent_number_unique', unique: true },
   ],
-  source_snapshots: [{ key: { org_id: 1, _id: 1 }, name: 'org_id' }],
+  source_snapshots: [
+    { key: { org_id: 1, _id: 1 }, name: 'org_id' },
+    // The reaper's expired reservations.
+    { key: { status: 1, expires_at: 1 }, name: 'status_expires' },
+  ],
   sessions: [
     { key: { org_id: 1, _id: 1 }, name: 'org_id' },
     { key: { batch_id: 1 }, name: 'batch' },
-    { key: { org_id: 1, status: 1 }, name: 'org_status' },
+    // Counts an org's running sessions (the running-session cap) and pages its idle ones by id (the retention reaper).
+    { key: { org_id: 1, status: 1, _id: 1 }, name: 'org_status_id' },
     { key: { org_id: 1, storage_binding_id: 1 }, name: 'org_storage_binding' },
     // The stranded-work sweeper lists running sessions every few seconds.
     { key: { status: 1, _id: 1 }, name: 'status' },
@@ -35,7 +40,11 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   messages: [{ key: { session_id: 1, sequence_number: 1 }, name: 'session_sequence' }],
   // `_id` is `scope|key`, so the _id index is the uniqueness fence (and, as the
   // shard key, stays one across shards; a (scope, key) unique index could not).
-  idempotency_keys: [{ key: { created_at: 1 }, name: 'created_at' }],
+  idempotency_keys: [
+    { key: { created_at: 1 }, name: 'created_at' },
+    // A deleted session's `session:<id>` scope is removed with it.
+    { key: { scope: 1 }, name: 'scope' },
+  ],
   // key_slot is the idempotency_key, or the batch id when there is none (never null, so unique holds).
   batches: [{ key: { org_id: 1, key_slot: 1 }, name: 'org_key_slot_unique', unique: true }],
   batch_items: [],
@@ -51,9 +60,25 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   webhook_deliveries: [
     { key: { org_id: 1, event_id: 1 }, name: 'org_event_unique', unique: true },
     { key: { org_id: 1, agent_id: 1, _id: -1 }, name: 'org_agent_recent' },
+    // The reaper's finished deliveries past retention (pending ones have none).
+    { key: { completed_at: 1 }, name: 'completed_at' },
   ],
   routers: [{ key: { org_id: 1, router_id: 1 }, name: 'org_router_unique', unique: true }],
-  usage: [{ key: { org_id: 1, router_id: 1, hour: 1 }, name: 'org_router_hour' }],
+  usage: [
+    { key: { org_id: 1, router_id: 1, hour: 1 }, name: 'org_router_hour' },
+    // GET /v1/usage (an org's hours) and GET /v1/sessions/{id}/usage (one session's records).
+    { key: { org_id: 1, hour: 1 }, name: 'org_hour' },
+    { key: { org_id: 1, session_id: 1, hour: 1 }, name: 'org_session_hour' },
+  ],
+};
+
+/**
+ * Indexes an earlier release created that a wider one above replaced; dropped
+ * at start so they cost no writes. Code still running the earlier release
+ * never names an index, so it keeps working while they go.
+ */
+export const REPLACED_INDEXES: Record<string, string[]> = {
+  sessions: ['org_status'],
 };
 
 /**
@@ -77,5 +102,17 @@ export async function ensureIndexes(db: Db): Promise<void> {
     for (const index of indexes) {
       if (!have.has(index.name!)) await db.collection(collection).createIndexes([index]);
     }
+    for (const name of REPLACED_INDEXES[collection] ?? []) {
+      if (have.has(name)) await dropReplaced(db, collection, name);
+    }
+  }
+}
+
+async function dropReplaced(db: Db, collection: string, name: string): Promise<void> {
+  try {
+    await db.collection(collection).dropIndex(name);
+  } catch (err) {
+    // Another process dropped it first.
+    if ((err as { codeName?: string }).codeName !== 'IndexNotFound') throw err;
   }
 }

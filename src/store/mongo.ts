@@ -41,19 +41,7 @@ const HEARTBEAT_FREQUENCY_MS = 2000;
 export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: ConnectOptions = {}): Promise<MongoHandle> {
   // Process-wide (it patches the driver's Connection class), so every client of the process has it, probes included.
   const driverFixed = opts.driverFix !== false && installDriverFix();
-  const options: MongoClientOptions = {
-    appName,
-    serverSelectionTimeoutMS: 5000,
-    connectTimeoutMS: CONNECT_TIMEOUT_MS,
-    heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
-    directConnection: directConnectionFor(url),
-    maxPoolSize: 50,
-    // Only for the benchmarks' round-trip counts: every command then emits an event.
-    monitorCommands: opts.monitorCommands ?? false,
-    // Polling, not the streaming hello: mongo-java-server has no awaitable hello, and a polled hello is
-    // bounded by connectTimeoutMS, which is what lets the watchdog tell a wedged monitor from a slow one.
-    serverMonitoringMode: 'poll',
-  };
+  const options = clientOptions(appName, opts.monitorCommands ?? false);
   const owner = new MongoOwner(url, dbName, options, opts, driverFixed);
   await owner.open();
   return owner;
@@ -175,15 +163,28 @@ class MongoOwner implements MongoHandle {
 }
 
 /**
- * FerretDB and a single mongod are not replica sets; never let the driver
- * wait for a topology it will not find. A seed list (several mongos, or
- * replica-set members) or an SRV record is a topology to discover: the driver
- * refuses a direct connection to several hosts.
+ * The options of every client of the process. The topology is the URL's:
+ * `directConnection` is never set here (an option object beats the URL). With
+ * it unset the driver discovers what one seed is: a lone mongod, FerretDB or
+ * mongo-java-server becomes a single server, a replica-set member leads to the
+ * whole set (so a failover is followed), a seed list or an SRV record is
+ * discovered, and `loadBalanced=true` is accepted (the driver refuses it
+ * beside any `directConnection`). `?directConnection=true` still forces a
+ * direct connection where an operator wants one.
  */
-export function directConnectionFor(url: string): boolean {
-  if (url.startsWith('mongodb+srv:') || /[?&]replicaSet=/.test(url)) return false;
-  const hosts = url.replace(/^mongodb:\/\//, '').split(/[/?]/)[0].split('@').pop() ?? '';
-  return !hosts.includes(',');
+export function clientOptions(appName: string, monitorCommands = false): MongoClientOptions {
+  return {
+    appName,
+    serverSelectionTimeoutMS: 5000,
+    connectTimeoutMS: CONNECT_TIMEOUT_MS,
+    heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
+    maxPoolSize: 50,
+    // Only for the benchmarks' round-trip counts: every command then emits an event.
+    monitorCommands,
+    // Polling, not the streaming hello: mongo-java-server has no awaitable hello, and a polled hello is
+    // bounded by connectTimeoutMS, which is what lets the watchdog tell a wedged monitor from a slow one.
+    serverMonitoringMode: 'poll',
+  };
 }
 
 /**

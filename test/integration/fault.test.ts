@@ -233,6 +233,9 @@ describe('fault tolerance: a turn cut off after its hand-off, before its session
         assert.deepEqual(ledgerRecords.map((r) => Number(r.id.split(':').at(-1))), settled.map((e) => e.sequence_number), `stream of ${id}`);
         // Re-issued hand-offs have the same job ids: one model call, one lifecycle webhook, carrying the final session fields.
         assert.equal((await jobsOf(ROUTER_PROXY.name, id)).length, 1, 'one model call');
+        // The hand-off runs beside the session document's write (ProjectionWriter), so the document can read idle
+        // a moment before the last turn's jobs are in Redis: wait for the webhook job, then count.
+        await until(async () => (await jobsOf(WEBHOOKS.name, id)).length > 0, 10_000);
         const hooks = await jobsOf(WEBHOOKS.name, id);
         assert.equal(hooks.length, 1, 'one lifecycle webhook');
         assert.deepEqual([hooks[0].data.session?.status, hooks[0].data.session?.last_message_status], ['idle', 'completed']);

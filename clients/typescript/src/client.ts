@@ -1,5 +1,6 @@
 import type * as Api from './generated/api.js';
 import { streamSession, type StreamItem, type StreamOptions } from './stream.js';
+import { newIdempotencyKey } from './retry.js';
 import { readBody, Transport, type Args, type CallOptions, type ClientOptions } from './transport.js';
 
 export type Agent = Api.GetV1AgentsAgentIdResponse;
@@ -213,8 +214,9 @@ export class TroupeClient {
   };
 
   readonly batches = {
+    /** Without `idempotencyKey` a fresh one is sent, so a retry after a lost answer returns the same batch. */
     create: (items: BatchItem[], opts: { idempotencyKey?: string } = {}) =>
-      this.data('postV1SessionBatches', { body: { items, ...(opts.idempotencyKey ? { idempotency_key: opts.idempotencyKey } : {}) } }, { timeoutMs: 0 }),
+      this.data('postV1SessionBatches', { body: { items, idempotency_key: opts.idempotencyKey ?? newIdempotencyKey() } }, { timeoutMs: 0, idempotent: true }),
     get: (id: string) => this.data('getV1SessionBatchesBatchId', { path: { batch_id: id } }),
     /** Polls until the batch is terminal (completed, failed, partial_failed) or the timeout passes. */
     wait: async (id: string, opts: { timeoutMs?: number; pollMs?: number; onProgress?: (b: Batch) => void } = {}): Promise<Batch> => {
@@ -233,6 +235,7 @@ export function isTerminal(status: string): boolean {
   return (TERMINAL_MESSAGE_STATUSES as readonly string[]).includes(status);
 }
 
-function idem(key: string | undefined): Record<string, string> | undefined {
-  return key ? { 'Idempotency-Key': key } : undefined;
+/** The caller's Idempotency-Key, else a fresh one: a retry after a lost answer then gets the first answer instead of doing the work twice. */
+function idem(key: string | undefined): Record<string, string> {
+  return { 'Idempotency-Key': key ?? newIdempotencyKey() };
 }
