@@ -314,9 +314,23 @@ describe('webhook deliveries', () => {
   });
 
   it('counts deliveries by outcome in /metrics', async () => {
-    const text = await (await fetch(`${h.baseUrl}/metrics`)).text();
-    assert.match(text, /troupe_webhook_deliveries_total\{outcome="succeeded"[^}]*\} [1-9]/);
-    assert.match(text, /troupe_webhook_deliveries_total\{outcome="skipped"[^}]*\} [1-9]/);
-    assert.match(text, /troupe_webhook_attempts_total\{result="failed"[^}]*\} [1-9]/);
+    // Makes its own deliveries and reads the change, so it holds alone (--grep) and in any order.
+    const counted = async () => {
+      const text = await (await fetch(`${h.baseUrl}/metrics`)).text();
+      const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+      return {
+        succeeded: value(/^troupe_webhook_deliveries_total\{outcome="succeeded"[^}]*\} (\d+)$/m),
+        skipped: value(/^troupe_webhook_deliveries_total\{outcome="skipped"[^}]*\} (\d+)$/m),
+        failedAttempts: value(/^troupe_webhook_attempts_total\{result="failed"[^}]*\} (\d+)$/m),
+      };
+    };
+    const before = await counted();
+    secret = await configure(['tool.call_requested']);
+    rx.answer({ status: 500 }, { status: 200 });
+    const tool = toolJob();
+    await settledJob(await enqueue(tool));
+    await settledJob(await enqueue({ kind: 'batch.lifecycle', org_id: orgId, agent_id: agentId, batch_id: 'bat_metrics', type: 'batch.failed' }));
+    const after = await counted();
+    assert.deepEqual({ succeeded: after.succeeded - before.succeeded, skipped: after.skipped - before.skipped, failedAttempts: after.failedAttempts - before.failedAttempts }, { succeeded: 1, skipped: 1, failedAttempts: 1 });
   });
 });
