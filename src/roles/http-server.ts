@@ -1,4 +1,5 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { ConfigError } from '../config/config.js';
 import type { Drain } from '../lifecycle/drain.js';
 import { once, type Closeable } from '../lifecycle/shutdown.js';
 
@@ -12,6 +13,14 @@ export interface ListenOptions {
   drain: Drain;
 }
 
+/** The setting that moves each listener, so a taken port is reported as the setting to change. */
+const PORT_SETTING: Record<string, string> = { web: 'PORT', router: 'ROUTER_PORT', metrics: 'METRICS_PORT' };
+
+function portInUse(name: string, host: string | null, port: number): ConfigError {
+  const setting = PORT_SETTING[name] ? `set ${PORT_SETTING[name]} to a free port` : 'choose a free port';
+  return new ConfigError(`port ${port} on ${host ?? 'every interface'} (the ${name} listener) is already in use, perhaps by another Troupe: ${setting}`);
+}
+
 /**
  * Listens and returns a Closeable that stops accepting connections, lets
  * in-flight requests finish for `graceMs`, then cuts whatever is left.
@@ -23,7 +32,7 @@ export async function listen(name: string, handler: RequestListener, opts: Liste
     handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? portInUse(name, host, port) : err));
     const ready = () => {
       server.off('error', reject);
       resolve();
