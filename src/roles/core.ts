@@ -3,7 +3,7 @@ import { QueueFactory } from '../../infra/queues/queues.js';
 import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
-import type { Config } from '../config/config.js';
+import { ConfigError, type Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
@@ -112,6 +112,11 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
       log.warn({ reason }, 'mongodb client replaced: its server monitor was wedged');
     },
     onReplaceFailed: (err) => log.warn({ err: err.message }, 'mongodb client wedged; its replacement did not connect, trying again'),
+  }).catch((err: Error) => {
+    // The driver's own errors and the system's (no server answered, refused credentials, a bad option, an SRV
+    // name not found) are the operator's to fix in MONGODB_URL: one line naming it. Their messages carry
+    // hosts, never the URL's password.
+    throw err.name.startsWith('Mongo') || (err as NodeJS.ErrnoException).syscall ? new ConfigError(`MONGODB_URL: could not connect to MongoDB: ${err.message}`) : err;
   });
   shutdown.add(mongo);
   if (!mongo.driverFixed) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
