@@ -18,6 +18,7 @@ import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLE = join(__dirname, '../../../examples/weather-agent');
 
@@ -213,6 +214,24 @@ describe('TypeScript client', function () {
       if (got.length === 3) ctl.abort();
     }
     assert.deepEqual(got, [6, 7, 8]);
+  });
+
+  it('walks every page of a list with each()', async () => {
+    const run = `each-${Date.now()}`;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await client.sessions.create(agentId, { metadata: { run } })).id);
+    const pages: (string | undefined)[] = [];
+    const seen: string[] = [];
+    for await (const s of client.each('sessions', (page) => (pages.push(page.after), client.sessions.list({ ...page, limit: 2, metadata: { run } })))) seen.push(s.id);
+    assert.deepEqual(seen, [...made].reverse(), 'every session once, newest first');
+    assert.equal(pages.length, 3);
+    assert.equal(pages[0], undefined);
+    await client.sessions.send(made[0], 'Weather in Oslo?');
+    await until(async () => (await client.sessions.pendingToolCalls(made[0])).length === 1, 10_000);
+    const seqs: number[] = [];
+    for await (const ev of client.each('events', (page) => client.sessions.events(made[0], { ...page, limit: 2 }))) seqs.push(ev.sequence_number);
+    assert.ok(seqs.length >= 5);
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'the ledger, gapless, across pages');
   });
 
   it('sync waits for a terminal message; batches poll until terminal', async () => {

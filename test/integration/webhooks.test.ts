@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
+import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -215,8 +216,12 @@ describe('webhook deliveries', () => {
     await rx.waitFor(1);
     const d = await deliveryFor(first.body.id, 'disabled');
     assert.equal(d.attempts, 1);
-    const cfg = await json<{ webhook_url: string; disabled_at?: string }>(await h.api(`/v1/agents/${agentId}/webhook`), 200);
+    const cfg = await new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey }).webhooks.get(agentId);
     assert.ok(cfg.disabled_at, 'the configuration shows it is disabled');
+    // Every field on the wire is in the OpenAPI document, so the client's types (generated from it) carry it.
+    const doc = await json<{ paths: Record<string, { get: { responses: { 200: { content: { 'application/json': { schema: { properties: object } } } } } } }> }>(await h.api('/v1/openapi.json'), 200);
+    const declared = Object.keys(doc.paths['/v1/agents/{agent_id}/webhook'].get.responses[200].content['application/json'].schema.properties);
+    assert.deepEqual(Object.keys(cfg).filter((k) => !declared.includes(k)), []);
     const later = toolJob();
     await settledJob(await enqueue(later));
     assert.equal(rx.received.length, 1, 'nothing sent while disabled');

@@ -47,6 +47,21 @@ export class TroupeClient {
     return (await this.transport.call(op, args, options)).data;
   }
 
+  /**
+   * Every item of a paged list, fetching the next page (100 at a time) as the loop reaches it:
+   *
+   *   for await (const s of troupe.each('sessions', (page) => troupe.sessions.list({ ...page, metadata: { user: 'ada' } }))) …
+   *   for await (const ev of troupe.each('events', (page) => troupe.sessions.events(sessionId, page))) …
+   */
+  async *each<K extends string, R extends { has_more: boolean; next_cursor: string | null } & Record<K, unknown[]>>(key: K, list: (page: Required<Pick<Page, 'limit'>> & Page) => Promise<R>): AsyncGenerator<R[K][number]> {
+    for (let after: string | undefined; ; ) {
+      const page = await list({ limit: 100, after });
+      yield* page[key] as R[K][number][];
+      if (!page.has_more || !page.next_cursor || page.next_cursor === after) return;
+      after = page.next_cursor;
+    }
+  }
+
   readonly system = {
     health: () => this.data('getHealthz', {}),
     ready: () => this.data('getReadyz', {}),
@@ -101,12 +116,7 @@ export class TroupeClient {
     /** Every agent, following next_cursor. */
     all: async (): Promise<Agent[]> => {
       const out: Agent[] = [];
-      for (let after: string | undefined, i = 0; i < 1000; i++) {
-        const page = await this.agents.list({ limit: 100, after });
-        out.push(...page.agents);
-        if (!page.has_more || !page.next_cursor) break;
-        after = page.next_cursor;
-      }
+      for await (const agent of this.each('agents', (page) => this.agents.list(page))) out.push(agent);
       return out;
     },
   };
