@@ -5,6 +5,8 @@ import { once, type Closeable } from '../lifecycle/shutdown.js';
 
 export interface ListenOptions {
   port: number;
+  /** The variable that set `port`, named when it cannot be bound. */
+  setting: string;
   /** null: every interface. */
   host: string | null;
   /** How long in-flight requests may run once the listener stops accepting; then the rest are cut. */
@@ -13,28 +15,25 @@ export interface ListenOptions {
   drain: Drain;
 }
 
-/** The setting that moves each listener, so a taken port is reported as the setting to change. */
-const PORT_SETTING: Record<string, string> = { web: 'PORT', router: 'ROUTER_PORT', metrics: 'METRICS_PORT' };
-
-function portInUse(name: string, host: string | null, port: number): ConfigError {
-  const setting = PORT_SETTING[name] ? `set ${PORT_SETTING[name]} to a free port` : 'choose a free port';
-  return new ConfigError(`port ${port} on ${host ?? 'every interface'} (the ${name} listener) is already in use, perhaps by another Troupe: ${setting}`);
-}
-
 /**
  * Listens and returns a Closeable that stops accepting connections, lets
  * in-flight requests finish for `graceMs`, then cuts whatever is left.
  */
 export async function listen(name: string, handler: RequestListener, opts: ListenOptions): Promise<{ server: Server; port: number; closer: Closeable }> {
-  const { port, host, graceMs, drain } = opts;
+  const { port, host, graceMs, drain, setting } = opts;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
     if (drain.draining) res.shouldKeepAlive = false;
     handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) => reject(err.code === 'EADDRINUSE' ? portInUse(name, host, port) : err));
+    const failed = (err: NodeJS.ErrnoException) => {
+      // An operator's mistake (a port taken, a privileged port, an address not on this host): one line, no stack.
+      const why = { EADDRINUSE: 'is already in use', EACCES: 'needs privileges this process lacks', EADDRNOTAVAIL: 'is not an address of this host' }[err.code ?? ''];
+      reject(why ? new ConfigError(`${setting}: cannot listen on ${host ?? '*'}:${port}: it ${why}`) : err);
+    };
+    server.once('error', failed);
     const ready = () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     };
     // No host: Node binds every interface (dual-stack where IPv6 exists).
