@@ -1,5 +1,6 @@
 import type { PageRequest } from '../store/page.js';
 import { InvalidRequestError } from '../domain/errors.js';
+import { IdPrefix, type IdKind } from '../domain/ids.js';
 import type { JsonSchema } from '../schemas/validator.js';
 
 export const DEFAULT_LIMIT = 20;
@@ -16,7 +17,11 @@ export const pageQuery: JsonSchema = {
 
 export type { PageRequest } from '../store/page.js';
 
-export function parsePage(query: Record<string, string | string[] | undefined>): PageRequest {
+/**
+ * `idsOf`: the list's cursor is the id of its last row, so an `after` that is not such an id is
+ * refused (it would be compared as a position and answer an empty or shifted page without a word).
+ */
+export function parsePage(query: Record<string, string | string[] | undefined>, idsOf?: IdKind): PageRequest {
   const rawLimit = query.limit;
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== undefined) {
@@ -28,6 +33,9 @@ export function parsePage(query: Record<string, string | string[] | undefined>):
   const after = query.after;
   if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 200)) {
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
+  }
+  if (idsOf && after !== undefined && !new RegExp(`^${IdPrefix[idsOf]}_[0-9a-z]{26}$`).test(after as string)) {
+    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (an id like ${IdPrefix[idsOf]}_…).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
 }

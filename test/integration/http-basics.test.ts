@@ -83,6 +83,18 @@ describe('HTTP basics', () => {
     assert.equal((await h.api('/v1/sessions/ses_x/transcript?format=text')).status, 404, 'a listed value goes on to the handler');
   });
 
+  it('400s a list cursor that is not one the list hands out', async () => {
+    // Was a 200: a garbage cursor was compared as a position, so the page came back empty (or whole) without a word.
+    for (const path of ['/v1/sessions?after=garbage', '/v1/agents?after=%00', '/v1/files?after=ses_01m86x92bs8mxten2nx4hey4qd', '/v1/storage-bindings?after=sb_x']) {
+      const res = await h.api(path);
+      assert.equal(res.status, 400, path);
+      const err = await errorOf(res);
+      assert.deepEqual([err.code, err.param], ['invalid_request', 'after'], path);
+      assert.match(err.message, /^after must be a cursor returned as next_cursor \(an id like [a-z]+_…\)\.$/);
+    }
+    assert.equal((await h.api('/v1/sessions?after=ses_01m86x92bs8mxten2nx4hey4qd')).status, 200, 'an id of the right kind is a cursor');
+  });
+
   it('415s a body that is not JSON', async () => {
     const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: 'value=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     assert.equal(res.status, 415);

@@ -74,7 +74,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       response: agentListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'agent');
         const { items, has_more, next_cursor } = pageOf(await stores.agents.list(orgId, page), page.limit, (a) => a._id);
         return { agents: items.map((a) => agentView(a, config.publicUrl)), has_more, next_cursor };
       },
@@ -130,7 +130,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const agent = await getAgent(orgId, ctx.params.agent_id);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'version');
         const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
         return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
       },

@@ -51,7 +51,7 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       query: pageQuery,
       response: fileListResponse,
       handler: async (ctx) => {
-        const { limit, after } = parsePage(ctx.query);
+        const { limit, after } = parsePage(ctx.query, 'file');
         const rows = await stores.files.list(requireAuth(ctx).orgId, limit, after);
         const page = pageOf(rows, limit, (r) => r._id);
         return { files: page.items.map(fileView), has_more: page.has_more, next_cursor: page.next_cursor };

@@ -108,7 +108,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       response: sessionListResponse,
       query: pageQuery,
       handler: async (ctx) => {
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'session');
         const rows = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
         return { sessions: items.map(sessionView), has_more, next_cursor };

@@ -49,7 +49,7 @@ export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
       response: storageBindingListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'storageBinding');
         const { items, has_more, next_cursor } = pageOf((await bindings.list(orgId, page)).filter((b) => !b.deleting), page.limit, (b) => b._id);
         return { storage_bindings: await Promise.all(items.map(view)), has_more, next_cursor };
       },

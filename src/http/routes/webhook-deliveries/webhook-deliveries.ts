@@ -36,7 +36,7 @@ export function webhookDeliveryRoutes(deps: AppDeps): RouteSpec[] {
       response: deliveryListResponse,
       handler: async (ctx) => {
         const { orgId, agentId } = await agentOf(ctx);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'delivery');
         const rows = await stores.webhookDeliveries.list(orgId, agentId, page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (d) => d._id);
         return { deliveries: items.map(deliveryView), has_more, next_cursor };
