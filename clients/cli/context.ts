@@ -49,3 +49,9 @@ export function sequenceNumber(value: string): number {
   if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a sequence number (0, 1, 2, …), got "${value}"`);
   return Number(value);
 }
+
+/** A page size the API takes (1-100), checked here so a typo is a usage error, not a refusal from the server. */
+export function pageLimit(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100) throw new InvalidArgumentError(`expected a whole number from 1 to 100, got "${value}"`);
+  return Number(value);
+}

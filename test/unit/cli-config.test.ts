@@ -75,6 +75,9 @@ describe('CLI configuration and exit codes', () => {
     assert.equal((await quietly(['--help'])).code, EXIT.ok);
     assert.equal((await quietly(['help', 'send'])).code, EXIT.ok);
     assert.equal((await quietly(['tail', 'ses_x', '--after', 'abc'])).code, EXIT.usage, 'not read as "from the start"');
+    process.env.TROUPE_BASE_URL = 'http://127.0.0.1:9';
+    process.env.TROUPE_API_KEY = 'tr_sk_x';
+    for (const limit of ['abc', '0', '500']) assert.equal((await quietly(['sessions', 'list', '--limit', limit])).code, EXIT.usage, `--limit ${limit} is refused before any request`);
   });
 
   it('refuses a batch file it cannot read, or a line that is not an object, as a usage error', () => {

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { context, pairs } from '../context.js';
+import { context, pageLimit, pairs } from '../context.js';
 import { table } from '../format.js';
 
 export function sessionCommands(program: Command): void {
@@ -8,12 +8,12 @@ export function sessionCommands(program: Command): void {
     .command('list')
     .description('List sessions, newest first.')
     .option('--metadata <key=value>', 'only sessions whose metadata has this value (repeatable; all must match)', pairs)
-    .option('--limit <n>', 'at most this many (1-100)', '20')
+    .option('--limit <n>', 'at most this many (1-100)', pageLimit, 20)
     .option('--after <cursor>', "the previous page's next_cursor")
     .option('--json', 'print JSON instead of text')
-    .action(async (o: { metadata?: Record<string, string>; limit: string; after?: string }, cmd: Command) => {
+    .action(async (o: { metadata?: Record<string, string>; limit: number; after?: string }, cmd: Command) => {
       const ctx = context(cmd);
-      const page = await ctx.client.sessions.list({ metadata: o.metadata, limit: Number(o.limit), after: o.after });
+      const page = await ctx.client.sessions.list({ metadata: o.metadata, limit: o.limit, after: o.after });
       if (ctx.json) return ctx.out(JSON.stringify(page));
       if (!page.sessions.length) return ctx.note('no sessions');
       const rows = page.sessions.map((s) => [s.id, s.agent_id, s.status, s.last_message_status ?? '-', s.created_at, Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(',')]);
