@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key.js';
 import { TicketWriter } from './ticket-writer.js';
 
 /** One item's result as the spec lists it, plus the first message id (internal, never returned). */
@@ -74,9 +75,7 @@ export const ITEMS_PER_CHUNK = 500;
 
 const HEADER_ONLY = { projection: { _id: 1, org_id: 1, agent_id: 1, state: 1, created_count: 1, rejected_count: 1, settled: 1, chunk_count: 1, terminal_fired: 1, terminal_type: 1, terminal_enqueued: 1 } } as const;
 
-export function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: number }).code === 11000;
-}
+export { isDuplicateKey } from './duplicate-key.js';
 
 /** Batches, their item results and their children's settlements. Reads go by `_id` wherever the path is hot. */
 export class BatchStore {

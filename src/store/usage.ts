@@ -1,4 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
+import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** A per-million-token price; cost = tokens / 1e6 × price, in `currency`. */
 export interface Price {
@@ -77,13 +78,7 @@ export class UsageStore {
       $inc: { requests: counts.requests, input_tokens: counts.input, output_tokens: counts.output, cost: counts.cost },
       $setOnInsert: { org_id: key.orgId, router_id: key.routerId, agent_id: key.agentId, session_id: key.sessionId, model: key.model, currency: key.currency, hour },
     };
-    try {
-      await this.col.updateOne(filter, update, { upsert: true });
-    } catch (e) {
-      // Two first writers raced on the same _id; the loser's retry is a plain update.
-      if ((e as { code?: number }).code !== 11000) throw e;
-      await this.col.updateOne(filter, update, { upsert: true });
-    }
+    await retryDuplicateUpsert(() => this.col.updateOne(filter, update, { upsert: true }));
   }
 
   list(orgId: string, routerId?: string): Promise<UsageDoc[]> {
