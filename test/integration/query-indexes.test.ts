@@ -160,6 +160,7 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.snapshots.expiredReservations(new Date(), 10);
       await stores.webhookDeliveries.reapFinished(new Date());
       await stores.sessions.idleCreatedBefore('org_1', new Date(), 10);
+      await stores.sessions.idleCreatedBefore('org_1', new Date(), 10, 'sess_5');
     });
   });
 
@@ -185,8 +186,8 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.webhookDeliveries.list('org_1', 'agent_1', 10, 'dlv_1');
       await stores.routers.list('org_1', 10, null);
       await stores.credentials.list('org_1');
-      await stores.usage.range('org_1', new Date(0), new Date());
-      await stores.usage.range('org_1', null, null, 'sess_1');
+      await stores.usage.range('org_1', new Date(0), new Date()).toArray();
+      await stores.usage.range('org_1', null, null, 'sess_1').toArray();
     });
   });
 
