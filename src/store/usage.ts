@@ -1,4 +1,4 @@
-import type { Collection, Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter, FindCursor } from 'mongodb';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** A per-million-token price; cost = tokens / 1e6 × price, in `currency`. */
@@ -85,14 +85,14 @@ export class UsageStore {
     return this.col.find(routerId ? { org_id: orgId, router_id: routerId } : { org_id: orgId }).sort({ hour: 1, model: 1 }).toArray();
   }
 
-  /** Records of an org in [from, to), optionally of one session; hours are the unit, so `from` is rounded down. */
-  range(orgId: string, from: Date | null, to: Date | null, sessionId?: string): Promise<UsageDoc[]> {
+  /** Records of an org in [from, to), optionally of one session, as a cursor to stream; hours are the unit, so `from` is rounded down. */
+  range(orgId: string, from: Date | null, to: Date | null, sessionId?: string): FindCursor<UsageDoc> {
     const filter: Filter<UsageDoc> = { org_id: orgId };
     if (sessionId) filter.session_id = sessionId;
     const hour: Record<string, Date> = {};
     if (from) hour.$gte = hourOf(from);
     if (to) hour.$lt = to;
     if (from || to) filter.hour = hour;
-    return this.col.find(filter).toArray();
+    return this.col.find(filter);
   }
 }
