@@ -9,6 +9,7 @@ import { ShardAffinity } from './shard-affinity.js';
 import { RepeatedErrors } from './repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
+import { closeWorkers, RunningTurns } from './worker-close.js';
 
 export interface RuntimeLog {
   info(obj: object, msg: string): void;
@@ -87,6 +88,8 @@ export class ActorRuntime {
   readonly batchGate: BatchGate;
   /** Shard queues of keyed actors: a batch turn waiting for a slot there holds the shard. */
   private readonly shardQueues = new Set<string>();
+  /** Handlers running now: closing waits for them, however Redis fares. */
+  private readonly turns = new RunningTurns();
   private readonly inheritTimer: NodeJS.Timeout | null;
   private inheriting = false;
   private closing: Promise<void> | null = null;
@@ -132,7 +135,7 @@ export class ActorRuntime {
     for (const [shard, name] of names.entries()) {
       if (def.address.keyed) this.shardQueues.add(name);
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
-        gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => this.process(def, ports, job, token)) : this.process(def, ports, job, token), {
+        this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => this.process(def, ports, job, token)) : this.process(def, ports, job, token))), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
@@ -232,7 +235,9 @@ export class ActorRuntime {
         if (this.inheritTimer) clearInterval(this.inheritTimer);
         // Leaving first lets the other processes take this one's shards while its running turns finish.
         await this.affinity?.leave();
-        await Promise.allSettled(this.workers.map((w) => w.close()));
+        if (!(await closeWorkers(this.workers, this.turns, this.opts.queues.producer))) {
+          this.opts.log.warn({ workers: this.workers.length }, 'redis unreachable: stopped waiting for the queue connections to close (no turn was running)');
+        }
         await this.affinity?.handOver();
       })();
     }

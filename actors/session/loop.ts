@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
+import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
 import { batchJobId } from '../batch/messages.js';
 import { toolRunJobId } from '../tool-runner/messages.js';
 import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
@@ -116,10 +116,6 @@ function resume(input: DecideInput, m: MessageState, resolved: string, events: N
     effects.push(modelCall(m, input.session));
   }
   return { events, effects, reply: { event_index: 0, message_id: m.id } };
-}
-
-function pendingCall(m: MessageState | undefined, attempt: number | null, toolCallId: string): boolean {
-  return !!m && !TERMINAL_MESSAGE_STATUSES.includes(m.status) && (attempt === null || m.attempt === attempt) && m.pending_tool_calls.some((c) => c.id === toolCallId);
 }
 
 export function toolCompleted(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'tool.completed' }>): Decision {

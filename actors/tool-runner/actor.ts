@@ -1,5 +1,5 @@
 import type { CancelTracker } from '../../src/pubsub/cancels.js';
-import { defineActor } from '../runtime/actor.js';
+import { defineActor, DONE } from '../runtime/actor.js';
 import { answer, GAVE_UP } from './decide.js';
 import { TOOL_RUNNER, type ToolRunJob } from './messages.js';
 import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
@@ -23,7 +23,7 @@ export const toolRunnerActor = defineActor<ToolRunJob, ToolRunnerPorts>({
     const work = ctx.ports.cancels.track(job.message_id);
     try {
       const result = await runToolJob(ctx.ports, job, ctx.signal, work.signal);
-      return answer(job, result, work.signal.aborted);
+      return result ? answer(job, result, work.signal.aborted) : DONE;
     } finally {
       work.release();
     }

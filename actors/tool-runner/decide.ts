@@ -1,3 +1,4 @@
+import { pendingCall, type MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
@@ -15,6 +16,8 @@ import { toolAnswerCommandId, type ToolRunJob } from './messages.js';
 /** The sandbox run a job asks for, or why it cannot run (the model gets that as an error result). */
 export type Plan =
   | { kind: 'fail'; error: string }
+  /** The call no longer waits (its message ended or was cancelled, or it was answered): nothing runs, nothing is sent. */
+  | { kind: 'stale' }
   | {
       kind: 'run';
       session: SessionDoc;
@@ -34,12 +37,17 @@ export function ownsSession(job: Pick<ToolRunJob, 'org_id'>, session: SessionDoc
 }
 
 /**
- * What to run for the job, given its session and that session's version (null
- * when not there or not read). Anything the tool or the caller got wrong is an
- * error result for the model, never a retry.
+ * What to run for the job, given its session, that session's version and the
+ * job's message (null when not there or not read). A call that no longer
+ * waits is not run: a cancelled message's queued tool would otherwise still
+ * run, with its side effects and its storage writes. The message is read,
+ * not the session: messages are written before a turn hands off, so one that
+ * says the call waits is never behind the job. Anything the tool or the caller
+ * got wrong is an error result for the model, never a retry.
  */
-export function plan(job: ToolRunJob, session: SessionDoc | null, version: AgentVersionDoc | null): Plan {
+export function plan(job: ToolRunJob, session: SessionDoc | null, version: AgentVersionDoc | null, message: MessageState | null): Plan {
   if (!ownsSession(job, session)) return { kind: 'fail', error: `session ${job.session_id} not found` };
+  if (!pendingCall(message ?? undefined, job.attempt, job.tool_call_id)) return { kind: 'stale' };
   if (!version) return { kind: 'fail', error: `agent version ${session.version_id} not found` };
   const tool = version.tools.find((t) => t.name === job.tool_name);
   if (!tool) return { kind: 'fail', error: `the agent has no tool named ${JSON.stringify(job.tool_name)}` };

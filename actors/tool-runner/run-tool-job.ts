@@ -1,3 +1,4 @@
+import type { MessageState } from '../../src/domain/ledger.js';
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
 import { VersionFiles, type Scratch } from '../../src/sandbox/version-files.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
@@ -9,6 +10,8 @@ import type { ToolRunJob } from './messages.js';
 /** What running one job needs; the worker wires real stores, tests may wire their own. */
 export interface ToolRunnerDeps {
   session(id: string): Promise<SessionDoc | null>;
+  /** The message a call belongs to, as its session's turns last wrote it. */
+  message(orgId: string, sessionId: string, id: string): Promise<MessageState | null>;
   version(orgId: string, versionId: string): Promise<AgentVersionDoc | null>;
   secrets(session: SessionDoc, declared: readonly string[]): Promise<Record<string, string>>;
   versionDir(version: AgentVersionDoc): Promise<string>;
@@ -32,15 +35,17 @@ export interface StorageMount {
  * `plan` decide (the arguments are checked against the tool's input_schema
  * there), then runs the handler in the sandbox with the session's declared
  * secrets and its internet access, and lets `toolResult` decide what the
- * model gets. Only infrastructure failures (database, blob store, disk) throw,
- * so the queue retries them. `signal` is aborted at shutdown: running calls
+ * model gets; null when the call no longer waits (nothing ran). Only
+ * infrastructure failures (database, blob store, disk) throw, so the queue
+ * retries them. `signal` is aborted at shutdown: running calls
  * are killed and their jobs retried elsewhere, not reported as failures.
  */
-export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal, cancel?: AbortSignal): Promise<ToolRunResult> {
+export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?: AbortSignal, cancel?: AbortSignal): Promise<ToolRunResult | null> {
   const session = await deps.session(job.session_id);
-  const version = ownsSession(job, session) ? await deps.version(session.org_id, session.version_id) : null;
-  const step = plan(job, session, version);
+  const [version, message] = ownsSession(job, session) ? await Promise.all([deps.version(session.org_id, session.version_id), deps.message(session.org_id, session._id, job.message_id)]) : [null, null];
+  const step = plan(job, session, version, message);
   if (step.kind === 'fail') return { ok: false, error: step.error };
+  if (step.kind === 'stale') return null;
   const dir = await deps.versionDir(step.version);
   const env = await deps.secrets(step.session, step.secrets);
   const scratch = await deps.scratch();

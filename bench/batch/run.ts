@@ -5,13 +5,13 @@
  * messages/sync on sessions of its own (one call at a time); their latency
  * percentiles are printed too. Figures, not pass/fail.
  * MONGODB_URL runs it against that server; TROUPE_LOCAL_MONGO picks the local one.
- * Usage: node dist/bench/batch/run.js [--sizes 1000,10000] [--workers 1] [--timeout 600]
  */
-import { parseArgs } from 'node:util';
 import { fmt, summary } from '../support/percentiles.js';
 import { formatCpu, queryShapesPer, roundTripsPer, scriptedAgent, startStack, withCpu, type Stack } from '../support/stack.js';
+import { benchArgs } from '../support/args.js';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string', default: '1000,10000' }, workers: { type: 'string', default: '1' }, timeout: { type: 'string', default: '600' } } });
+const USAGE = 'Usage: node dist/bench/batch/run.js [--sizes 1000,10000] [--workers 1] [--timeout 600]';
+const values = benchArgs(USAGE, { sizes: { type: 'string', default: '1000,10000' }, workers: { type: 'string', default: '1' }, timeout: { type: 'string', default: '600' } }, ['workers', 'timeout']);
 
 /** The interactive client: one messages/sync at a time, round-robin over its sessions, until `stop()`. */
 function interactiveProbe(stack: Stack, sessions: string[]): { stop(): Promise<{ latencies: number[]; failures: number }> } {

@@ -21,11 +21,9 @@
  * back to back with the order swapped every pair, each run on a fresh stack with the same warm-up per worker
  * process; prints each pair, both means, and the mean paired difference with its 95% confidence interval.
  * `--pairs-file f` adds the pairs of earlier invocations recorded in f, and records this one's there.
- * Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10] [--scale-pairs N [--pairs-file f]]
  * Figures, not pass/fail.
  */
 import { setMaxListeners } from 'node:events';
-import { parseArgs } from 'node:util';
 import { request } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
@@ -34,10 +32,12 @@ import { useKeepAliveClient } from '../support/http-client.js';
 import { censusReport, perfRecord, reading } from './census.js';
 import { firstOf, loadPairs, pairsReport, savePair, type Pair } from './pairs.js';
 import { Redis } from 'ioredis';
+import { benchArgs } from '../support/args.js';
 
 useKeepAliveClient();
 
-const { values } = parseArgs({ options: { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' }, 'scale-pairs': { type: 'string', default: '0' }, 'pairs-file': { type: 'string' } } });
+const USAGE = 'Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10] [--scale-pairs N [--pairs-file f]]';
+const values = benchArgs(USAGE, { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' }, 'scale-pairs': { type: 'string', default: '0' }, 'pairs-file': { type: 'string' } }, ['sessions', 'warmup', 'streams', 'concurrency', 'workers', 'idle', 'scale-pairs']);
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);

@@ -30,11 +30,9 @@
  *  - LiteLLM and Portkey join every --peer-every'th round (5: 400 calls each at --n 2000), to keep the run's wall time
  * Files: processes.ts starts the stack, paths.ts holds each path's call and the case table, rounds.ts times the
  * interleaved rounds, throughput.ts the concurrency sweep, census.ts the --syscalls census.
- * Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args='<flags>']] [--router-node-args='<flags>'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5]
  * Figures, not pass/fail.
  */
 import { execFileSync } from 'node:child_process';
-import { parseArgs } from 'node:util';
 import { runSeconds } from '../support/stack.js';
 import { AllocSampler } from './alloc-profile.js';
 import { census } from './census.js';
@@ -43,8 +41,10 @@ import { startBenchStack } from './processes.js';
 import { profileClock as now, summariseProfile } from './profile.js';
 import { interleaved, WARM_UP, type Rounds } from './rounds.js';
 import { throughput } from './throughput.js';
+import { benchArgs } from '../support/args.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } } });
+const USAGE = 'Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args=\'<flags>\']] [--router-node-args=\'<flags>\'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5] [--syscalls N]';
+const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } }, ['n', 'seconds', 'settle-ms', 'syscalls', 'peer-every']);
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */

@@ -17,14 +17,11 @@
  * `--calibrate` adds a small pass per Redis kind at concurrency 1 with
  * MONITOR on, counting Redis client commands per message apart from the
  * commands BullMQ's Lua scripts run inside Redis.
- *
- * Usage: node dist/bench/scale/run.js [--sessions 300] [--messages 3] [--concurrency 48] [--layouts one,one-c,fleet] [--calibrate]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { MongoClient, type Db } from 'mongodb';
 import { parseRedisTarget } from '../../infra/redis/target.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
@@ -33,18 +30,22 @@ import { BENCH_LIMITS, pool, scriptedAgent } from '../support/stack.js';
 import { useKeepAliveClient } from '../support/http-client.js';
 import { RedisMonitor } from './redis-monitor.js';
 import { WireCounter } from './wire-counter.js';
+import { benchArgs } from '../support/args.js';
 
 useKeepAliveClient();
 
-const { values } = parseArgs({
-  options: {
+const USAGE = 'Usage: node dist/bench/scale/run.js [--sessions 300] [--messages 3] [--concurrency 48] [--layouts one,one-c,fleet] [--calibrate]';
+const values = benchArgs(
+  USAGE,
+  {
     sessions: { type: 'string', default: '300' },
     messages: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '48' },
     layouts: { type: 'string', default: 'one,one-c,fleet' },
     calibrate: { type: 'boolean', default: false },
   },
-});
+  ['sessions', 'messages', 'concurrency'],
+);
 
 type Layout = { name: string; cluster: boolean; processes: string[][] };
 const LAYOUTS: Record<string, Layout> = {

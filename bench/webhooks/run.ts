@@ -3,19 +3,19 @@
  * job being enqueued to the receiver getting the signed POST, with a
  * `webhooks` role running in this process against local Redis + the
  * MongoDB-wire server, and a receiver on loopback.
- * Usage: node dist/bench/webhooks/run.js [--n 2000] [--rate 200]
  *   --rate: events enqueued per second (paced); a burst of --n at once follows.
  * Figures, not pass/fail.
  */
 import { createServer } from 'node:http';
-import { parseArgs } from 'node:util';
 import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';
 import { fmt, summary } from '../support/percentiles.js';
+import { benchArgs } from '../support/args.js';
 
-const { values } = parseArgs({ options: { n: { type: 'string', default: '2000' }, rate: { type: 'string', default: '200' } } });
+const USAGE = 'Usage: node dist/bench/webhooks/run.js [--n 2000] [--rate 200]';
+const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, rate: { type: 'string', default: '200' } }, ['n', 'rate']);
 const N = Number(values.n);
 const RATE = Number(values.rate);
 

@@ -4,7 +4,7 @@
  * your own forecast service would.
  *
  *   npm run build
- *   TROUPE_BASE_URL=http://localhost:8080 TROUPE_API_KEY=tr_sk_... node dist/examples/client/ask-weather.js "Weather in Bergen?"
+ *   TROUPE_BASE_URL=http://localhost:8080 TROUPE_API_KEY=tr_sk_... node dist/examples/client/ask-weather.js "What is the weather in Oslo today?"
  */
 import { TroupeClient } from '../../clients/typescript/src/index.js';
 

@@ -109,3 +109,8 @@ export interface MessageState {
   created_at: string;
   completed_at: string | null;
 }
+
+/** Whether a tool call still waits for its result: the one rule for the session's turn and for the tool-runner, which runs nothing for a call that no longer waits. */
+export function pendingCall(m: MessageState | undefined, attempt: number | null, toolCallId: string): boolean {
+  return !!m && !TERMINAL_MESSAGE_STATUSES.includes(m.status) && (attempt === null || m.attempt === attempt) && m.pending_tool_calls.some((c) => c.id === toolCallId);
+}

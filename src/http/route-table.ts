@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { compile } from '../schemas/validator.js';
+import { InvalidRequestError } from '../domain/errors.js';
+import { compile, type JsonSchema } from '../schemas/validator.js';
 import { parseJsonBody } from './middleware/body.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
@@ -25,6 +26,7 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
         // Counted once authenticated, before the body is read: a refused request costs little.
         if (limiter) ctx.set(await limiter.admit('api', who.orgId, who.key._id));
       }
+      if (spec.query) checkQueryValues(spec.query, ctx.query);
       if (spec.body) await parseJsonBody(ctx, spec.body, maxBodyBytes);
       const result = await spec.handler(ctx);
       if (result !== undefined) {
@@ -37,4 +39,20 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
     router.register(koaPath(spec.path), [spec.method], mw);
   }
   return router;
+}
+
+/**
+ * A query parameter whose schema lists its values must have one of them. Handlers read such
+ * parameters as "this value or not", so a typo (`?format=xml`, `?deltas=yes`) was answered as if
+ * the parameter were absent. Other parameters are the handlers' to check (numbers, cursors).
+ */
+function checkQueryValues(schema: JsonSchema, query: Record<string, string | string[] | undefined>): void {
+  const props = (schema.properties ?? {}) as Record<string, { enum?: unknown[] }>;
+  for (const [name, prop] of Object.entries(props)) {
+    const value = query[name];
+    if (value === undefined || !prop.enum) continue;
+    if (typeof value !== 'string' || !prop.enum.includes(value)) {
+      throw new InvalidRequestError(`${name} must be one of: ${prop.enum.map((v) => JSON.stringify(v)).join(', ')}.`, name);
+    }
+  }
 }

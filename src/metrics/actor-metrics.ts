@@ -13,9 +13,14 @@ export function turnMetrics(metrics: Metrics): TurnObserver {
   };
 }
 
-/** Backlog of one BullMQ queue; the oldest waiting job is read from the head of each waiting list. */
-export function queueProbe(queue: Queue): QueueProbe {
+/**
+ * Backlog of one BullMQ queue; the oldest waiting job is read from the head of each waiting list. Not read
+ * while its Redis connection is not `ready`: the commands would wait for the reconnect, and a scrape held
+ * 12 s past Prometheus's 10 s timeout made the whole process look down for as long as Redis was.
+ */
+export function queueProbe(queue: Queue, ready: () => boolean): QueueProbe {
   return async () => {
+    if (!ready()) throw new Error('redis is not connected');
     const [counts, waiting, prioritized] = await Promise.all([
       queue.getJobCounts('waiting', 'prioritized', 'delayed', 'active'),
       queue.getJobs(['waiting'], 0, 0, true),

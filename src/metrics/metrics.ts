@@ -79,7 +79,10 @@ export class Metrics {
         this.reset();
         const now = Date.now();
         for (const [queue, probes] of queues) {
-          const oldest = (await Promise.all(probes.map((p) => p().catch(() => null)))).reduce<number | null>((m, r) => (r?.oldestWaitingAt != null && (m === null || r.oldestWaitingAt < m) ? r.oldestWaitingAt : m), null);
+          const read = await Promise.all(probes.map((p) => p().catch(() => null)));
+          // Redis did not answer: the age is unknown, so no sample (0 would say nothing waits).
+          if (read.every((r) => r === null)) continue;
+          const oldest = read.reduce<number | null>((m, r) => (r?.oldestWaitingAt != null && (m === null || r.oldestWaitingAt < m) ? r.oldestWaitingAt : m), null);
           this.set({ queue }, oldest === null ? 0 : Math.max(0, (now - oldest) / 1000));
         }
       },

@@ -105,6 +105,10 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   return {
     session: (id) => core.stores.sessions.byId(id),
+    message: async (org, sessionId, id) => {
+      const doc = await core.stores.messages.get(org, sessionId, id);
+      return doc && messageState(doc);
+    },
     version: (org, id) => (versions ? versions.get(org, id) : agents.getVersion(org, id)),
     secrets: (session, declared) => sandboxSecrets({ box: core.box, reveal: (org, name) => core.stores.credentials.reveal(org, name) }, session, declared),
     versionDir: (v) => files.dirFor(v),

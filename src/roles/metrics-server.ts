@@ -20,7 +20,7 @@ export function watchActorQueues(core: Core, roles: string[]): void {
   for (const role of roles) {
     for (const q of ROLE_QUEUES[role] ?? []) {
       const names = q.keyed ? Array.from({ length: dispatcher.shards }, (_, i) => shardQueueName(q.label, i)) : [q.label];
-      core.metrics.watchQueues(q.label, names.map((n) => queueProbe(queues.queue(n))));
+      core.metrics.watchQueues(q.label, names.map((n) => queueProbe(queues.queue(n), () => core.redis.status === 'ready')));
     }
   }
 }

@@ -102,6 +102,11 @@ describe('secret scan: canaries through every role, with debug logs', function (
       responses.push(stream);
     }
     for (const p of ['/v1/credentials', '/v1/routers', `/v1/agents/${direct}/webhook`, `/v1/agents/${direct}/webhook/deliveries?limit=100`]) await call('GET', p);
+    // Keys that do not authenticate, in the Authorization header: refused (401), and never written down either.
+    const wrongApiKey = `tr_sk_${canary('apikey')}`;
+    const wrongRoutingKey = `tr_rk_${canary('routingkey')}`;
+    assert.equal((await call('GET', '/v1/agents', undefined, c.url('web-1'), wrongApiKey)).status, 401);
+    assert.equal((await call('POST', '/v1/chat/completions', { model: 'service/routing', messages: [{ role: 'user', content: 'hi' }] }, c.url('router-1'), wrongRoutingKey)).status, 401);
     assert.ok(fake.requests.length >= 6, 'the traffic reached the provider');
     assert.ok(fake.requests.some((r) => r.headers.authorization === `Bearer ${llmKey}`) && fake.requests.some((r) => r.headers.authorization === `Bearer ${credential}`), 'the canaries were really used');
 
@@ -113,7 +118,8 @@ describe('secret scan: canaries through every role, with debug logs', function (
     for (const col of await db.listCollections().toArray()) for (const d of await db.collection(col.name).find({}).toArray()) mongo.push(`${col.name} ${JSON.stringify(d)}`);
     const places: [string, string[]][] = [['log line', logs], ['HTTP response', responses], ['Redis value', redis.text.split('\n')], ['MongoDB document', mongo]];
     const found: string[] = [];
-    for (const secret of [llmKey, sessionSecret, credential, signingSecret]) {
+    // The org's API and routing keys were in every request's Authorization header (Redis and MongoDB hold their hashes only).
+    for (const secret of [llmKey, sessionSecret, credential, signingSecret, c.apiKey, c.routingKey, wrongApiKey, wrongRoutingKey]) {
       for (const [where, items] of places) for (const item of items) if (item.includes(secret)) found.push(`${where}: ${item.slice(0, 300)}`);
     }
     process.stdout.write(`      scanned ${logs.length} log lines, ${responses.length} responses, ${redis.keys} Redis keys, ${mongo.length} MongoDB documents: ${found.length} plaintext canaries\n`);

@@ -18,6 +18,7 @@ import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
+import { until } from '../support/wait.js';
 
 const EXAMPLE = join(__dirname, '../../../examples/weather-agent');
 
@@ -87,6 +88,48 @@ describe('TypeScript client', function () {
     await assert.rejects(client.sessions.create(agentId, { llm_id: '' }), (err: unknown) => err instanceof InvalidRequestError && err.status === 400 && err.param !== undefined);
     const dead = new TroupeClient({ baseUrl: 'http://127.0.0.1:1', apiKey: h.apiKey });
     await assert.rejects(dead.agents.list(), TroupeConnectionError);
+  });
+
+  it('retries a call whose answer was lost with the same idempotency key, so the work is done once', async () => {
+    // The server does the work; the answer never reaches the caller (a connection reset on the way back).
+    const posts: { path: string; key: string | null; body: string }[] = [];
+    let lose = 0;
+    const lossy = new TroupeClient({
+      baseUrl: h.baseUrl,
+      apiKey: h.apiKey,
+      fetch: async (input, init) => {
+        const res = await fetch(input, init);
+        if (init?.method !== 'POST') return res;
+        posts.push({ path: new URL(String(input)).pathname, key: new Headers(init.headers).get('Idempotency-Key'), body: String(init.body) });
+        if (lose === 0) return res;
+        lose--;
+        await res.arrayBuffer();
+        throw new TypeError('fetch failed', { cause: { code: 'ECONNRESET' } });
+      },
+    });
+    const session = await client.sessions.create(agentId);
+    lose = 1;
+    const sent = await lossy.sessions.send(session.id, 'Weather in Oslo?');
+    assert.equal(posts.length, 2, 'sent again after the lost answer');
+    assert.ok(posts[0].key, 'an Idempotency-Key the caller did not have to make');
+    assert.equal(posts[1].key, posts[0].key);
+    const userMessages = (await client.sessions.events(session.id, { limit: 100 })).events.filter((e) => e.type === 'user.message');
+    assert.deepEqual(userMessages.map((e) => e.message_id), [sent.message!.id], 'one message, the one the retry was answered with');
+
+    posts.length = 0;
+    lose = 1;
+    const run = `retry-${Date.now()}`;
+    const batch = await lossy.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] }, metadata: { run } }]);
+    assert.equal(posts.length, 2);
+    assert.equal(JSON.parse(posts[1].body).idempotency_key, JSON.parse(posts[0].body).idempotency_key);
+    const made = (await client.sessions.list({ metadata: { run } })).sessions;
+    assert.deepEqual(made.map((s) => s.id), batch.sessions.map((s) => s.session_id), 'one batch, one session');
+
+    // Creating a session takes no idempotency key: sending it twice could make two, so a lost answer is the caller's to handle.
+    posts.length = 0;
+    lose = 1;
+    await assert.rejects(lossy.sessions.create(agentId), TroupeConnectionError);
+    assert.equal(posts.length, 1);
   });
 
   it('streams a session across dropped connections with no gap and no duplicate', async () => {
@@ -171,6 +214,24 @@ describe('TypeScript client', function () {
       if (got.length === 3) ctl.abort();
     }
     assert.deepEqual(got, [6, 7, 8]);
+  });
+
+  it('walks every page of a list with each()', async () => {
+    const run = `each-${Date.now()}`;
+    const made: string[] = [];
+    for (let i = 0; i < 5; i++) made.push((await client.sessions.create(agentId, { metadata: { run } })).id);
+    const pages: (string | undefined)[] = [];
+    const seen: string[] = [];
+    for await (const s of client.each('sessions', (page) => (pages.push(page.after), client.sessions.list({ ...page, limit: 2, metadata: { run } })))) seen.push(s.id);
+    assert.deepEqual(seen, [...made].reverse(), 'every session once, newest first');
+    assert.equal(pages.length, 3);
+    assert.equal(pages[0], undefined);
+    await client.sessions.send(made[0], 'Weather in Oslo?');
+    await until(async () => (await client.sessions.pendingToolCalls(made[0])).length === 1, 10_000);
+    const seqs: number[] = [];
+    for await (const ev of client.each('events', (page) => client.sessions.events(made[0], { ...page, limit: 2 }))) seqs.push(ev.sequence_number);
+    assert.ok(seqs.length >= 5);
+    assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'the ledger, gapless, across pages');
   });
 
   it('sync waits for a terminal message; batches poll until terminal', async () => {

@@ -97,6 +97,8 @@ describe('console in a browser', function () {
     // The webhook log shows the tool call's delivery and queues a redelivery.
     await rx.waitFor(1, '/hook');
     await page.click('#tabs button[data-tab="webhooks"]');
+    await page.waitForSelector(`#webhook-config:has-text("Sends tool.call_requested to ${rx.url}/hook.")`);
+    assert.equal(await page.locator('#webhook-hint').isHidden(), true, 'no "select an agent" hint once one is selected');
     const row = page.locator('#deliveries tbody tr[data-delivery]');
     await row.first().waitFor();
     assert.match(await row.first().innerText(), /tool\.call_requested/);
@@ -127,6 +129,12 @@ describe('console in a browser', function () {
     await page.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("Streaming words arrive in pieces.")');
     assert.equal(await page.evaluate('window.sawDelta === true'), true, 'the delta bubble appeared before the answer');
     assert.equal(await page.locator('#transcript li.ev-live').count(), 0, 'the completed message replaced it');
+
+    // An agent without a webhook: the tab says so instead of showing an empty log alone. (Reloaded: the agent list is read at connect.)
+    await page.reload();
+    await page.click(`#agents li[data-agent="${streaming}"]`);
+    await page.click('#tabs button[data-tab="webhooks"]');
+    await page.waitForSelector(`#webhook-config:has-text("This agent has no webhook. Configure one with PUT /v1/agents/${streaming}/webhook")`);
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
   });
 

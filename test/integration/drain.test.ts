@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { candidate } from '../fakes/llm-conversation.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
-import { agentWith } from '../support/agent-fixture.js';
+import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
+import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { json, until } from '../support/wait.js';
@@ -187,6 +189,43 @@ describe('graceful drain on SIGTERM', function () {
       const seqs = events.events.map((e) => e.sequence_number);
       assert.deepEqual(seqs, seqs.map((_, i) => seqs[0] + i), 'no gap or duplicate in the ledger');
       assert.equal(events.events.filter((e) => e.type === 'assistant.message_completed').length, 1, 'the model answer is recorded once');
+    });
+  });
+
+  describe('webhooks', () => {
+    let h: Harness;
+    let rx: WebhookReceiver;
+    before(async () => {
+      rx = await WebhookReceiver.start();
+      h = await startHarness({ roles: ['web'], env: { TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
+    });
+    after(async () => {
+      await h?.close();
+      await rx?.close();
+    });
+
+    it('finishes the delivery attempt in flight, records it once, exits 0, and nothing is sent again', async () => {
+      const env = { ...h.env, METRICS_PORT: '0', TROUPE_SHUTDOWN_TIMEOUT_MS: '10000' };
+      const first = await startRoleProcess(['webhooks'], env);
+      procs.push(first);
+      await first.waitForLog('metrics listening');
+      const { agentId, orgId } = await scriptedAgent(h, [{ text: 'done' }]);
+      await json(await h.api(`/v1/agents/${agentId}/webhook`, { method: 'PUT', json: { webhook_url: `${rx.url}/hook`, event_types: ['batch.completed'] } }), 200);
+      rx.answer({ status: 200, delayMs: 2000 }); // still at the receiver when the signal comes
+      const job: WebhookJob = { kind: 'batch.lifecycle', org_id: orgId, agent_id: agentId, batch_id: 'bat_drain', type: 'batch.completed' };
+      await h.running.core.plane.queues.queue(WEBHOOKS.name).add(job.kind, job, { jobId: webhookJobId(job), attempts: 1 });
+      await rx.waitFor(1, '/hook', 10_000);
+
+      first.kill('SIGTERM');
+      assert.equal(await first.exited, 0, 'a clean exit within the shutdown timeout');
+      // A second process would send again whatever was handed back; the delivery was finished instead.
+      const second = await startRoleProcess(['webhooks'], env);
+      procs.push(second);
+      await second.waitForLog('metrics listening');
+      const { deliveries } = await json<{ deliveries: { event_id: string; status: string; attempts: number }[] }>(await h.api(`/v1/agents/${agentId}/webhook/deliveries`), 200);
+      assert.deepEqual(deliveries.map((d) => [d.event_id, d.status, d.attempts]), [['bat_drain:batch.completed', 'succeeded', 1]]);
+      await new Promise((r) => setTimeout(r, 1000));
+      assert.equal(rx.received.length, 1, 'delivered once');
     });
   });
 });

@@ -68,6 +68,21 @@ describe('HTTP basics', () => {
     assert.equal((await errorOf(res)).param, 'value');
   });
 
+  it('400s a query value outside the values the route documents, naming the parameter', async () => {
+    // Both were answered as if absent: ?format=xml got JSON, ?deltas=yes a stream without deltas.
+    for (const [path, param, values] of [
+      ['/v1/sessions/ses_x/transcript?format=xml', 'format', '"json", "text"'],
+      ['/v1/sessions/ses_x/stream?deltas=yes', 'deltas', '"true", "false"'],
+      ['/v1/sessions/ses_x/transcript?format=text&format=json', 'format', '"json", "text"'],
+    ]) {
+      const res = await h.api(path);
+      assert.equal(res.status, 400, path);
+      const err = await errorOf(res);
+      assert.deepEqual([err.code, err.param, err.message], ['invalid_request', param, `${param} must be one of: ${values}.`], path);
+    }
+    assert.equal((await h.api('/v1/sessions/ses_x/transcript?format=text')).status, 404, 'a listed value goes on to the handler');
+  });
+
   it('415s a body that is not JSON', async () => {
     const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: 'value=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     assert.equal(res.status, 415);

@@ -3,6 +3,7 @@ import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { RateLimitError, TroupeClient } from '../../clients/typescript/src/index.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { dropTestData, requiredEnv, startHarness, uniqueName, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
@@ -99,6 +100,8 @@ describe('rate limits', function () {
       for (let i = 0; i < 3; i++) assert.equal((await list()).status, 200);
       const body = await assertRefused(await list(), 'rate_limited');
       assert.match(body.error.message, /3 requests per minute on the base API for this key/);
+      const typed = new TroupeClient({ baseUrl: h.baseUrl, apiKey, maxRetries: 0 });
+      await assert.rejects(typed.routers.list(), (e: unknown) => e instanceof RateLimitError && e.retryAfterSeconds! >= 1 && e.retryAfterSeconds! <= 60);
 
       assert.equal((await h.api('/v1/routers')).status, 200, 'the default org is not affected');
       const routing = () => fetch(`${h.routerUrl}/v1/models`, { headers: { Authorization: `Bearer ${routingKey}` } });
@@ -124,6 +127,13 @@ describe('rate limits', function () {
       const res = await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
       const body = await assertRefused(res, 'concurrency_limited');
       assert.match(body.error.message, /2 sessions running/);
+      // The client waits the Retry-After (5 s) and asks again with the same Idempotency-Key; still refused, it throws.
+      const asked: { at: number; key: string | null }[] = [];
+      const retrying = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey, maxRetries: 1, fetch: (input, init) => (asked.push({ at: Date.now(), key: new Headers(init?.headers).get('Idempotency-Key') }), fetch(input, init)) });
+      await assert.rejects(retrying.sessions.start(agentId, 'hello'), (e: unknown) => e instanceof RateLimitError && e.code === 'concurrency_limited' && e.retryAfterSeconds === 5);
+      assert.equal(asked.length, 2);
+      assert.ok(asked[1].at - asked[0].at >= 4900, `retried after ${asked[1].at - asked[0].at} ms`);
+      assert.equal(asked[1].key, asked[0].key);
       // A message to an idle session this process created (its head cached, its status not at hand) would start it: refused.
       const idle = await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} }), 201);
       const toIdle = await h.api(`/v1/sessions/${idle.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });

@@ -6,6 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
 import { runToolJob } from '../../actors/tool-runner/run-tool-job.js';
+import { waitingToolJob } from '../support/tool-jobs.js';
 import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore, type Manifest, type ToolDef } from '../../src/store/agents.js';
@@ -86,9 +87,9 @@ describe('storage bindings', function () {
 
   const createBinding = async (name: string) => json<Binding>(await h.api('/v1/storage-bindings', { method: 'POST', json: { name, description: 'shared notes' } }), 201);
   const createSession = (storage_binding_id?: string) => h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: storage_binding_id ? { storage_binding_id } : {} });
-  const run = (sessionId: string, tool: string, args: Record<string, unknown>) => {
+  const run = async (sessionId: string, tool: string, args: Record<string, unknown>) => {
     const job: ToolRunJob = { org_id: orgId, session_id: sessionId, message_id: newId('message'), attempt: 1, tool_call_id: `call_${newId('message').slice(-8)}`, tool_name: tool, arguments: args };
-    return runToolJob(toolRunnerDeps(h.running.core), job);
+    return runToolJob(toolRunnerDeps(h.running.core), await waitingToolJob(h.running.core, job));
   };
 
   it('creates, lists and reads bindings; names are unique per organization', async () => {

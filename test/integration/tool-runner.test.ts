@@ -14,6 +14,8 @@ import { buildSession } from '../../src/sessions/create-session.js';
 import { AgentStore, type AgentVersionDoc, type Manifest, type ToolDef } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
+import { waitingToolJob } from '../support/tool-jobs.js';
+import type { MessageStatus } from '../../src/domain/ledger.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 const ADD_SCHEMA = { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' } }, additionalProperties: false };
@@ -62,8 +64,9 @@ describe('tool-runner', function () {
   let version: AgentVersionDoc;
   let sessionId: string;
 
-  function job(tool: string, args: Record<string, unknown>): ToolRunJob {
-    return { org_id: orgId, session_id: sessionId, message_id: newId('message'), attempt: 1, tool_call_id: `call_${newId('message').slice(-8)}`, tool_name: tool, arguments: args };
+  /** A job for a call its message waits on (the message saved first, as a turn does). */
+  function job(tool: string, args: Record<string, unknown>, status?: MessageStatus): Promise<ToolRunJob> {
+    return waitingToolJob(h.running.core, { org_id: orgId, session_id: sessionId, message_id: newId('message'), attempt: 1, tool_call_id: `call_${newId('message').slice(-8)}`, tool_name: tool, arguments: args }, status);
   }
 
   before(async () => {
@@ -85,10 +88,10 @@ describe('tool-runner', function () {
 
   it('runs a custom tool from the extracted archive, extracting each version once', async () => {
     const deps = toolRunnerDeps(h.running.core);
-    assert.deepEqual(await runToolJob(deps, job('add', { a: 2, b: 40 })), { ok: true, output: { sum: 42 } });
+    assert.deepEqual(await runToolJob(deps, await job('add', { a: 2, b: 40 })), { ok: true, output: { sum: 42 } });
     const dir = join(sandboxDir, 'versions', version._id);
     const first = await stat(join(dir, 'tools', 'add.js'));
-    assert.deepEqual(await runToolJob(deps, job('add', { a: 1, b: 1 })), { ok: true, output: { sum: 2 } });
+    assert.deepEqual(await runToolJob(deps, await job('add', { a: 1, b: 1 })), { ok: true, output: { sum: 2 } });
     assert.equal((await stat(join(dir, 'tools', 'add.js'))).ino, first.ino);
     assert.equal(await readlink(join(dir, 'lib', 'alias.js')), '../tools/add.js');
     assert.deepEqual((await readdir(join(sandboxDir, 'versions'))).filter((n) => n.startsWith('.partial')), []);
@@ -99,14 +102,25 @@ describe('tool-runner', function () {
     const runs: SandboxRequest[] = [];
     const real = toolRunnerDeps(h.running.core);
     const deps: ToolRunnerDeps = { ...real, sandbox: (req) => (runs.push(req), real.sandbox(req)) };
-    const r = await runToolJob(deps, job('add', { a: 'two', b: 2 }));
-    assert.equal(r.ok, false);
+    const r = await runToolJob(deps, await job('add', { a: 'two', b: 2 }));
+    assert.equal(r?.ok, false);
     assert.match((r as { error: string }).error, /^arguments do not match input_schema: arguments\/a must be number/);
     assert.equal(runs.length, 0);
   });
 
+  it('runs nothing for a call that no longer waits: a cancelled message\'s queued tool does not run, and nothing is sent', async () => {
+    const runs: SandboxRequest[] = [];
+    const real = toolRunnerDeps(h.running.core);
+    const deps: ToolRunnerDeps = { ...real, sandbox: (req) => (runs.push(req), real.sandbox(req)) };
+    assert.equal(await runToolJob(deps, await job('add', { a: 1, b: 2 }, 'cancelled')), null);
+    assert.equal(await runToolJob(deps, { ...(await job('add', { a: 1, b: 2 })), tool_call_id: 'call_answered' }), null, 'a call the message does not wait on');
+    assert.equal(runs.length, 0);
+    assert.deepEqual(await runToolJob(deps, await job('add', { a: 1, b: 2 }, 'running')), { ok: true, output: { sum: 3 } });
+    assert.equal(runs.length, 1);
+  });
+
   it('passes only declared secrets: the session value over the stored credential', async () => {
-    const r = await runToolJob(toolRunnerDeps(h.running.core), job('secrets', {}));
+    const r = await runToolJob(toolRunnerDeps(h.running.core), await job('secrets', {}));
     const expected = { DECLARED: 'session-value', FROM_CREDENTIAL: 'cred-value' };
     const output = (r as { output: { secrets: unknown; env: Record<string, string> } }).output;
     assert.deepEqual(output.secrets, expected);
@@ -115,14 +129,14 @@ describe('tool-runner', function () {
 
   it('answers with an error for an unknown tool, an external tool or another org', async () => {
     const deps = toolRunnerDeps(h.running.core);
-    assert.deepEqual(await runToolJob(deps, job('nope', {})), { ok: false, error: 'the agent has no tool named "nope"' });
-    assert.deepEqual(await runToolJob(deps, job('ext', {})), { ok: false, error: 'tool ext is not a custom tool' });
-    assert.deepEqual(await runToolJob(deps, { ...job('add', { a: 1, b: 2 }), org_id: 'org_other' }), { ok: false, error: `session ${sessionId} not found` });
+    assert.deepEqual(await runToolJob(deps, await job('nope', {})), { ok: false, error: 'the agent has no tool named "nope"' });
+    assert.deepEqual(await runToolJob(deps, await job('ext', {})), { ok: false, error: 'tool ext is not a custom tool' });
+    assert.deepEqual(await runToolJob(deps, { ...(await job('add', { a: 1, b: 2 })), org_id: 'org_other' }), { ok: false, error: `session ${sessionId} not found` });
   });
 
   it('takes a job from the tool-runner queue and sends tool.completed to the session shard', async () => {
     const { dispatcher } = h.running.core.plane;
-    const j = job('add', { a: 20, b: 3 });
+    const j = await job('add', { a: 20, b: 3 });
     await dispatcher.send([{ to: TOOL_RUNNER, name: 'tool.run', data: j, job_id: toolRunJobId(j) }]);
     const commandId = `toolres-${j.message_id}-${j.attempt}-${j.tool_call_id}`;
     const queue = dispatcher.queueOf(SESSION, sessionId);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
+import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { verifyWebhook } from '../../src/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -215,8 +216,12 @@ describe('webhook deliveries', () => {
     await rx.waitFor(1);
     const d = await deliveryFor(first.body.id, 'disabled');
     assert.equal(d.attempts, 1);
-    const cfg = await json<{ webhook_url: string; disabled_at?: string }>(await h.api(`/v1/agents/${agentId}/webhook`), 200);
+    const cfg = await new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey }).webhooks.get(agentId);
     assert.ok(cfg.disabled_at, 'the configuration shows it is disabled');
+    // Every field on the wire is in the OpenAPI document, so the client's types (generated from it) carry it.
+    const doc = await json<{ paths: Record<string, { get: { responses: { 200: { content: { 'application/json': { schema: { properties: object } } } } } } }> }>(await h.api('/v1/openapi.json'), 200);
+    const declared = Object.keys(doc.paths['/v1/agents/{agent_id}/webhook'].get.responses[200].content['application/json'].schema.properties);
+    assert.deepEqual(Object.keys(cfg).filter((k) => !declared.includes(k)), []);
     const later = toolJob();
     await settledJob(await enqueue(later));
     assert.equal(rx.received.length, 1, 'nothing sent while disabled');
@@ -309,9 +314,23 @@ describe('webhook deliveries', () => {
   });
 
   it('counts deliveries by outcome in /metrics', async () => {
-    const text = await (await fetch(`${h.baseUrl}/metrics`)).text();
-    assert.match(text, /troupe_webhook_deliveries_total\{outcome="succeeded"[^}]*\} [1-9]/);
-    assert.match(text, /troupe_webhook_deliveries_total\{outcome="skipped"[^}]*\} [1-9]/);
-    assert.match(text, /troupe_webhook_attempts_total\{result="failed"[^}]*\} [1-9]/);
+    // Makes its own deliveries and reads the change, so it holds alone (--grep) and in any order.
+    const counted = async () => {
+      const text = await (await fetch(`${h.baseUrl}/metrics`)).text();
+      const value = (re: RegExp) => Number(re.exec(text)?.[1] ?? 0);
+      return {
+        succeeded: value(/^troupe_webhook_deliveries_total\{outcome="succeeded"[^}]*\} (\d+)$/m),
+        skipped: value(/^troupe_webhook_deliveries_total\{outcome="skipped"[^}]*\} (\d+)$/m),
+        failedAttempts: value(/^troupe_webhook_attempts_total\{result="failed"[^}]*\} (\d+)$/m),
+      };
+    };
+    const before = await counted();
+    secret = await configure(['tool.call_requested']);
+    rx.answer({ status: 500 }, { status: 200 });
+    const tool = toolJob();
+    await settledJob(await enqueue(tool));
+    await settledJob(await enqueue({ kind: 'batch.lifecycle', org_id: orgId, agent_id: agentId, batch_id: 'bat_metrics', type: 'batch.failed' }));
+    const after = await counted();
+    assert.deepEqual({ succeeded: after.succeeded - before.succeeded, skipped: after.skipped - before.skipped, failedAttempts: after.failedAttempts - before.failedAttempts }, { succeeded: 1, skipped: 1, failedAttempts: 1 });
   });
 });

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { Histogram } from 'prom-client';
 import { webhookMetrics } from '../../actors/webhook/metrics.js';
 import { Metrics } from '../../src/metrics/metrics.js';
-
-const DOC = readFileSync(join(__dirname, '../../../docs/operations.md'), 'utf8');
+import { alertQueries, dashboardQueries, OPERATIONS_DOC as DOC, type DocQuery } from '../support/operations-doc.js';
 
 /** Every series a Troupe process can export, with its label names (histograms with their suffixes and `le`). */
 function exported(): Map<string, Set<string>> {
@@ -24,26 +21,17 @@ function exported(): Map<string, Set<string>> {
   return out;
 }
 
-function block(lang: string): string {
-  const m = new RegExp('```' + lang + '\\n([\\s\\S]*?)\\n```').exec(DOC);
-  assert.ok(m, `docs/operations.md has a ${lang} block`);
-  return m[1];
-}
-
-/** Series names and the labels each PromQL expression uses with them. */
-function checkExpr(expr: string, series: Map<string, Set<string>>): void {
-  const used = [...expr.matchAll(/\b(troupe_[a-z_]+)(\{([^}]*)\})?/g)];
-  assert.ok(used.length, `no Troupe series in ${expr}`);
+/** The series and labels one query of the doc uses are all exported. */
+function checkQuery(q: DocQuery, series: Map<string, Set<string>>): void {
+  assert.ok(q.series.length, `no Troupe series in ${q.expr}`);
   const known = new Set<string>();
-  for (const [, name, , selector] of used) {
+  for (const { name, matchers } of q.series) {
     const labels = series.get(name);
-    assert.ok(labels, `${name} (in ${expr}) is not exported`);
+    assert.ok(labels, `${name} (in ${q.expr}) is not exported`);
     labels.forEach((l) => known.add(l));
-    for (const [, label] of (selector ?? '').matchAll(/([a-z_]+)\s*(?:=~|!~|!=|=)/g)) assert.ok(labels.has(label), `${name} has no label ${label} (in ${expr})`);
+    for (const { label } of matchers) assert.ok(labels.has(label), `${name} has no label ${label} (in ${q.expr})`);
   }
-  for (const [, list] of expr.matchAll(/\bby \(([^)]*)\)/g)) {
-    for (const label of list.split(',').map((l) => l.trim())) assert.ok(known.has(label), `"by (${list})" names ${label}, which none of its series has (in ${expr})`);
-  }
+  for (const label of q.by) assert.ok(known.has(label), `"by" names ${label}, which none of its series has (in ${q.expr})`);
 }
 
 describe('docs/operations.md', () => {
@@ -68,21 +56,19 @@ describe('docs/operations.md', () => {
   });
 
   it('has alert rules whose expressions use exported series and labels', () => {
-    const exprs = [...block('yaml').matchAll(/^\s+expr: (.+)$/gm)].map((m) => m[1]);
-    assert.ok(exprs.length >= 5, `${exprs.length} alert rules`);
-    for (const e of exprs) checkExpr(e, series);
+    const queries = alertQueries();
+    assert.ok(queries.length >= 5, `${queries.length} alert rules`);
+    for (const q of queries) checkQuery(q, series);
   });
 
   it('has a Grafana dashboard that parses and whose panels query exported series and labels', () => {
-    const dashboard = JSON.parse(block('json')) as { panels: { title: string; targets?: { expr: string }[] }[] };
+    const dashboard = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(DOC)![1]) as { panels: { title: string; targets?: unknown[] }[] };
     assert.ok(dashboard.panels.length >= 6, `${dashboard.panels.length} panels`);
+    for (const panel of dashboard.panels) assert.ok(panel.targets?.length, `panel "${panel.title}" has a query`);
     const queried = new Set<string>();
-    for (const panel of dashboard.panels) {
-      assert.ok(panel.targets?.length, `panel "${panel.title}" has a query`);
-      for (const t of panel.targets) {
-        checkExpr(t.expr, series);
-        for (const [, name] of t.expr.matchAll(/\b(troupe_[a-z_]+)/g)) queried.add(name.replace(/_(bucket|count|sum)$/, ''));
-      }
+    for (const q of dashboardQueries()) {
+      checkQuery(q, series);
+      for (const { name } of q.series) queried.add(name.replace(/_(bucket|count|sum)$/, ''));
     }
     // The series the issue asks for are on the dashboard.
     for (const name of ['troupe_queue_jobs', 'troupe_actor_turn_duration_seconds', 'troupe_model_call_duration_seconds', 'troupe_router_selections_total', 'troupe_rate_limit_refusals_total', 'troupe_sse_clients']) {

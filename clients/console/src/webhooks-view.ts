@@ -6,8 +6,15 @@ export async function loadDeliveries(): Promise<void> {
   const body = byId('deliveries').querySelector('tbody')!;
   const agentId = state.agentId;
   byId('webhook-agent').textContent = agentId ? `of ${agentId}` : '';
+  byId('webhook-hint').hidden = !!agentId;
+  byId('webhook-config').textContent = '';
   if (!agentId) return void body.replaceChildren();
-  const { deliveries } = await client().webhooks.deliveries(agentId, { limit: 50 });
+  const [config, { deliveries }] = await Promise.all([client().webhooks.get(agentId), client().webhooks.deliveries(agentId, { limit: 50 })]);
+  // An empty log alone does not say why: no webhook, one that sends other events, or one a 410 switched off.
+  byId('webhook-config').textContent =
+    config.webhook_url === null
+      ? `This agent has no webhook. Configure one with PUT /v1/agents/${agentId}/webhook (docs/webhooks.md).`
+      : `Sends ${config.event_types.join(', ')} to ${config.webhook_url}.` + (config.disabled_at ? ` Disabled since ${config.disabled_at} by a 410 Gone answer; a PUT re-enables it.` : '');
   body.replaceChildren(
     ...deliveries.map((d) =>
       h(

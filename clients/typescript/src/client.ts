@@ -1,5 +1,6 @@
 import type * as Api from './generated/api.js';
 import { streamSession, type StreamItem, type StreamOptions } from './stream.js';
+import { newIdempotencyKey } from './retry.js';
 import { readBody, Transport, type Args, type CallOptions, type ClientOptions } from './transport.js';
 
 export type Agent = Api.GetV1AgentsAgentIdResponse;
@@ -44,6 +45,21 @@ export class TroupeClient {
 
   private async data<K extends Api.OperationId>(op: K, args: Args<K>, options?: CallOptions): Promise<Api.Operations[K]['response']> {
     return (await this.transport.call(op, args, options)).data;
+  }
+
+  /**
+   * Every item of a paged list, fetching the next page (100 at a time) as the loop reaches it:
+   *
+   *   for await (const s of troupe.each('sessions', (page) => troupe.sessions.list({ ...page, metadata: { user: 'ada' } }))) …
+   *   for await (const ev of troupe.each('events', (page) => troupe.sessions.events(sessionId, page))) …
+   */
+  async *each<K extends string, R extends { has_more: boolean; next_cursor: string | null } & Record<K, unknown[]>>(key: K, list: (page: Required<Pick<Page, 'limit'>> & Page) => Promise<R>): AsyncGenerator<R[K][number]> {
+    for (let after: string | undefined; ; ) {
+      const page = await list({ limit: 100, after });
+      yield* page[key] as R[K][number][];
+      if (!page.has_more || !page.next_cursor || page.next_cursor === after) return;
+      after = page.next_cursor;
+    }
   }
 
   readonly system = {
@@ -100,12 +116,7 @@ export class TroupeClient {
     /** Every agent, following next_cursor. */
     all: async (): Promise<Agent[]> => {
       const out: Agent[] = [];
-      for (let after: string | undefined, i = 0; i < 1000; i++) {
-        const page = await this.agents.list({ limit: 100, after });
-        out.push(...page.agents);
-        if (!page.has_more || !page.next_cursor) break;
-        after = page.next_cursor;
-      }
+      for await (const agent of this.each('agents', (page) => this.agents.list(page))) out.push(agent);
       return out;
     },
   };
@@ -213,8 +224,9 @@ export class TroupeClient {
   };
 
   readonly batches = {
+    /** Without `idempotencyKey` a fresh one is sent, so a retry after a lost answer returns the same batch. */
     create: (items: BatchItem[], opts: { idempotencyKey?: string } = {}) =>
-      this.data('postV1SessionBatches', { body: { items, ...(opts.idempotencyKey ? { idempotency_key: opts.idempotencyKey } : {}) } }, { timeoutMs: 0 }),
+      this.data('postV1SessionBatches', { body: { items, idempotency_key: opts.idempotencyKey ?? newIdempotencyKey() } }, { timeoutMs: 0, idempotent: true }),
     get: (id: string) => this.data('getV1SessionBatchesBatchId', { path: { batch_id: id } }),
     /** Polls until the batch is terminal (completed, failed, partial_failed) or the timeout passes. */
     wait: async (id: string, opts: { timeoutMs?: number; pollMs?: number; onProgress?: (b: Batch) => void } = {}): Promise<Batch> => {
@@ -233,6 +245,7 @@ export function isTerminal(status: string): boolean {
   return (TERMINAL_MESSAGE_STATUSES as readonly string[]).includes(status);
 }
 
-function idem(key: string | undefined): Record<string, string> | undefined {
-  return key ? { 'Idempotency-Key': key } : undefined;
+/** The caller's Idempotency-Key, else a fresh one: a retry after a lost answer then gets the first answer instead of doing the work twice. */
+function idem(key: string | undefined): Record<string, string> {
+  return { 'Idempotency-Key': key ?? newIdempotencyKey() };
 }

@@ -12,16 +12,20 @@ export class TroupeApiError extends Error {
   readonly type: string;
   readonly code: string;
   readonly param: string | undefined;
+  /** The answer's Retry-After in seconds (429, 503), when it had one. */
+  readonly retryAfterSeconds: number | undefined;
 
   constructor(
     readonly status: number,
     readonly error: ApiErrorBody,
     readonly requestId: string | null,
+    retryAfter?: string | null,
   ) {
     super(`${status} ${error.code}: ${error.message}`);
     this.type = error.type;
     this.code = error.code;
     this.param = error.param;
+    this.retryAfterSeconds = parseRetryAfter(retryAfter);
   }
 }
 
@@ -61,8 +65,16 @@ export class TroupeConnectionError extends Error {
   }
 }
 
+/** Retry-After as seconds: delta-seconds or an HTTP date. */
+function parseRetryAfter(value: string | null | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim());
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
+}
+
 /** The right error class for a status and body; a body without the shape still gets a readable message. */
-export function apiError(status: number, body: unknown, requestId: string | null): TroupeApiError {
+export function apiError(status: number, body: unknown, requestId: string | null, retryAfter?: string | null): TroupeApiError {
   const shaped = (body as { error?: ApiErrorBody } | null)?.error;
   const error: ApiErrorBody =
     shaped && typeof shaped.message === 'string' ? shaped : { type: 'api_error', code: `http_${status}`, message: typeof body === 'string' && body ? body.slice(0, 500) : `HTTP ${status}` };
@@ -78,5 +90,5 @@ export function apiError(status: number, body: unknown, requestId: string | null
             : status >= 500
               ? ServerError
               : InvalidRequestError;
-  return new Cls(status, error, requestId);
+  return new Cls(status, error, requestId, retryAfter);
 }

@@ -1,5 +1,6 @@
 import { apiError, TroupeConnectionError } from './errors.js';
 import { OPERATIONS, type OperationId, type Operations } from './generated/api.js';
+import { isReplayable, retryDelayMs } from './retry.js';
 
 export interface ClientOptions {
   /** The API's base URL, e.g. http://localhost:8080. */
@@ -9,6 +10,12 @@ export interface ClientOptions {
   fetch?: typeof fetch;
   /** Per-request timeout for ordinary calls (not streams or sync waits), in ms. */
   timeoutMs?: number;
+  /**
+   * Retries of a call that failed in a way worth retrying (default 2; 0 turns retries off): no answer,
+   * 5xx or a repeat still in flight for calls that are safe to send twice (GET, PUT, DELETE, and
+   * POSTs with an idempotency key), and 429 for any call, after its Retry-After of up to 10 s.
+   */
+  maxRetries?: number;
 }
 
 export interface CallOptions {
@@ -18,6 +25,8 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Extra query parameters the schema cannot name, such as `metadata.<key>`. */
   extraQuery?: Record<string, string>;
+  /** The call is safe to send twice though its method is POST (its body carries an idempotency key). */
+  idempotent?: boolean;
 }
 
 export type Args<K extends OperationId> = (Operations[K]['pathParams'] extends Record<string, never> ? { path?: undefined } : { path: Operations[K]['pathParams'] }) & {
@@ -81,10 +90,26 @@ export class Transport {
     }
     // Node's fetch streams a ReadableStream body only in half-duplex mode.
     const duplex = body instanceof ReadableStream ? { duplex: 'half' as const } : {};
-    const res = await this.raw(this.url(op, a.path, a.query, options.extraQuery), { method, headers, body, signal: options.signal, timeoutMs: options.timeoutMs, ...duplex });
-    return { status: res.status, data: (await readBody(res)) as Operations[K]['response'], headers: res.headers };
+    const url = this.url(op, a.path, a.query, options.extraQuery);
+    const replayable = isReplayable(method, headers, body, options.idempotent);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        const res = await this.raw(url, { method, headers, body, signal: options.signal, timeoutMs: options.timeoutMs, ...duplex });
+        return { status: res.status, data: (await readBody(res)) as Operations[K]['response'], headers: res.headers };
+      } catch (err) {
+        const wait = attempt < (this.opts.maxRetries ?? 2) && !options.signal?.aborted ? retryDelayMs(err, attempt, replayable) : null;
+        if (wait === null) throw err;
+        await sleep(wait, options.signal);
+      }
+    }
   }
 }
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
 
 /** The body of an answer: JSON or text on success; a typed error otherwise. */
 export async function readBody(res: Response): Promise<unknown> {
@@ -98,7 +123,7 @@ export async function readBody(res: Response): Promise<unknown> {
       parsed = text;
     }
   }
-  if (!res.ok) throw apiError(res.status, parsed, res.headers.get('X-Request-Id'));
+  if (!res.ok) throw apiError(res.status, parsed, res.headers.get('X-Request-Id'), res.headers.get('Retry-After'));
   return res.status === 204 || text === '' ? undefined : parsed;
 }
 

@@ -160,6 +160,13 @@ export class Cluster {
     return Date.now();
   }
 
+  /** Stops redis-server for good (an outage that outlasts the test). */
+  async stopRedis(): Promise<void> {
+    this.redis.child.kill('SIGKILL');
+    await exited(this.redis.child);
+    await this.redis.stop();
+  }
+
   /** The same for the cluster's own MongoDB-wire server. */
   async restartMongo(signal: NodeJS.Signals, downMs: number): Promise<number> {
     if (!this.mongoProc) throw new Error('the cluster uses the shared MongoDB-wire server');

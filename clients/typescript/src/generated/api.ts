@@ -607,6 +607,8 @@ export type GetV1AgentsAgentIdWebhookResponse = {
   event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
+  /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
+  disabled_at?: string;
 };
 
 /** PUT /v1/agents/{agent_id}/webhook: Create or update the agent’s webhook; the signing secret is returned on creation only. */
@@ -624,6 +626,8 @@ export type PutV1AgentsAgentIdWebhookResponse = {
   event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
+  /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
+  disabled_at?: string;
 };
 
 /** DELETE /v1/agents/{agent_id}/webhook: Clear the agent’s webhook configuration. */
@@ -642,6 +646,8 @@ export type PostV1AgentsAgentIdWebhookRotateSecretResponse = {
   event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
+  /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
+  disabled_at?: string;
 };
 
 /** GET /v1/agents/{agent_id}/webhook/deliveries: The agent’s webhook deliveries, newest first. */

@@ -24,5 +24,6 @@ export const webhookConfigResponse: JsonSchema = {
     signing_enabled: { type: 'boolean' },
     event_types: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } },
     signing_secret: { type: 'string', description: 'Returned only when the secret is created or rotated; store it at once.' },
+    disabled_at: { type: 'string', format: 'date-time', description: 'Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables.' },
   },
 };
