@@ -4,6 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { SecretBox } from '../../src/crypto/secret-box.js';
+import { BatchStore, type BatchItem } from '../../src/store/batches.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { CredentialStore } from '../../src/store/credentials.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
@@ -167,6 +168,21 @@ describe('MongoDB semantics Troupe relies on', () => {
     } finally {
       await Promise.all(clients.map((c) => c.close()));
     }
+  });
+
+  it('batch items are stored in chunks under the document limit however large their metadata is', async function () {
+    this.timeout(60_000);
+    // 500 items whose metadata values are 4-byte characters: about 17 MB of JSON, allowed by the batch
+    // body limit and the metadata schema (which counts characters). One chunk of them was refused.
+    const value = '\u{1F600}'.repeat(170);
+    const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, value]));
+    const items: BatchItem[] = Array.from({ length: 500 }, (_, index) => ({ index, session_id: `ses_${index}`, status: 'running', last_message_status: 'queued', agent_id: 'agt', version_id: 'ver', llm_id: 'main', metadata, transcript_url: null, error: null }));
+    const store = new BatchStore(db);
+    const chunks = await store.saveItems('bat_big', items);
+    assert.ok(chunks > 1, `${chunks} chunks`);
+    const back = await store.items({ _id: 'bat_big', chunk_count: chunks });
+    assert.deepEqual(back.map((i) => i.index), items.map((i) => i.index));
+    assert.equal(back[499].metadata.k49, value);
   });
 
   it('GridFS keeps a multi-chunk blob byte for byte, and deletes it', async () => {
