@@ -3,7 +3,7 @@ import { QueueFactory } from '../../infra/queues/queues.js';
 import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
-import type { Config } from '../config/config.js';
+import { ConfigError, type Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
@@ -37,6 +37,29 @@ async function closeRedis(conn: RedisClient): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** How long the process's Redis connections share one warn line about their errors. */
+const REDIS_ERROR_WINDOW_MS = 10_000;
+
+/**
+ * One warn line per window for all of the process's Redis connections: each reports an outage once, but a
+ * worker holds one per queue (~70), so an outage began with ~70 identical lines. The first error is logged
+ * as it comes; the connections that report within the window are counted on the next line.
+ */
+function redisErrorLog(log: Logger): (err: Error) => void {
+  let until = 0;
+  let repeats = 0;
+  return (err) => {
+    const now = Date.now();
+    if (now < until) {
+      repeats++;
+      return;
+    }
+    log.warn(repeats > 0 ? { err: err.message, repeated: repeats } : { err: err.message }, 'redis connection error; reconnecting');
+    until = now + REDIS_ERROR_WINDOW_MS;
+    repeats = 0;
+  };
 }
 
 /** Queues, the dispatcher over them, and the process's one subscriber: built once per process, here. */
@@ -112,10 +135,15 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
       log.warn({ reason }, 'mongodb client replaced: its server monitor was wedged');
     },
     onReplaceFailed: (err) => log.warn({ err: err.message }, 'mongodb client wedged; its replacement did not connect, trying again'),
+  }).catch((err: Error) => {
+    // The driver's own errors and the system's (no server answered, refused credentials, a bad option, an SRV
+    // name not found) are the operator's to fix in MONGODB_URL: one line naming it. Their messages carry
+    // hosts, never the URL's password.
+    throw err.name.startsWith('Mongo') || (err as NodeJS.ErrnoException).syscall ? new ConfigError(`MONGODB_URL: could not connect to MongoDB: ${err.message}`) : err;
   });
   shutdown.add(mongo);
   if (!mongo.driverFixed) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
-  const onRedisError = (err: Error) => log.warn({ err: err.message }, 'redis connection error; reconnecting');
+  const onRedisError = redisErrorLog(log);
   const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);

@@ -1,9 +1,12 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
+import { ConfigError } from '../config/config.js';
 import type { Drain } from '../lifecycle/drain.js';
 import { once, type Closeable } from '../lifecycle/shutdown.js';
 
 export interface ListenOptions {
   port: number;
+  /** The variable that set `port`, named when it cannot be bound. */
+  setting: string;
   /** null: every interface. */
   host: string | null;
   /** How long in-flight requests may run once the listener stops accepting; then the rest are cut. */
@@ -17,15 +20,20 @@ export interface ListenOptions {
  * in-flight requests finish for `graceMs`, then cuts whatever is left.
  */
 export async function listen(name: string, handler: RequestListener, opts: ListenOptions): Promise<{ server: Server; port: number; closer: Closeable }> {
-  const { port, host, graceMs, drain } = opts;
+  const { port, host, graceMs, drain, setting } = opts;
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
     if (drain.draining) res.shouldKeepAlive = false;
     handler(req, res);
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const failed = (err: NodeJS.ErrnoException) => {
+      // An operator's mistake (a port taken, a privileged port, an address not on this host): one line, no stack.
+      const why = { EADDRINUSE: 'is already in use', EACCES: 'needs privileges this process lacks', EADDRNOTAVAIL: 'is not an address of this host' }[err.code ?? ''];
+      reject(why ? new ConfigError(`${setting}: cannot listen on ${host ?? '*'}:${port}: it ${why}`) : err);
+    };
+    server.once('error', failed);
     const ready = () => {
-      server.off('error', reject);
+      server.off('error', failed);
       resolve();
     };
     // No host: Node binds every interface (dual-stack where IPv6 exists).

@@ -14,7 +14,7 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
   const { sandboxCapabilities } = await import('../sandbox/capabilities.js');
   const sandbox = sandboxCapabilities();
   const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub }, health: () => ({ sandbox }) });
-  const { port: actual, closer } = await listen('web', app.callback(), { port, host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain });
+  const { port: actual, closer } = await listen('web', app.callback(), { port, setting: 'PORT', host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain });
   core.shutdown.add(closer);
   core.log.info({ role: 'web', host: core.config.host ?? '*', port: actual, base_url: core.config.publicUrl }, 'web listening');
   return { port: actual };

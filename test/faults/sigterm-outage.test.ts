@@ -32,6 +32,14 @@ describe('fault: Redis down under a split deploy', function () {
   });
   after(async () => c?.close());
 
+  it('each process says once that Redis went, not once per connection', async () => {
+    for (const role of ROLES) {
+      const lines = c.procs.get(role)!.lines.filter((l) => l.includes('"msg":"redis connection error; reconnecting"'));
+      // One, or two should a late connection report after the 10 s window; a worker holds about 70.
+      assert.ok(lines.length >= 1 && lines.length <= 2, `${role}: ${lines.length} lines\n${lines.slice(0, 5).join('\n')}`);
+    }
+  });
+
   it('every role stays live and scrapable; web is not ready, the router is (docs/operations.md, Probes)', async () => {
     for (const role of ROLES) {
       const base = probeBase(c.procs.get(role)!);

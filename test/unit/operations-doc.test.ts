@@ -55,6 +55,13 @@ describe('docs/operations.md', () => {
     assert.deepEqual(base.filter((n) => !listed.has(n)), [], 'every series is documented');
   });
 
+  it('takes the max of the queue gauges over processes, never their sum', () => {
+    // Every worker reads the same queues from Redis: a sum over processes counts the backlog once per worker.
+    const queued = [...alertQueries(), ...dashboardQueries()].filter((q) => q.series.some((s) => s.name.startsWith('troupe_queue_')));
+    assert.ok(queued.length >= 3, `${queued.length} queries of the queue gauges`);
+    for (const q of queued) assert.match(q.expr, /^max( by \([^)]*\))? ?\(/, `${q.where}: ${q.expr}`);
+  });
+
   it('has alert rules whose expressions use exported series and labels', () => {
     const queries = alertQueries();
     assert.ok(queries.length >= 5, `${queries.length} alert rules`);
