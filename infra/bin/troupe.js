@@ -45,7 +45,13 @@ const [command, ...rest] = process.argv.slice(2);
 ensureDependencies();
 build();
 if (command === 'start') {
-  require(join(root, 'dist', 'infra', 'services', 'dev.js')).main(rest);
+  require(join(root, 'dist', 'infra', 'services', 'dev.js'))
+    .main(rest)
+    .catch((err) => {
+      // A setting to change (a bad value, a port in use) is one line; anything else keeps its stack.
+      process.stderr.write(`troupe: ${err && err.name === 'ConfigError' ? err.message : (err && err.stack) || err}\n`);
+      process.exit(1);
+    });
 } else if (command === 'test') {
   const r = spawnSync(process.execPath, [join(root, 'dist', 'infra', 'services', 'run-tests.js'), ...rest], { cwd: root, stdio: 'inherit' });
   process.exit(r.status ?? 1);

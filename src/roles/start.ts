@@ -38,7 +38,11 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });
   if (counting) core.onMongoClient(countMongo);
   const ports: Running['ports'] = {};
+  const httpless = !roles.includes('web') && !roles.includes('router');
   try {
+    // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT: first, so that a
+    // worker started while Redis is away (its actors wait for it) is live and scrapable meanwhile.
+    if (httpless) ports.metrics = await startMetricsServer(core, roles);
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
@@ -57,8 +61,6 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     }
     if (roles.includes('router')) ports.router = (await (await import('./router.js')).startRouter(core)).port;
     if (roles.includes('web')) ports.web = (await (await import('./web.js')).startWeb(core)).port;
-    // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT.
-    if (!roles.includes('web') && !roles.includes('router')) ports.metrics = await startMetricsServer(core, roles);
   } catch (err) {
     await core.shutdown.close();
     throw err;

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
 import { Cluster, type RoleProcess } from './support/cluster.js';
 
 /** What an operator expects of a SIGTERM with Redis gone: nothing can be handed back, so the process exits at once. */
@@ -54,6 +56,25 @@ describe('fault: Redis down under a split deploy', function () {
     assert.equal(web.status, 503);
     assert.equal(((await web.json()) as { error: { code: string } }).error.code, 'not_ready');
     assert.equal((await fetch(`${c.url('router')}/readyz`, { signal: AbortSignal.timeout(SCRAPE_MS) })).status, 200);
+  });
+
+  it('a worker started while Redis is down is live and scrapable while its actors wait for Redis', async () => {
+    const child = spawn(process.execPath, [join(__dirname, '../../src/main.js'), 'worker'], { env: { ...c.env, METRICS_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const lines: string[] = [];
+    child.stdout!.on('data', (d: Buffer) => lines.push(...d.toString().split('\n').filter(Boolean)));
+    const exited = new Promise((r) => child.once('exit', r));
+    try {
+      let listening: string | undefined;
+      for (let i = 0; i < 200 && !(listening = lines.find((l) => l.includes('"msg":"metrics listening"'))); i++) await new Promise((r) => setTimeout(r, 100));
+      assert.ok(listening, `no metrics listening line:\n${lines.slice(-10).join('\n')}`);
+      const base = `http://127.0.0.1:${(JSON.parse(listening) as { port: number }).port}`;
+      assert.equal((await fetch(`${base}/healthz`, { signal: AbortSignal.timeout(SCRAPE_MS) })).status, 200);
+      assert.equal((await fetch(`${base}/metrics`, { signal: AbortSignal.timeout(SCRAPE_MS) })).status, 200);
+      assert.ok(!lines.some((l) => l.includes('"msg":"worker started"')), 'its actors are still waiting for Redis');
+    } finally {
+      child.kill('SIGKILL');
+      await exited;
+    }
   });
 
   it(`every role exits 0 within ${PROMPT_EXIT_MS / 1000} s of SIGTERM, not after its shutdown timeout`, async () => {
