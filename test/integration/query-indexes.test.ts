@@ -144,7 +144,13 @@ describe('every hot and list query has an index that serves it', () => {
     const other = client.db(uniqueName('troupe_idx_old'));
     try {
       await other.collection('sessions').createIndex({ org_id: 1, status: 1 }, { name: 'org_status' });
-      await ensureIndexes(other);
+      // Several processes start at once after the upgrade: one drops it, the others find it gone.
+      const clients = await Promise.all(Array.from({ length: 3 }, () => new MongoClient(requiredEnv('MONGODB_URL')).connect()));
+      try {
+        await Promise.all(clients.map((c) => ensureIndexes(c.db(other.databaseName))));
+      } finally {
+        await Promise.all(clients.map((c) => c.close()));
+      }
       await ensureIndexes(other); // a later start finds nothing to drop
       const names = (await other.collection('sessions').listIndexes().toArray()).map((i) => i.name as string);
       assert.ok(names.includes('org_status_id'), names.join());
