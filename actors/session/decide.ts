@@ -1,14 +1,29 @@
-import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError } from '../../src/domain/errors.js';
 import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
+import { MESSAGE_MAX_BYTES, jsonBytes } from './message-size.js';
 import { messageStart, type Effect, type SessionCommand } from './messages.js';
 import { outstanding } from './outstanding.js';
 
 export type { Decision, DecideInput } from './decision.js';
 
+/**
+ * Messages that may wait behind the running one. The queue lives on the
+ * session document, which every turn rewrites and MongoDB caps at 16 MiB; a
+ * client posting to a session whose model hangs would otherwise grow it
+ * without end (6,000 a minute at the default rate limit).
+ */
+export const MAX_QUEUED_MESSAGES = 1000;
+
 function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'user.message' }>): Decision {
   if (input.messages.has(cmd.message_id)) return { ...NOTHING, reply: { event_index: null, message_id: cmd.message_id } };
+  if (jsonBytes(cmd.content) > MESSAGE_MAX_BYTES) {
+    throw new PayloadTooLargeError(`A message's content may take at most ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB as JSON.`, 'message_too_large');
+  }
+  if (input.session.queued_message_ids.length >= MAX_QUEUED_MESSAGES) {
+    throw new ConflictError(`The session already has ${MAX_QUEUED_MESSAGES} messages waiting; send more once some have finished.`, 'session_queue_full');
+  }
   const events: NewEvent[] = [
     { type: 'user.message', message_id: cmd.message_id, source: 'user', actor: USER_ACTOR, data: { content: cmd.content, metadata: cmd.metadata, message_id: cmd.message_id } },
     platform('message.status_changed', cmd.message_id, { message_id: cmd.message_id, from: null, to: 'queued', attempt: 1 }),

@@ -1,9 +1,10 @@
-import { ConflictError, NotFoundError, UnprocessableError } from '../../src/domain/errors.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
 import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
 import { batchJobId } from '../batch/messages.js';
 import { toolRunJobId } from '../tool-runner/messages.js';
 import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
 import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput } from './decision.js';
+import { MESSAGE_MAX_BYTES, jsonBytes, storedBytes } from './message-size.js';
 import type { Effect, ModelResult, SessionCommand } from './messages.js';
 
 const RETRY_BASE_MS = 1000;
@@ -122,7 +123,8 @@ export function toolCompleted(input: DecideInput, cmd: Extract<SessionCommand, {
   if (!m || !pendingCall(m, cmd.attempt, cmd.tool_call_id)) return NOTHING;
   const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
   const base = { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'custom' };
-  const ev = cmd.result.ok ? platform('tool.call_completed', m.id, { ...base, output: cmd.result.output }) : platform('tool.call_failed', m.id, { ...base, reason: 'error', error: cmd.result.error });
+  const result = cmd.result.ok && storedBytes(m) + jsonBytes(cmd.result.output) > MESSAGE_MAX_BYTES ? { ok: false as const, error: `The tool's result would take the message past ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB.` } : cmd.result;
+  const ev = result.ok ? platform('tool.call_completed', m.id, { ...base, output: result.output }) : platform('tool.call_failed', m.id, { ...base, reason: 'error', error: result.error });
   return resume(input, m, cmd.tool_call_id, [ev]);
 }
 
@@ -144,6 +146,9 @@ export function toolResultSubmitted(input: DecideInput, cmd: Extract<SessionComm
   const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
   const tool = input.agent.tools.get(name);
   if (!tool || tool.kind !== 'external') throw new ConflictError(`Tool call ${cmd.tool_call_id} is not an external tool call.`, 'tool_call_not_external', 'tool_call_id');
+  if (storedBytes(m) + jsonBytes(cmd.result) > MESSAGE_MAX_BYTES) {
+    throw new PayloadTooLargeError(`This result would take message ${m.id} past ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB of content and tool results; submit a smaller one, or is_error true with a short one.`, 'message_output_too_large');
+  }
   if (!cmd.is_error) {
     const why = input.agent.validate_output(tool, cmd.result);
     if (why) throw new UnprocessableError(`result does not match the output_schema of ${name}: ${why}`, 'tool_result_invalid', 'result');

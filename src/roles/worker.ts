@@ -32,6 +32,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
     // Deleted by the session's own actor, so no turn of it runs meanwhile.
     deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
       core.plane.dispatcher.send([sessionCommand(s._id, { kind: 'session.delete', command_id: `retention-${s._id}` }, s.priority ?? 'interactive')]),
+    retentionAfter: new Map<string, string>(),
   };
   const reaper = setInterval(() => {
     reap(core.stores, Date.now(), hooks).then(

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key.js';
 import { TicketWriter } from './ticket-writer.js';
 
 /** One item's result as the spec lists it, plus the first message id (internal, never returned). */
@@ -69,14 +70,19 @@ export interface SettlementDoc {
   counted: boolean;
 }
 
-/** Items per `batch_items` document: 500 items of the largest metadata allowed stay well under 16 MB. */
+/** Items per `batch_items` document at most. */
 export const ITEMS_PER_CHUNK = 500;
+/**
+ * Bytes of item JSON per `batch_items` document at most. Counting items was
+ * not enough: metadata values are limited in characters, and 500 items whose
+ * values are 4-byte characters or JSON escapes came to over 16 MiB, which the
+ * driver refused (with the sessions already created).
+ */
+export const CHUNK_MAX_BYTES = 4 * 1024 * 1024;
 
 const HEADER_ONLY = { projection: { _id: 1, org_id: 1, agent_id: 1, state: 1, created_count: 1, rejected_count: 1, settled: 1, chunk_count: 1, terminal_fired: 1, terminal_type: 1, terminal_enqueued: 1 } } as const;
 
-export function isDuplicateKey(err: unknown): boolean {
-  return (err as { code?: number }).code === 11000;
-}
+export { isDuplicateKey } from './duplicate-key.js';
 
 /** Batches, their item results and their children's settlements. Reads go by `_id` wherever the path is hot. */
 export class BatchStore {
@@ -116,9 +122,21 @@ export class BatchStore {
 
   async saveItems(batchId: string, items: BatchItem[]): Promise<number> {
     const docs: ItemChunk[] = [];
-    for (let i = 0; i < items.length; i += ITEMS_PER_CHUNK) {
-      docs.push({ _id: `${batchId}:${docs.length}`, batch_id: batchId, items_json: JSON.stringify(items.slice(i, i + ITEMS_PER_CHUNK)) });
+    let chunk: string[] = [];
+    let bytes = 0;
+    const flush = () => {
+      if (chunk.length) docs.push({ _id: `${batchId}:${docs.length}`, batch_id: batchId, items_json: `[${chunk.join(',')}]` });
+      chunk = [];
+      bytes = 0;
+    };
+    for (const item of items) {
+      const json = JSON.stringify(item);
+      const size = Buffer.byteLength(json);
+      if (chunk.length >= ITEMS_PER_CHUNK || (chunk.length && bytes + size > CHUNK_MAX_BYTES)) flush();
+      chunk.push(json);
+      bytes += size + 1;
     }
+    flush();
     if (docs.length) await this.chunks.insertMany(docs, { ordered: false });
     return docs.length;
   }

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+import { retryDuplicateUpsert } from './duplicate-key.js';
 
 export interface CredentialDoc {
   _id: string;
@@ -35,10 +36,12 @@ export class CredentialStore {
   async put(orgId: string, name: string, value: string): Promise<CredentialDoc> {
     const now = new Date();
     const sealed = this.box.seal(value, this.aad(orgId, name));
-    const doc = await this.col.findOneAndUpdate(
-      { org_id: orgId, name },
-      { $set: { value: sealed, updated_at: now }, $setOnInsert: { _id: `${orgId}:${name}`, org_id: orgId, name, created_at: now } },
-      { upsert: true, returnDocument: 'after' },
+    const doc = await retryDuplicateUpsert(() =>
+      this.col.findOneAndUpdate(
+        { org_id: orgId, name },
+        { $set: { value: sealed, updated_at: now }, $setOnInsert: { _id: `${orgId}:${name}`, org_id: orgId, name, created_at: now } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     return doc!;
   }

@@ -179,6 +179,9 @@ export function clientOptions(appName: string, monitorCommands = false): MongoCl
     connectTimeoutMS: CONNECT_TIMEOUT_MS,
     heartbeatFrequencyMS: HEARTBEAT_FREQUENCY_MS,
     maxPoolSize: 50,
+    // Every read must see the writes before it (a turn reads the session another process just saved, a
+    // client reads the message it was just told about): a URL's secondary read preference is overridden.
+    readPreference: 'primary',
     // Only for the benchmarks' round-trip counts: every command then emits an event.
     monitorCommands,
     // Polling, not the streaming hello: mongo-java-server has no awaitable hello, and a polled hello is

@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { Effort, Provider } from '../llm/types.js';
+import { retryDuplicateUpsert } from './duplicate-key.js';
 
 export interface CandidateDoc {
   model: string;
@@ -55,10 +56,12 @@ export class RouterStore {
 
   async put(orgId: string, routerId: string, input: RouterInput): Promise<RouterDoc> {
     const now = new Date();
-    const doc = await this.col.findOneAndUpdate(
-      { org_id: orgId, router_id: routerId },
-      { $set: { default: input.default, policy: input.policy, candidates: input.candidates, updated_at: now }, $setOnInsert: { _id: `${orgId}:${routerId}`, org_id: orgId, router_id: routerId, created_at: now } },
-      { upsert: true, returnDocument: 'after' },
+    const doc = await retryDuplicateUpsert(() =>
+      this.col.findOneAndUpdate(
+        { org_id: orgId, router_id: routerId },
+        { $set: { default: input.default, policy: input.policy, candidates: input.candidates, updated_at: now }, $setOnInsert: { _id: `${orgId}:${routerId}`, org_id: orgId, router_id: routerId, created_at: now } },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     // No transactions on FerretDB: the others are unset after the write, and
     // byDefault() breaks a momentary tie by the latest update.

@@ -101,9 +101,11 @@ export class SessionStore {
     return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
-  /** Idle sessions created before `cutoff`, oldest first (retention candidates). */
-  idleCreatedBefore(orgId: string, cutoff: Date, limit: number): Promise<SessionDoc[]> {
-    return this.col.find({ org_id: orgId, status: 'idle', created_at: { $lt: cutoff } }).sort({ _id: 1 }).limit(limit).toArray();
+  /** Idle sessions created before `cutoff`, in id order from `after` (retention candidates). */
+  idleCreatedBefore(orgId: string, cutoff: Date, limit: number, after: string | null = null): Promise<SessionDoc[]> {
+    const filter: Filter<SessionDoc> = { org_id: orgId, status: 'idle', created_at: { $lt: cutoff } };
+    if (after) filter._id = { $gt: after };
+    return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
   }
 
   /** Ids of up to `limit` sessions that mount the storage binding. */

@@ -1,4 +1,5 @@
-import type { Collection, Db, Filter } from 'mongodb';
+import type { Collection, Db, Filter, FindCursor } from 'mongodb';
+import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** A per-million-token price; cost = tokens / 1e6 × price, in `currency`. */
 export interface Price {
@@ -77,27 +78,21 @@ export class UsageStore {
       $inc: { requests: counts.requests, input_tokens: counts.input, output_tokens: counts.output, cost: counts.cost },
       $setOnInsert: { org_id: key.orgId, router_id: key.routerId, agent_id: key.agentId, session_id: key.sessionId, model: key.model, currency: key.currency, hour },
     };
-    try {
-      await this.col.updateOne(filter, update, { upsert: true });
-    } catch (e) {
-      // Two first writers raced on the same _id; the loser's retry is a plain update.
-      if ((e as { code?: number }).code !== 11000) throw e;
-      await this.col.updateOne(filter, update, { upsert: true });
-    }
+    await retryDuplicateUpsert(() => this.col.updateOne(filter, update, { upsert: true }));
   }
 
   list(orgId: string, routerId?: string): Promise<UsageDoc[]> {
     return this.col.find(routerId ? { org_id: orgId, router_id: routerId } : { org_id: orgId }).sort({ hour: 1, model: 1 }).toArray();
   }
 
-  /** Records of an org in [from, to), optionally of one session; hours are the unit, so `from` is rounded down. */
-  range(orgId: string, from: Date | null, to: Date | null, sessionId?: string): Promise<UsageDoc[]> {
+  /** Records of an org in [from, to), optionally of one session, as a cursor to stream; hours are the unit, so `from` is rounded down. */
+  range(orgId: string, from: Date | null, to: Date | null, sessionId?: string): FindCursor<UsageDoc> {
     const filter: Filter<UsageDoc> = { org_id: orgId };
     if (sessionId) filter.session_id = sessionId;
     const hour: Record<string, Date> = {};
     if (from) hour.$gte = hourOf(from);
     if (to) hour.$lt = to;
     if (from || to) filter.hour = hour;
-    return this.col.find(filter).toArray();
+    return this.col.find(filter);
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** Event types a webhook may subscribe to (spec: Agent webhook). */
 export const WEBHOOK_EVENT_TYPES = [
@@ -105,22 +106,24 @@ export class WebhookConfigStore {
     const now = new Date();
     const secret = newSigningSecret();
     const sealed = this.box.seal(secret, this.aad(orgId, agentId));
-    const doc = await this.col.findOneAndUpdate(
-      { org_id: orgId, agent_id: agentId },
-      {
-        // A PUT is how a client re-enables a webhook its receiver disabled with 410.
-        $set: { url, event_types: eventTypes, updated_at: now, disabled_at: null },
-        $setOnInsert: {
-          _id: `${orgId}:${agentId}`,
-          org_id: orgId,
-          agent_id: agentId,
-          secret: sealed,
-          previous_secret: null,
-          previous_secret_expires_at: null,
-          created_at: now,
+    const doc = await retryDuplicateUpsert(() =>
+      this.col.findOneAndUpdate(
+        { org_id: orgId, agent_id: agentId },
+        {
+          // A PUT is how a client re-enables a webhook its receiver disabled with 410.
+          $set: { url, event_types: eventTypes, updated_at: now, disabled_at: null },
+          $setOnInsert: {
+            _id: `${orgId}:${agentId}`,
+            org_id: orgId,
+            agent_id: agentId,
+            secret: sealed,
+            previous_secret: null,
+            previous_secret_expires_at: null,
+            created_at: now,
+          },
         },
-      },
-      { upsert: true, returnDocument: 'after' },
+        { upsert: true, returnDocument: 'after' },
+      ),
     );
     return sameSealed(doc!.secret, sealed) ? { doc: doc!, signingSecret: secret } : { doc: doc! };
   }

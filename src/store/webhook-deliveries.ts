@@ -88,6 +88,9 @@ export function deliveryDetailView(d: WebhookDeliveryDoc): DeliveryView & { atte
   };
 }
 
+/** Attempts a delivery's log keeps, the latest; `attempt_count` counts them all. */
+export const ATTEMPT_LOG_MAX = 100;
+
 /** What an attempt changes besides appending itself. */
 export interface AttemptUpdate {
   status: DeliveryStatus;
@@ -157,12 +160,18 @@ export class WebhookDeliveryStore {
     return this.col.find(filter, { projection: { body: 0, attempts: 0 } }).sort({ _id: -1 }).limit(limit + 1).toArray();
   }
 
-  /** Appends attempt `number` and moves the status; one write, by `_id`. */
+  /**
+   * Appends attempt `number` and moves the status; one write, by `_id`. The
+   * log keeps the latest ATTEMPT_LOG_MAX attempts: the schedule makes 13, but
+   * client redeliveries have no end, and a document that grew past 16 MiB
+   * could no longer be written at all. FerretDB v1 ignores `$slice`; past the
+   * cap a conditional `$pop` trims what it left (a no-op where `$slice` held).
+   */
   async recordAttempt(id: string, number: number, attempt: Omit<DeliveryAttempt, 'number'>, update: AttemptUpdate): Promise<void> {
     await this.col.updateOne(
       { _id: id },
       {
-        $push: { attempts: { ...attempt, number } },
+        $push: { attempts: { $each: [{ ...attempt, number }], $slice: -ATTEMPT_LOG_MAX } },
         $set: {
           attempt_count: number,
           status: update.status,
@@ -175,6 +184,7 @@ export class WebhookDeliveryStore {
         },
       },
     );
+    if (number > ATTEMPT_LOG_MAX) await this.col.updateOne({ _id: id, [`attempts.${ATTEMPT_LOG_MAX}`]: { $exists: true } }, { $pop: { attempts: -1 } });
   }
 
   /** Ends a pending delivery without an attempt (its webhook was removed or unsubscribed meanwhile). */

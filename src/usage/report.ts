@@ -47,11 +47,12 @@ const FIELD = { model: 'model', agent: 'agent_id', session: 'session_id' } as co
  */
 export type UsageGroup = UsageFigures & { model?: string | null; agent_id?: string | null; session_id?: string | null };
 
-export function summarize(docs: UsageDoc[], groupBy: GroupBy): { groups: UsageGroup[]; totals: UsageFigures } {
+export async function summarize(docs: Iterable<UsageDoc> | AsyncIterable<UsageDoc>, groupBy: GroupBy): Promise<{ groups: UsageGroup[]; totals: UsageFigures }> {
   const field = FIELD[groupBy];
   const groups = new Map<string | null, Tally>();
   const totals = new Tally();
-  for (const d of docs) {
+  // Read as a stream: an org's hours of usage can be millions of records, and only the tallies are kept.
+  for await (const d of docs) {
     const key = (d[field] as string | null | undefined) ?? null;
     let t = groups.get(key);
     if (!t) groups.set(key, (t = new Tally()));

@@ -92,6 +92,18 @@ describe('session batches', () => {
     assert.equal(transcript.messages[0].output.parts[0].text, 'Batch reply.');
   });
 
+  it('fails an item whose message is larger than a stored message may be, creating the others', async function () {
+    this.timeout(60_000);
+    // 85 blocks of 200,000 characters: 17 MB, allowed by the batch body limit and the content schema, past
+    // MongoDB's 16 MiB document limit. The driver refused the whole insert with it, so the batch was a 500.
+    const huge = Array.from({ length: 85 }, () => ({ type: 'text' as const, text: 'y'.repeat(200_000) }));
+    const b = await json<Batch>(await post({ items: [item('small'), { agent_id: agentId, message: { content: huge } }] }), 201);
+    assert.equal(b.sessions[0].status, 'running');
+    assert.equal(b.sessions[1].status, 'failed');
+    assert.equal(b.sessions[1].session_id, null);
+    assert.match(b.sessions[1].error!, /at most 8 MiB/);
+  });
+
   it('returns the original batch for a reused idempotency_key, without new sessions', async () => {
     const key = `k-${Date.now()}`;
     const body = { idempotency_key: key, items: [item('a'), item('b'), item('c', { llm_id: 'nope' })] };

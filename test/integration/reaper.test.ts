@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DELIVERY_RETENTION_MS, reap } from '../../src/maintenance/reaper.js';
+import { DELIVERY_RETENTION_MS, reap, SESSIONS_PER_RUN } from '../../src/maintenance/reaper.js';
 import { reserve, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -48,5 +48,29 @@ describe('reaper', () => {
     const left = (await deliveries.col.find({ org_id: 'o' }).toArray()).map((d) => d._id).sort();
     assert.deepEqual(left, [oldPending._id, recent._id].sort());
     assert.equal(await deliveries.byId(oldDone._id), null);
+  });
+
+  it('goes on where the last run stopped, so old sessions still in use never hide expired ones behind them', async function () {
+    this.timeout(60_000);
+    const { stores } = h.running.core;
+    const org = await stores.orgs.create(`retention-${Date.now()}`);
+    await stores.orgs.setSettings(org._id, { session_retention_days: 1 });
+    const longAgo = new Date(Date.now() - 10 * 24 * 60 * 60 * 1000);
+    // A full run's worth of old sessions that were active a minute ago, then one that expired, created last.
+    const ids = Array.from({ length: SESSIONS_PER_RUN + 1 }, (_, i) => `ses_ret_${org._id}_${String(i).padStart(4, '0')}`);
+    const session = (id: string, active: boolean) => ({
+      _id: id, org_id: org._id, agent_id: 'agt', version_id: 'ver', name: null, storage_binding_id: null, llm_id: 'main', internet_access: false, metadata: {}, secrets: null, llm_api_key: null,
+      batch_id: null, priority: 'interactive' as const, created_at: longAgo, status: 'idle' as const, last_sequence: active ? 1 : 0, last_message_id: null, last_message_status: null,
+      running_message_id: null, queued_message_ids: [], recent_commands: [],
+    });
+    await stores.sessions.col.insertMany(ids.map((id, i) => session(id, i < SESSIONS_PER_RUN)));
+    await stores.ledger.col.insertMany(ids.slice(0, SESSIONS_PER_RUN).map((id) => ({ _id: `${id}:1`, org_id: org._id, session_id: id, sequence_number: 1, message_id: null, type: 'session.status_changed', source: 'platform', actor: { type: 'system', id: null }, data_json: '{}', created_at: new Date(Date.now() - 60_000) }) as never));
+    const deleted: string[] = [];
+    const hooks = { deleteSession: async (s: { _id: string }) => void deleted.push(s._id), retentionAfter: new Map<string, string>() };
+    await reap(stores, Date.now(), hooks);
+    assert.deepEqual(deleted, [], 'the first run examined the sessions still in use');
+    await reap(stores, Date.now(), hooks);
+    assert.deepEqual(deleted, [ids.at(-1)], 'the next run reached the expired one');
+    await stores.orgs.setSettings(org._id, { session_retention_days: null });
   });
 });

@@ -1,12 +1,18 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { BatchStore, type BatchItem } from '../../src/store/batches.js';
 import { BlobStore } from '../../src/store/blobs.js';
+import { CredentialStore } from '../../src/store/credentials.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
 import { LedgerStore, toEventDoc } from '../../src/store/ledger.js';
 import { MessageStore } from '../../src/store/messages.js';
-import { WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
+import { RouterStore } from '../../src/store/routers.js';
+import { WebhookConfigStore } from '../../src/store/webhook-configs.js';
+import { ATTEMPT_LOG_MAX, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
 import { requiredEnv, uniqueName } from '../support/harness.js';
 
 /**
@@ -95,6 +101,19 @@ describe('MongoDB semantics Troupe relies on', () => {
     assert.equal(await store.col.countDocuments({ org_id: 'o' }), 2);
   });
 
+  it('a delivery keeps the latest attempts only, however often it is redelivered', async () => {
+    const store = new WebhookDeliveryStore(db);
+    const d = { org_id: 'o_cap', agent_id: 'agt', event_id: 'evt_cap', event_type: 'session.completed', session_id: null, message_id: null, batch_id: null, body: '{}' };
+    const attempt = { attempted_at: new Date(), status_code: 500, error: null, duration_ms: 1, redelivery: true };
+    const first = await store.insertWithAttempt(d, { ...attempt, redelivery: false }, { status: 'failed', next_attempt_at: null });
+    const total = ATTEMPT_LOG_MAX + 25;
+    for (let n = 2; n <= total; n++) await store.recordAttempt(first._id, n, attempt, { status: 'failed', next_attempt_at: null });
+    const stored = await store.byId(first._id);
+    assert.equal(stored?.attempt_count, total);
+    assert.equal(stored?.attempts.length, ATTEMPT_LOG_MAX);
+    assert.deepEqual([stored?.attempts[0].number, stored?.attempts.at(-1)?.number], [total - ATTEMPT_LOG_MAX + 1, total]);
+  });
+
   it('a unique compound index counts a missing field as null (MongoDB semantics)', async function () {
     // FerretDB v1 accepts both documents; MongoDB and mongo-java-server refuse the second.
     // Troupe never relies on either: every unique key field it indexes is always set.
@@ -120,6 +139,50 @@ describe('MongoDB semantics Troupe relies on', () => {
       for (const name of fresh) await clients[0].db(name).dropDatabase().catch(() => undefined);
       await Promise.all(clients.map((c) => c.close()));
     }
+  });
+
+  it('first upserts of one credential, router and webhook config from many writers at once all succeed', async function () {
+    this.timeout(60_000);
+    // Two first writers both miss the document and both insert; the loser's E11000 (on the `_id` that
+    // $setOnInsert gives) is not retried by MongoDB itself, and was a 500 for a client's concurrent PUTs.
+    const box = new SecretBox(new Map([['k', randomBytes(32)]]), 'k');
+    const clients = Array.from({ length: 4 }, () => new MongoClient(requiredEnv('MONGODB_URL')));
+    try {
+      await Promise.all(clients.map((c) => c.connect()));
+      const writers = clients.flatMap((c) => [c, c]).map((c) => c.db(db.databaseName));
+      for (let round = 0; round < 10; round++) {
+        const name = `RACE_${round}`;
+        const results = await Promise.allSettled(
+          writers.flatMap((w, i) => [
+            new CredentialStore(w, box).put('o_race', name, `v${i}`),
+            new RouterStore(w).put('o_race', `r${round}`, { default: false, policy: { kind: 'first' }, candidates: [] } as never),
+            new WebhookConfigStore(w, box).put('o_race', `agt_${round}`, 'https://example.com/hook', ['session.completed']),
+          ]),
+        );
+        const failed = results.filter((r) => r.status === 'rejected').map((r) => String((r as PromiseRejectedResult).reason));
+        assert.deepEqual(failed, [], `round ${round}`);
+      }
+      assert.equal(await db.collection('credentials').countDocuments({ org_id: 'o_race' }), 10);
+      assert.equal(await db.collection('routers').countDocuments({ org_id: 'o_race' }), 10);
+      assert.equal(await db.collection('webhook_configs').countDocuments({ org_id: 'o_race' }), 10);
+    } finally {
+      await Promise.all(clients.map((c) => c.close()));
+    }
+  });
+
+  it('batch items are stored in chunks under the document limit however large their metadata is', async function () {
+    this.timeout(60_000);
+    // 500 items whose metadata values are 4-byte characters: about 17 MB of JSON, allowed by the batch
+    // body limit and the metadata schema (which counts characters). One chunk of them was refused.
+    const value = '\u{1F600}'.repeat(170);
+    const metadata = Object.fromEntries(Array.from({ length: 50 }, (_, k) => [`k${k}`, value]));
+    const items: BatchItem[] = Array.from({ length: 500 }, (_, index) => ({ index, session_id: `ses_${index}`, status: 'running', last_message_status: 'queued', agent_id: 'agt', version_id: 'ver', llm_id: 'main', metadata, transcript_url: null, error: null }));
+    const store = new BatchStore(db);
+    const chunks = await store.saveItems('bat_big', items);
+    assert.ok(chunks > 1, `${chunks} chunks`);
+    const back = await store.items({ _id: 'bat_big', chunk_count: chunks });
+    assert.deepEqual(back.map((i) => i.index), items.map((i) => i.index));
+    assert.equal(back[499].metadata.k49, value);
   });
 
   it('GridFS keeps a multi-chunk blob byte for byte, and deletes it', async () => {

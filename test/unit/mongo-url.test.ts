@@ -21,6 +21,10 @@ describe('MongoDB connection topology from the URL', () => {
     assert.equal(parsed('mongodb+srv://cluster0.example.net/troupe').directConnection, false);
   });
 
+  it('reads from the primary whatever the URL says: every read must see the writes before it', () => {
+    assert.equal(parsed('mongodb://a,b,c/troupe?replicaSet=rs0&readPreference=secondaryPreferred').readPreference.mode, 'primary');
+  });
+
   it('leaves the URL in charge: directConnection=true is kept, loadBalanced=true is accepted', () => {
     assert.equal(parsed('mongodb://mongo-0:27017/troupe?directConnection=true').directConnection, true);
     // The driver refuses loadBalanced beside any directConnection option, so setting one would stop the process at start.

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../actors/session/decide.js';
+import { decide, MAX_QUEUED_MESSAGES, type DecideInput } from '../../actors/session/decide.js';
 import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
@@ -43,6 +43,20 @@ describe('session actor decisions', () => {
     assert.equal(s.status, 'running');
     assert.equal(s.running_message_id, 'm1');
     assert.deepEqual(s.queued_message_ids, []);
+  });
+
+  it('refuses a message with 409 session_queue_full once MAX_QUEUED_MESSAGES wait, and takes one again when the queue moves', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m0'));
+    for (let i = 1; i <= MAX_QUEUED_MESSAGES; i++) run(s, m, um(`q${i}`));
+    assert.equal(s.queued_message_ids.length, MAX_QUEUED_MESSAGES);
+    assert.throws(() => run(s, m, um('over')), (err: unknown) => err instanceof ConflictError && err.code === 'session_queue_full');
+    assert.equal(s.queued_message_ids.length, MAX_QUEUED_MESSAGES, 'nothing recorded');
+    // A redelivered command for a message already queued still answers as before.
+    assert.equal(run(s, m, um('q1')).reply.event_index, null);
+    run(s, m, ok('m0'));
+    assert.equal(run(s, m, um('next')).reply.message_status, 'queued');
   });
 
   it('queues later messages FIFO and starts the next when one completes', () => {

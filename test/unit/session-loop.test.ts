@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { decide, type DecideInput } from '../../actors/session/decide.js';
 import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
-import { ConflictError, UnprocessableError } from '../../src/domain/errors.js';
+import { MESSAGE_MAX_BYTES, storedBytes } from '../../actors/session/message-size.js';
+import { ConflictError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/store/agents.js';
 
@@ -62,6 +63,29 @@ describe('session actor: the tool loop', () => {
     assert.deepEqual(ok.events.map((e) => [e.type, e.data.to ?? null]), [['tool.result_submitted', null], ['message.status_changed', 'running']]);
     assert.equal(ok.effects[0].kind, 'model.call');
     assert.throws(() => run(submit({ ok: true })), ConflictError);
+  });
+
+  it('holds a message under MESSAGE_MAX_BYTES: content, submitted results and custom tool output', () => {
+    const { m, run } = harness();
+    const big = 'x'.repeat(MESSAGE_MAX_BYTES / 2);
+    assert.throws(
+      () => run({ kind: 'user.message', command_id: 'u0', message_id: 'm0', content: [{ type: 'text', text: big }, { type: 'text', text: big }], metadata: null }),
+      (err: unknown) => err instanceof PayloadTooLargeError && err.code === 'message_too_large',
+    );
+    assert.equal(m.size, 0, 'nothing recorded');
+    run({ kind: 'user.message', command_id: 'u', message_id: 'm1', content: [{ type: 'text', text: 'x' }], metadata: null });
+    run(toolCalls(0, ['c1', 'ext'], ['c2', 'ext'], ['c3', 'cus']));
+    const submit = (id: string, result: unknown): SessionCommand => ({ kind: 'tool.result_submitted', command_id: `x-${id}`, message_id: 'm1', tool_call_id: id, result, is_error: false });
+    run(submit('c1', { ok: true, text: big }));
+    // A second half-budget result would take the message past the limit: refused, and the call stays pending.
+    assert.throws(() => run(submit('c2', { ok: true, text: big })), (err: unknown) => err instanceof PayloadTooLargeError && err.code === 'message_output_too_large');
+    assert.ok(m.get('m1')!.pending_tool_calls.some((c) => c.id === 'c2'));
+    run(submit('c2', { ok: true, note: 'short' }));
+    // A custom tool's output past the limit fails that call instead of breaking the message's document.
+    const d = run({ kind: 'tool.completed', command_id: 't3', message_id: 'm1', attempt: 1, tool_call_id: 'c3', result: { ok: true, output: { text: big } } });
+    const failed = d.events.find((e) => e.type === 'tool.call_failed');
+    assert.match(String(failed?.data.error), /past 8 MiB/);
+    assert.ok(storedBytes(m.get('m1')!) < MESSAGE_MAX_BYTES);
   });
 
   it('runs custom tools through the tool runner and ignores a late deadline', () => {

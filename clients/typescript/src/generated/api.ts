@@ -675,7 +675,7 @@ export type GetV1AgentsAgentIdWebhookDeliveriesResponse = {
     /** When the next scheduled retry is due; null when none is. */
     next_attempt_at?: string | null;
     completed_at?: string | null;
-    /** Single-delivery reads only: every attempt, oldest first. */
+    /** Single-delivery reads only: the latest 100 attempts, oldest first (`attempts` counts them all). */
     attempt_log?: Array<{
       number?: number;
       attempted_at?: string;
@@ -713,7 +713,7 @@ export type GetV1AgentsAgentIdWebhookDeliveriesDeliveryIdResponse = {
   /** When the next scheduled retry is due; null when none is. */
   next_attempt_at?: string | null;
   completed_at?: string | null;
-  /** Single-delivery reads only: every attempt, oldest first. */
+  /** Single-delivery reads only: the latest 100 attempts, oldest first (`attempts` counts them all). */
   attempt_log?: Array<{
     number?: number;
     attempted_at?: string;
@@ -748,7 +748,7 @@ export type PostV1AgentsAgentIdWebhookDeliveriesDeliveryIdRedeliverResponse = {
   /** When the next scheduled retry is due; null when none is. */
   next_attempt_at?: string | null;
   completed_at?: string | null;
-  /** Single-delivery reads only: every attempt, oldest first. */
+  /** Single-delivery reads only: the latest 100 attempts, oldest first (`attempts` counts them all). */
   attempt_log?: Array<{
     number?: number;
     attempted_at?: string;

@@ -19,7 +19,7 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
-        const { groups, totals } = summarize(await usage.range(orgId, null, null, session._id), 'model');
+        const { groups, totals } = await summarize(usage.range(orgId, null, null, session._id), 'model');
         return { session_id: session._id, models: groups, totals };
       },
     },
@@ -35,7 +35,7 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
         const from = q.from ? new Date(q.from) : null;
         const to = q.to ? new Date(q.to) : null;
         if (from && to && from >= to) throw new InvalidRequestError('from must be before to.', 'from');
-        const { groups, totals } = summarize(await usage.range(requireAuth(ctx).orgId, from, to), q.group_by);
+        const { groups, totals } = await summarize(usage.range(requireAuth(ctx).orgId, from, to), q.group_by);
         return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, group_by: q.group_by, groups, totals };
       },
     },

@@ -24,7 +24,7 @@ export const deliveryResponse: JsonSchema = {
     completed_at: nullableTime,
     attempt_log: {
       type: 'array',
-      description: 'Single-delivery reads only: every attempt, oldest first.',
+      description: 'Single-delivery reads only: the latest 100 attempts, oldest first (`attempts` counts them all).',
       items: {
         type: 'object',
         properties: {
