@@ -6,7 +6,7 @@ import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardAffinity } from './shard-affinity.js';
-import { RepeatedErrors } from './repeated-errors.js';
+import { RepeatedErrors } from '../../src/log/repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 import { closeWorkers, RunningTurns } from './worker-close.js';
@@ -97,7 +97,7 @@ export class ActorRuntime {
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
-    this.workerErrors = new RepeatedErrors(opts.log, 'actor worker error');
+    this.workerErrors = new RepeatedErrors((obj, msg) => opts.log.error(obj, msg), 'actor worker error');
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
     this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log }) : null;
     // Without a bound no batch turn ever waits for a slot: nothing to look at.

@@ -5,6 +5,7 @@ import { RedisKeys } from '../../infra/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
+import { RepeatedErrors } from '../log/repeated-errors.js';
 import type { AppDeps } from '../http/deps.js';
 import { once, ShutdownList } from '../lifecycle/shutdown.js';
 import type { Logger } from '../log/logger.js';
@@ -37,29 +38,6 @@ async function closeRedis(conn: RedisClient): Promise<void> {
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** How long the process's Redis connections share one warn line about their errors. */
-const REDIS_ERROR_WINDOW_MS = 10_000;
-
-/**
- * One warn line per window for all of the process's Redis connections: each reports an outage once, but a
- * worker holds one per queue (~70), so an outage began with ~70 identical lines. The first error is logged
- * as it comes; the connections that report within the window are counted on the next line.
- */
-function redisErrorLog(log: Logger): (err: Error) => void {
-  let until = 0;
-  let repeats = 0;
-  return (err) => {
-    const now = Date.now();
-    if (now < until) {
-      repeats++;
-      return;
-    }
-    log.warn(repeats > 0 ? { err: err.message, repeated: repeats } : { err: err.message }, 'redis connection error; reconnecting');
-    until = now + REDIS_ERROR_WINDOW_MS;
-    repeats = 0;
-  };
 }
 
 /** Queues, the dispatcher over them, and the process's one subscriber: built once per process, here. */
@@ -143,7 +121,10 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   });
   shutdown.add(mongo);
   if (!mongo.driverFixed) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
-  const onRedisError = redisErrorLog(log);
+  // One warn line per window for all of the process's Redis connections: each reports an outage once, but a
+  // worker holds one per queue (~70), so an outage began with ~70 identical lines.
+  const redisErrors = new RepeatedErrors((obj, msg) => log.warn(obj, msg), 'redis connection error; reconnecting');
+  const onRedisError = (err: Error) => redisErrors.report(err.message);
   const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { RepeatedErrors } from '../../actors/runtime/repeated-errors.js';
+import { RepeatedErrors } from '../../src/log/repeated-errors.js';
 
 describe('RepeatedErrors', () => {
   function gate() {
     const lines: { obj: Record<string, unknown>; msg: string }[] = [];
     let t = 1_000;
-    const errors = new RepeatedErrors({ error: (obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }) }, 'actor worker error', 10_000, () => t);
+    const errors = new RepeatedErrors((obj, msg) => lines.push({ obj: obj as Record<string, unknown>, msg }), 'actor worker error', 10_000, () => t);
     return { lines, errors, advance: (ms: number) => (t += ms) };
   }
 
@@ -25,5 +25,13 @@ describe('RepeatedErrors', () => {
     errors.report('NOSCRIPT', 'session-0');
     errors.report('connect ECONNREFUSED', 'session-1');
     assert.deepEqual(lines.map((l) => l.obj.err), ['connect ECONNREFUSED', 'NOSCRIPT']);
+  });
+
+  it('counts without a source where there is one: the Redis connections of a process', () => {
+    const { lines, errors, advance } = gate();
+    for (let c = 0; c < 70; c++) errors.report('connect ECONNREFUSED');
+    advance(10_000);
+    errors.report('connect ECONNREFUSED');
+    assert.deepEqual(lines.map((l) => l.obj), [{ err: 'connect ECONNREFUSED' }, { err: 'connect ECONNREFUSED', repeated: 69 }]);
   });
 });
