@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Worker } from 'bullmq';
 import type { RedisClient } from '../../infra/redis/connection.js';
+import { RepeatedErrors } from '../../src/log/repeated-errors.js';
 import { Membership } from './membership.js';
 import { ownedShards } from './rendezvous.js';
 
@@ -67,6 +68,7 @@ export class ShardAffinity {
   readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly workers: ShardWorker[] = [];
   private readonly membership: Membership;
+  private readonly wakeErrors = new RepeatedErrors((obj, msg) => this.opts.log.warn(obj, msg), 'could not wake a shard handed over');
   private owned: Set<number> | null = null;
   private joined: Promise<void> | null = null;
 
@@ -143,8 +145,9 @@ export class ShardAffinity {
     try {
       await this.opts.redis.zadd(worker.keys.marker, 0, '0');
     } catch (err) {
-      // The new owner then looks by itself within drainDelay.
-      this.opts.log.warn({ err: (err as Error).message, queue: worker.name }, 'could not wake a shard handed over');
+      // The new owner then looks by itself within drainDelay. Once per message per window: with Redis away every
+      // shard fails alike, and a Ctrl-C of `npm start` printed one line per shard (64).
+      this.wakeErrors.report((err as Error).message, worker.name);
     }
   }
 }
