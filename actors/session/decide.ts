@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError, PayloadTooLargeError } from '../../src/do
 import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
-import { MESSAGE_MAX_BYTES, jsonBytes } from './message-size.js';
+import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
 import { messageStart, type Effect, type SessionCommand } from './messages.js';
 import { outstanding } from './outstanding.js';
 
@@ -19,7 +19,7 @@ export const MAX_QUEUED_MESSAGES = 1000;
 function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'user.message' }>): Decision {
   if (input.messages.has(cmd.message_id)) return { ...NOTHING, reply: { event_index: null, message_id: cmd.message_id } };
   if (jsonBytes(cmd.content) > MESSAGE_MAX_BYTES) {
-    throw new PayloadTooLargeError(`A message's content may take at most ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB as JSON.`, 'message_too_large');
+    throw new PayloadTooLargeError(`A message's content may take at most ${MESSAGE_MAX_MIB} MiB as JSON.`, 'message_too_large');
   }
   if (input.session.queued_message_ids.length >= MAX_QUEUED_MESSAGES) {
     throw new ConflictError(`The session already has ${MAX_QUEUED_MESSAGES} messages waiting; send more once some have finished.`, 'session_queue_full');

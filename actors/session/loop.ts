@@ -4,7 +4,7 @@ import { batchJobId } from '../batch/messages.js';
 import { toolRunJobId } from '../tool-runner/messages.js';
 import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
 import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput } from './decision.js';
-import { MESSAGE_MAX_BYTES, jsonBytes, storedBytes } from './message-size.js';
+import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
 import type { Effect, ModelResult, SessionCommand } from './messages.js';
 
 const RETRY_BASE_MS = 1000;
@@ -123,7 +123,7 @@ export function toolCompleted(input: DecideInput, cmd: Extract<SessionCommand, {
   if (!m || !pendingCall(m, cmd.attempt, cmd.tool_call_id)) return NOTHING;
   const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
   const base = { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'custom' };
-  const result = cmd.result.ok && storedBytes(m) + jsonBytes(cmd.result.output) > MESSAGE_MAX_BYTES ? { ok: false as const, error: `The tool's result would take the message past ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB.` } : cmd.result;
+  const result = cmd.result.ok && storedBytes(m) + jsonBytes(cmd.result.output) > MESSAGE_MAX_BYTES ? { ok: false as const, error: `The tool's result would take the message past ${MESSAGE_MAX_MIB} MiB.` } : cmd.result;
   const ev = result.ok ? platform('tool.call_completed', m.id, { ...base, output: result.output }) : platform('tool.call_failed', m.id, { ...base, reason: 'error', error: result.error });
   return resume(input, m, cmd.tool_call_id, [ev]);
 }
@@ -147,7 +147,7 @@ export function toolResultSubmitted(input: DecideInput, cmd: Extract<SessionComm
   const tool = input.agent.tools.get(name);
   if (!tool || tool.kind !== 'external') throw new ConflictError(`Tool call ${cmd.tool_call_id} is not an external tool call.`, 'tool_call_not_external', 'tool_call_id');
   if (storedBytes(m) + jsonBytes(cmd.result) > MESSAGE_MAX_BYTES) {
-    throw new PayloadTooLargeError(`This result would take message ${m.id} past ${MESSAGE_MAX_BYTES / 1024 / 1024} MiB of content and tool results; submit a smaller one, or is_error true with a short one.`, 'message_output_too_large');
+    throw new PayloadTooLargeError(`This result would take message ${m.id} past ${MESSAGE_MAX_MIB} MiB of content and tool results; submit a smaller one, or is_error true with a short one.`, 'message_output_too_large');
   }
   if (!cmd.is_error) {
     const why = input.agent.validate_output(tool, cmd.result);

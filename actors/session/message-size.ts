@@ -8,7 +8,8 @@
  * could never be written again. Half the cap leaves room for the rest of the
  * document and for model text that a tool result is followed by.
  */
-export const MESSAGE_MAX_BYTES = 8 * 1024 * 1024;
+export const MESSAGE_MAX_MIB = 8;
+export const MESSAGE_MAX_BYTES = MESSAGE_MAX_MIB * 1024 * 1024;
 
 export function jsonBytes(value: unknown): number {
   return Buffer.byteLength(JSON.stringify(value ?? null));

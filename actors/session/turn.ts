@@ -15,6 +15,7 @@ import { stillOwed } from './outstanding.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from './projection.js';
 import { deleteSessionTurn } from './delete.js';
+import { isDuplicateKey } from '../../src/store/duplicate-key.js';
 
 /** What the session actor needs, and nothing more; the composition root wires the real ones. */
 export interface SessionPorts {
@@ -137,7 +138,7 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
   try {
     await deps.ledger.append(docs);
   } catch (err) {
-    if ((err as { code?: number }).code === 11000) throw new SequenceConflict(`session ${l.state.id}: sequence ${docs[0].sequence_number} already taken`);
+    if (isDuplicateKey(err)) throw new SequenceConflict(`session ${l.state.id}: sequence ${docs[0].sequence_number} already taken`);
     throw err;
   }
   return docs.map(envelope);

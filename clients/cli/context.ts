@@ -45,13 +45,14 @@ export function positiveSeconds(value: string): number {
   return n;
 }
 
-export function sequenceNumber(value: string): number {
-  if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected a sequence number (0, 1, 2, …), got "${value}"`);
-  return Number(value);
+/** A whole number from `min` to `max`, else a usage error saying what was expected (a typo fails here, not at the server). */
+function wholeNumber(min: number, max: number, expected: string): (value: string) => number {
+  return (value) => {
+    if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) throw new InvalidArgumentError(`expected ${expected}, got "${value}"`);
+    return Number(value);
+  };
 }
 
-/** A page size the API takes (1-100), checked here so a typo is a usage error, not a refusal from the server. */
-export function pageLimit(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 100) throw new InvalidArgumentError(`expected a whole number from 1 to 100, got "${value}"`);
-  return Number(value);
-}
+export const sequenceNumber = wholeNumber(0, Number.MAX_SAFE_INTEGER, 'a sequence number (0, 1, 2, …)');
+/** A page size the API takes. */
+export const pageLimit = wholeNumber(1, 100, 'a whole number from 1 to 100');

@@ -7,11 +7,12 @@ import { batchStatus } from '../domain/batch-status.js';
 import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError } from '../domain/errors.js';
 import { newId } from '../domain/ids.js';
 import type { AgentStore } from '../store/agents.js';
-import { isDuplicateKey, itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from '../store/batches.js';
+import { itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from '../store/batches.js';
 import { bodyHash } from '../store/idempotency.js';
 import type { Stores } from '../store/stores.js';
 import { createdItem, planItems, rejectedItem, type ItemCheck } from './plan.js';
 import { writeFirstTurns } from './write.js';
+import { isDuplicateKey } from '../store/duplicate-key.js';
 
 /** The envelope as validated; items are raw until each is checked on its own. */
 export interface CreateBatchBody {

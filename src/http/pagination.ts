@@ -34,7 +34,7 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
   if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 200)) {
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
   }
-  if (idsOf && after !== undefined && !new RegExp(`^${IdPrefix[idsOf]}_[0-9a-z]{26}$`).test(after as string)) {
+  if (idsOf && after !== undefined && !cursorPattern(idsOf).test(after as string)) {
     throw new InvalidRequestError(`after must be a cursor returned as next_cursor (an id like ${IdPrefix[idsOf]}_…).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
@@ -55,4 +55,13 @@ export function pageOf<T>(rows: T[], limit: number, cursorOf: (row: T) => string
   const has_more = rows.length > limit;
   const items = has_more ? rows.slice(0, limit) : rows;
   return { items, has_more, next_cursor: has_more ? cursorOf(items[items.length - 1]) : null };
+}
+
+const CURSOR_PATTERNS = new Map<IdKind, RegExp>();
+
+/** What an id of `kind` looks like (newId's shape), compiled once per kind rather than per request. */
+function cursorPattern(kind: IdKind): RegExp {
+  let p = CURSOR_PATTERNS.get(kind);
+  if (!p) CURSOR_PATTERNS.set(kind, (p = new RegExp(`^${IdPrefix[kind]}_[0-9a-z]{26}$`)));
+  return p;
 }

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { newId } from '../domain/ids.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 export const KeyKind = Object.freeze({ api: 'api', routing: 'routing' } as const);
 export type KeyKindName = (typeof KeyKind)[keyof typeof KeyKind];
@@ -59,7 +60,7 @@ export class ApiKeyStore {
       await this.create(orgId, kind, { key, name });
       return true;
     } catch (err) {
-      if ((err as { code?: number }).code === 11000) return false;
+      if (isDuplicateKey(err)) return false;
       throw err;
     }
   }

@@ -82,8 +82,6 @@ export const CHUNK_MAX_BYTES = 4 * 1024 * 1024;
 
 const HEADER_ONLY = { projection: { _id: 1, org_id: 1, agent_id: 1, state: 1, created_count: 1, rejected_count: 1, settled: 1, chunk_count: 1, terminal_fired: 1, terminal_type: 1, terminal_enqueued: 1 } } as const;
 
-export { isDuplicateKey } from './duplicate-key.js';
-
 /** Batches, their item results and their children's settlements. Reads go by `_id` wherever the path is hot. */
 export class BatchStore {
   readonly col: Collection<BatchDoc>;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import { ConflictError, UnprocessableError } from '../domain/errors.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
@@ -54,7 +55,7 @@ export class IdempotencyStore {
         await this.col.insertOne({ _id: id, scope, key, body_hash: hash, state: 'in_flight', response: null, status: null, created_at });
         return { kind: 'claimed', id, resourceId: null };
       } catch (err) {
-        if ((err as { code?: number }).code !== 11000) {
+        if (!isDuplicateKey(err)) {
           // The insert may have been applied with its answer lost (the server killed in between): that claim,
           // ours (same created_at), must not hold the key for the whole lease. Seen in the MongoDB SIGKILL fault.
           this.releaseLater({ _id: id, state: 'in_flight', created_at });

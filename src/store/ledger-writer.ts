@@ -1,6 +1,7 @@
 import { MongoBulkWriteError } from 'mongodb';
 import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 import type { EventDoc, LedgerStore } from './ledger.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 /** What a turn gets when another writer holds its sequence number: a duplicate key, as from insertMany. */
 export class DuplicateSequence extends Error {
@@ -33,7 +34,7 @@ export class LedgerWriter {
       await this.ledger.col.insertMany(docs, { ordered: true, timeoutMS: FLUSH_TIMEOUT_MS });
     } catch (err) {
       const first = err instanceof MongoBulkWriteError ? [err.writeErrors].flat()[0] : undefined;
-      if (!first || first.code !== 11000) throw err;
+      if (!first || !isDuplicateKey(first)) throw err;
       const failed = owner[first.index];
       const at = batch.indexOf(failed);
       for (const p of batch.slice(0, at)) p.resolve();

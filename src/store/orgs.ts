@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { OrgLimits } from '../config/config.js';
 import { newId } from '../domain/ids.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 export interface OrgDoc {
   _id: string;
@@ -28,7 +29,7 @@ export class OrgStore {
       await this.orgs.insertOne(doc);
       return doc;
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKey(err)) throw err;
       return (await this.orgs.findOne({ name }))!;
     }
   }

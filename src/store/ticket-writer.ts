@@ -2,6 +2,7 @@ import { MongoBulkWriteError, type Collection } from 'mongodb';
 import { ExpiringCache } from '../domain/expiring-cache.js';
 import type { SettlementDoc } from './batches.js';
 import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 interface Ask {
   batchId: string;
@@ -70,7 +71,7 @@ export class TicketWriter {
       else {
         taken = first.index;
         // Another process holds that ticket: the next try starts above it.
-        if (first.code === 11000) this.known.set(batchId, Math.max(this.known.get(batchId) ?? 0, from + taken));
+        if (isDuplicateKey(first)) this.known.set(batchId, Math.max(this.known.get(batchId) ?? 0, from + taken));
         else failure = err as Error;
       }
     }

@@ -1,5 +1,6 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import { newId } from '../domain/ids.js';
+import { isDuplicateKey } from './duplicate-key.js';
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed' | 'disabled';
 
@@ -134,7 +135,7 @@ export class WebhookDeliveryStore {
       await this.col.insertOne(doc);
       return doc;
     } catch (err) {
-      if ((err as { code?: number }).code !== 11000) throw err;
+      if (!isDuplicateKey(err)) throw err;
       // Rare, so the slow non-_id read (FerretDB v1 scans) is fine here.
       const existing = await this.col.findOne({ org_id: d.org_id, event_id: d.event_id });
       if (!existing) throw err;

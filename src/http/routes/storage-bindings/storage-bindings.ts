@@ -1,7 +1,7 @@
 import { ConflictError, NotFoundError } from '../../../domain/errors.js';
 import { newId } from '../../../domain/ids.js';
 import { StorageArea } from '../../../storage/area.js';
-import { isDuplicateKey } from '../../../store/batches.js';
+import { isDuplicateKey } from '../../../store/duplicate-key.js';
 import { storageBindingView, type StorageBindingDoc } from '../../../store/storage-bindings.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pageQuery, parsePage } from '../../pagination.js';
