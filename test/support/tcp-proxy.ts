@@ -1,51 +1,111 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 
+/** One proxied connection: the client's socket and, once connected, the target's. */
+interface Pair {
+  client: Socket;
+  upstream: Socket | null;
+}
+
 /**
- * A loopback TCP proxy whose connections can be cut on demand: the way to
- * drop a client's stream for real (RST-like destroy on both sides) while the
- * server keeps running.
+ * A loopback TCP proxy for fault tests: a test points one process at it
+ * instead of a server, and then
+ *  - `dropAll()` cuts every connection (destroyed on both sides, as a reset):
+ *    the peer sees a closed connection at once;
+ *  - `blackhole()` partitions: the sockets stay open, nothing more is read
+ *    from either side, so nothing reaches the other end and nothing is
+ *    refused; what a peer writes stays in the kernel's buffers (and then in
+ *    its own), as with TCP retransmitting into a dead link. New connections
+ *    are accepted and held with no target, as a connect that goes unanswered;
+ *  - `heal()` ends the partition: what was held is delivered, in order, as
+ *    TCP delivers it once the link is back (a partition longer than the
+ *    peers' keepalive or retransmission timeout ends in a reset instead:
+ *    `dropAll()` then `heal()`).
+ * The proxy itself buffers nothing and drops no byte of a connection it keeps.
  */
 export class TcpProxy {
   private server: Server | null = null;
-  private readonly pairs = new Set<[Socket, Socket]>();
+  private readonly pairs = new Set<Pair>();
+  private holding = false;
   port = 0;
   drops = 0;
+  /** Connections accepted while partitioned (held until `heal`). */
+  heldConnects = 0;
 
   constructor(private readonly targetPort: number) {}
 
   async start(): Promise<string> {
     this.server = createServer((client) => {
-      const upstream = connect(this.targetPort, '127.0.0.1');
-      const pair: [Socket, Socket] = [client, upstream];
+      const pair: Pair = { client, upstream: null };
       this.pairs.add(pair);
-      const close = () => {
-        client.destroy();
-        upstream.destroy();
-        this.pairs.delete(pair);
-      };
-      client.on('error', close).on('close', close);
-      upstream.on('error', close).on('close', close);
-      client.pipe(upstream);
-      upstream.pipe(client);
+      client.on('error', () => this.close1(pair)).on('close', () => this.close1(pair));
+      if (this.holding) {
+        this.heldConnects++;
+        client.pause();
+      } else this.link(pair);
     });
     await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
     this.port = (this.server.address() as { port: number }).port;
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** Destroys every open connection; returns how many were cut. */
+  get partitioned(): boolean {
+    return this.holding;
+  }
+
+  private link(pair: Pair): void {
+    const upstream = connect(this.targetPort, '127.0.0.1');
+    pair.upstream = upstream;
+    upstream.on('error', () => this.close1(pair)).on('close', () => this.close1(pair));
+    this.forward(pair.client, upstream);
+    this.forward(upstream, pair.client);
+  }
+
+  /** Copies `from` to `to` with backpressure, and stops reading while partitioned. */
+  private forward(from: Socket, to: Socket): void {
+    from.on('data', (chunk: Buffer) => {
+      if (!to.write(chunk)) from.pause();
+    });
+    to.on('drain', () => {
+      if (!this.holding) from.resume();
+    });
+    if (this.holding) from.pause();
+  }
+
+  private close1(pair: Pair): void {
+    pair.client.destroy();
+    pair.upstream?.destroy();
+    this.pairs.delete(pair);
+  }
+
+  /** Stops every byte both ways, keeping every connection open (a partition, not a close). */
+  blackhole(): void {
+    this.holding = true;
+    for (const { client, upstream } of this.pairs) {
+      client.pause();
+      upstream?.pause();
+    }
+  }
+
+  /** Ends the partition: held connections reach the target, held bytes flow on. */
+  heal(): void {
+    this.holding = false;
+    for (const pair of this.pairs) {
+      if (!pair.upstream) this.link(pair);
+      pair.client.resume();
+      pair.upstream!.resume();
+    }
+  }
+
+  /** Destroys every open connection (a reset); returns how many were cut. */
   dropAll(): number {
     const n = this.pairs.size;
-    for (const [a, b] of [...this.pairs]) {
-      a.destroy();
-      b.destroy();
-    }
-    this.pairs.clear();
+    for (const pair of [...this.pairs]) this.close1(pair);
     this.drops += n;
     return n;
   }
 
   async close(): Promise<void> {
+    this.holding = false;
     this.dropAll();
     await new Promise<void>((r) => (this.server ? this.server.close(() => r()) : r()));
   }

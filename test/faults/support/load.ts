@@ -89,9 +89,9 @@ export class Load {
     return s.id;
   }
 
-  /** Sends `count` messages to one session, one after another, each retried until acknowledged. */
-  async messages(sessionId: string, count: number, gapMs = 0): Promise<void> {
-    for (let i = 1; i <= count; i++) {
+  /** Sends `count` messages to one session, one after another, each retried until acknowledged; `first` numbers them (and their keys). */
+  async messages(sessionId: string, count: number, gapMs = 0, first = 1): Promise<void> {
+    for (let i = first; i < first + count; i++) {
       const key = `${sessionId}-m${i}`;
       const tried = Date.now();
       const r = await this.acknowledged<{ message: { id: string } }>(`/v1/sessions/${sessionId}/events`, { type: 'user.message', content: [{ type: 'text', text: `message ${i}` }] }, key);

@@ -35,13 +35,18 @@ export function record(fault: string, audit: Audit, recoveryMs: number | null): 
   row.stuck += audit.stuck;
   if (recoveryMs !== null) row.recoveries.push(recoveryMs);
   rows.set(fault, row);
+  assertIntact(audit);
+  assert.ok(recoveryMs !== null && recoveryMs <= RECOVERY_BOUND_MS, `recovered in ${recoveryMs} ms (bound ${RECOVERY_BOUND_MS} ms)`);
+}
+
+/** The goal for every audit: nothing lost, duplicated, out of sequence, stuck or failed. */
+export function assertIntact(audit: Audit): void {
   const detail = audit.problems.slice(0, 10).join('\n');
   assert.equal(audit.lost, 0, `lost:\n${detail}`);
   assert.equal(audit.duplicated, 0, `duplicated:\n${detail}`);
   assert.equal(audit.gaps, 0, `gaps:\n${detail}`);
   assert.equal(audit.stuck, 0, `stuck:\n${detail}`);
   assert.equal(audit.failed, 0, `failed messages:\n${detail}`);
-  assert.ok(recoveryMs !== null && recoveryMs <= RECOVERY_BOUND_MS, `recovered in ${recoveryMs} ms (bound ${RECOVERY_BOUND_MS} ms)`);
 }
 
 function seconds(ms: number[]): string {
