@@ -90,10 +90,18 @@ export class MessageStore {
     if (messages.length) await this.col.bulkWrite(this.saveOps(orgId, messages), { ordered: false });
   }
 
-  /** The upserts that save messages; the projection writer sends many turns' in one bulkWrite. */
+  /**
+   * The upserts that save messages; the projection writer sends many turns' in one bulkWrite.
+   * Fenced by `last_sequence`: a write of an older state than the stored one matches nothing, and
+   * its upsert then hits the _id (a duplicate key the writer ignores, `isStaleWrite`). Such a write
+   * is one a partition held: the worker that sent it lost its shard meanwhile, and the new owner has
+   * saved a newer state since (a stored message without the field takes any write).
+   */
   saveOps(orgId: string, messages: MessageState[]): AnyBulkWriteOperation<MessageDoc>[] {
-    return messages.map(({ id, output, ...rest }) => ({
-      replaceOne: { filter: byId(id, { session_id: rest.session_id }, this.sharded), replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true },
-    }));
+    return messages.map(({ id, output, ...rest }) => {
+      const filter = byId(id, { session_id: rest.session_id }, this.sharded);
+      const fenced = rest.last_sequence === undefined ? filter : { ...filter, $or: [{ last_sequence: { $lte: rest.last_sequence } }, { last_sequence: { $exists: false } }] };
+      return { replaceOne: { filter: fenced, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true } };
+    });
   }
 }

@@ -1,4 +1,5 @@
-import type { AnyBulkWriteOperation } from 'mongodb';
+import { MongoBulkWriteError, type AnyBulkWriteOperation } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key.js';
 import type { MessageState, SessionState } from '../domain/ledger.js';
 import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
 import type { MessageDoc, MessageStore } from './messages.js';
@@ -12,10 +13,23 @@ interface Projection {
 }
 
 /**
+ * The message upserts the `last_sequence` fence refused (MessageStore.saveOps):
+ * older states than the stored ones, which is what a write that a partition
+ * held looks like when it arrives. Anything else is a real failure.
+ */
+function onlyStaleWrites(err: unknown): boolean {
+  return err instanceof MongoBulkWriteError && [err.writeErrors].flat().every((e) => isDuplicateKey(e)) && !err.writeConcernError;
+}
+
+/**
  * Writes the session and message read models of many turns in one bulkWrite
  * per collection. Only a session's own actor writes its projection, one turn
- * at a time, after winning the ledger's sequence fence, so no stale write
- * can follow a newer one. A turn hands off (answers, publishes) once its
+ * at a time, after winning the ledger's sequence fence. That alone does not
+ * order the writes: a write sent before a partition can reach the server
+ * after it healed, when another worker has long taken the shard over and
+ * saved newer states (the fault suite's MongoDB partition rolled completed
+ * messages back to running that way). So each write is fenced by the
+ * state's `last_sequence` and an older one changes nothing. A turn hands off (answers, publishes) once its
  * messages are written, so a client that sees an event reads the messages
  * that include it; the session document may lag that by its own write.
  */
@@ -41,14 +55,18 @@ export class ProjectionWriter {
   private async write(batch: Pending<Projection>[]): Promise<void> {
     const sessionOps: AnyBulkWriteOperation<SessionDoc>[] = batch.map(({ item }) => {
       const { id, ...rest } = item.session;
-      return { updateOne: { filter: { _id: id }, update: { $set: rest } } };
+      return { updateOne: { filter: { _id: id, last_sequence: { $lte: rest.last_sequence } }, update: { $set: rest } } };
     });
     const messageOps: AnyBulkWriteOperation<MessageDoc>[] = batch.flatMap(({ item }) => this.messages.saveOps(item.orgId, item.messages));
     // Messages first, the sessions last: a session document that notes a command (recent_commands,
     // last_sequence) is the commit point, so a process that dies between the two writes leaves a
     // session the next turn catches up from the ledger, never one whose messages were not written
     // (a replay would answer without the message, and later commands would find it missing).
-    if (messageOps.length) await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
+    if (messageOps.length) {
+      await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS }).catch((err: unknown) => {
+        if (!onlyStaleWrites(err)) throw err;
+      });
+    }
     for (const { item } of batch) item.afterMessages?.();
     await this.sessions.col.bulkWrite(sessionOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS });
     for (const p of batch) p.resolve();
