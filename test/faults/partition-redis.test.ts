@@ -4,7 +4,8 @@ import type { TcpProxy } from '../support/tcp-proxy.js';
 import { auditUntilSettled, recoveryMs } from './support/audit.js';
 import { Cluster } from './support/cluster.js';
 import { Load, scriptedAgent } from './support/load.js';
-import { lastAssignment, proxyFor, within } from './support/partition.js';
+import { lastAssignment } from '../support/shard-assignment.js';
+import { proxyFor, within } from './support/partition.js';
 import { assertIntact, FULL, record } from './support/summary.js';
 
 /** Enough shards that two workers each get some (4 would leave one with none in 1 of 8 starts). */

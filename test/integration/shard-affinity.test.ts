@@ -7,28 +7,10 @@ import { isCluster } from '../../infra/redis/connection.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
+import { lastAssignment, type Assignment } from '../support/shard-assignment.js';
 import { until } from '../support/wait.js';
 
 const SHARDS = 16;
-
-interface Assignment {
-  member: string;
-  members: number;
-  shards: number[];
-}
-
-/** The last shard assignment a worker process logged. */
-function lastAssignment(p: RoleProcess): Assignment | null {
-  for (const line of [...p.lines].reverse()) {
-    try {
-      const parsed = JSON.parse(line) as Assignment & { msg?: string };
-      if (parsed.msg === 'shard assignment') return parsed;
-    } catch {
-      // Not a log line.
-    }
-  }
-  return null;
-}
 
 describe('shard affinity: worker processes split the session shards (issue 11)', function () {
   this.timeout(120_000);

@@ -1,22 +1,4 @@
 import { TcpProxy } from '../../support/tcp-proxy.js';
-import type { RoleProcess } from './cluster.js';
-
-/** A worker's last `shard assignment` log line: how many members it saw, and the shards it took. */
-export interface Assignment {
-  members: number;
-  shards: number[];
-  /** Index of the line in the process's log. */
-  at: number;
-}
-
-export function lastAssignment(p: RoleProcess): Assignment | null {
-  for (let i = p.lines.length - 1; i >= 0; i--) {
-    if (!p.lines[i].includes('"msg":"shard assignment"')) continue;
-    const { members, shards } = JSON.parse(p.lines[i]) as { members: number; shards: number[] };
-    return { members, shards, at: i };
-  }
-  return null;
-}
 
 /** Polls `fn` every 100 ms until it returns something truthy; null once `ms` passed. Returns how long it took. */
 export async function within<T>(ms: number, fn: () => T | null | undefined | false | Promise<T | null | undefined | false>): Promise<{ value: T; ms: number } | null> {
