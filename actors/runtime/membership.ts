@@ -15,6 +15,15 @@ redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[2]) * 10)
 return redis.call('ZRANGE', KEYS[1], 0, -1)
 `;
 
+/** A beat of a member that cannot do its work: out of the set (the others take its shards on their next beat), the rest read. */
+const STEP_OUT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+`;
+
 export interface MembershipOptions {
   redis: RedisClient;
   /** The sorted set of live members (member → last heartbeat, Redis time in ms). */
@@ -26,7 +35,13 @@ export interface MembershipOptions {
   /** A member not heard from for this long is gone. */
   lapseMs: number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
-  /** Called with the live members (sorted) whenever they differ from the last list seen. */
+  /**
+   * Whether this process can do its shards' work now (its MongoDB answers).
+   * While it cannot, each beat takes it out of the set instead of stamping
+   * it, so the others run its shards; it is back on the first beat it can.
+   */
+  fit?: () => boolean;
+  /** Called with the live members (sorted) whenever they differ from the last list seen; without this process while it is stepped out. */
   onChange(members: string[]): void;
 }
 
@@ -41,6 +56,7 @@ export class Membership {
   private failing = false;
   private beating: Promise<void> | null = null;
   private left = false;
+  private steppedOut = false;
 
   constructor(private readonly opts: MembershipOptions) {}
 
@@ -61,11 +77,17 @@ export class Membership {
 
   private async beatOnce(): Promise<void> {
     const { redis, key, id, lapseMs, log } = this.opts;
+    const fit = this.opts.fit?.() ?? true;
     try {
-      const members = (await redis.eval(BEAT, 1, key, id, String(lapseMs))) as string[];
+      const members = (await redis.eval(fit ? BEAT : STEP_OUT, 1, key, id, String(lapseMs))) as string[];
       if (this.left) return;
       if (this.failing) log.info({ member: id }, 'worker membership heartbeat works again');
       this.failing = false;
+      if (this.steppedOut === fit) {
+        if (fit) log.info({ member: id }, 'MongoDB answers again: back in the worker membership');
+        else log.warn({ member: id, others: members.length }, 'MongoDB does not answer: stepped out of the worker membership, so the other workers run its shards');
+        this.steppedOut = !fit;
+      }
       const seen = members.join('\n');
       if (seen === this.last) return;
       this.last = seen;

@@ -36,6 +36,13 @@ export interface RuntimeOptions {
    * process runs every shard.
    */
   membershipKey?: string;
+  /**
+   * Whether this process can do its actors' work now (its MongoDB answers).
+   * While it cannot, it steps out of the worker membership and the other
+   * processes run its shards: a worker cut off from MongoDB but not from
+   * Redis would otherwise keep renewing its locks and hold its sessions.
+   */
+  fit?: () => boolean;
 }
 
 export interface StartOptions {
@@ -51,6 +58,13 @@ export interface StartOptions {
    */
   gateBatch?: boolean;
 }
+
+/**
+ * How long a message waits when this process cannot do its work (`fit`):
+ * then it runs wherever its queue is served (another process once this one
+ * stepped out of the membership, or this one when its store is back).
+ */
+const UNFIT_DELAY_MS = 1000;
 
 /** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
 const INHERIT_EVERY_MS = 100;
@@ -99,7 +113,7 @@ export class ActorRuntime {
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.workerErrors = new RepeatedErrors((obj, msg) => opts.log.error(obj, msg), 'actor worker error');
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
-    this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log }) : null;
+    this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log, fit: opts.fit }) : null;
     // Without a bound no batch turn ever waits for a slot: nothing to look at.
     this.inheritTimer = this.batchGate.slots > 0 ? setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS) : null;
     this.inheritTimer?.unref();
@@ -172,6 +186,12 @@ export class ActorRuntime {
   }
 
   private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
+    if (this.opts.fit && !this.opts.fit()) {
+      // Started now, the handler would hold the job (and a keyed actor's shard) until its store calls time out, some
+      // 5-10 s; handed back instead, not counted as an attempt.
+      await job.moveToDelayed(Date.now() + UNFIT_DELAY_MS, token);
+      throw new DelayedError();
+    }
     const started = Date.now();
     const early: Early = { part: null, sent: null };
     let outcome: Outcome;

@@ -21,6 +21,8 @@ export interface AffinityOptions {
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
   heartbeatMs?: number;
   lapseMs?: number;
+  /** Whether this process can run its shards now (Membership's `fit`). */
+  fit?: () => boolean;
 }
 
 interface ShardWorker {
@@ -79,6 +81,7 @@ export class ShardAffinity {
       id: this.id,
       heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
       lapseMs: opts.lapseMs ?? LAPSE_MS,
+      fit: opts.fit,
       log: opts.log,
       onChange: (members) => this.assign(members),
     });
@@ -106,7 +109,8 @@ export class ShardAffinity {
   }
 
   private assign(members: string[]): void {
-    const owned = ownedShards(this.id, members, this.opts.shards);
+    // Stepped out (the list lacks this process): the others run every shard. Alone, it keeps them all: nobody can do better.
+    const owned = members.length && !members.includes(this.id) ? new Set<number>() : ownedShards(this.id, members, this.opts.shards);
     const moved = this.owned ? [...owned].filter((s) => !this.owned!.has(s)).length + [...this.owned].filter((s) => !owned.has(s)).length : owned.size;
     this.owned = owned;
     for (const w of this.workers) this.steer(w, owned.has(w.shard));

@@ -55,6 +55,8 @@ export interface Core {
   readonly mongo: MongoClient;
   /** Calls `fn` with the current client and with each replacement (listeners that must follow it). */
   onMongoClient(fn: (client: MongoClient) => void): void;
+  /** Whether MongoDB answered a heartbeat lately (store/mongo.ts, UNANSWERED_MS). */
+  mongoAnswering(): boolean;
   /** Always the current client's database. */
   db: Db;
   redis: RedisClient;
@@ -145,6 +147,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
       return mongo.client;
     },
     onMongoClient: (fn) => mongo.onClient(fn),
+    mongoAnswering: () => mongo.answering(),
     db: mongo.db,
     redis,
     keys,

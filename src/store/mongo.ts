@@ -15,6 +15,8 @@ export interface MongoHandle extends Closeable {
   driverFixed: boolean;
   /** Calls `fn` with the current client now and with every replacement (event listeners that must follow it). */
   onClient(fn: (client: MongoClient) => void): void;
+  /** Whether the server answered a heartbeat within UNANSWERED_MS: false while it is unreachable (down, or cut off by a partition). */
+  answering(now?: number): boolean;
 }
 
 export interface ConnectOptions {
@@ -37,6 +39,13 @@ const CONNECT_TIMEOUT_MS = 5000;
  * and the next hello after the server is back could be 10 s away.
  */
 const HEARTBEAT_FREQUENCY_MS = 2000;
+/**
+ * A server that answered no heartbeat for this long is unreachable: a polled
+ * hello comes every HEARTBEAT_FREQUENCY_MS and fails by CONNECT_TIMEOUT_MS,
+ * so one blip or a restart of a second or two never reaches it, and a
+ * partition (whose hellos time out) does within about 8 s.
+ */
+export const UNANSWERED_MS = HEARTBEAT_FREQUENCY_MS + CONNECT_TIMEOUT_MS + 1000;
 
 export async function connectMongo(url: string, dbName: string, appName = 'troupe', opts: ConnectOptions = {}): Promise<MongoHandle> {
   // Process-wide (it patches the driver's Connection class), so every client of the process has it, probes included.
@@ -62,6 +71,11 @@ class MongoOwner implements MongoHandle {
   private readonly retiring = new Map<MongoClient, NodeJS.Timeout>();
   private readonly watchdog: MongoWatchdog;
   private closing: Promise<void> | null = null;
+  /** When a heartbeat of the current client last succeeded (the connect counts as one). */
+  private lastAnswer = Date.now();
+  private readonly onAnswer = () => {
+    this.lastAnswer = Date.now();
+  };
 
   constructor(
     private readonly url: string,
@@ -101,7 +115,14 @@ class MongoOwner implements MongoHandle {
     fn(this.current);
   }
 
+  answering(now = Date.now()): boolean {
+    return now - this.lastAnswer <= UNANSWERED_MS;
+  }
+
   private use(client: MongoClient): void {
+    this.current?.off('serverHeartbeatSucceeded', this.onAnswer);
+    client.on('serverHeartbeatSucceeded', this.onAnswer);
+    this.lastAnswer = Date.now();
     this.current = client;
     this.currentDb = client.db(this.dbName);
     for (const fn of this.listeners) fn(client);
