@@ -52,8 +52,10 @@ function describeEvent(ev: StreamItem): string {
       const attempts: number = ev.data.attempts;
       return `webhook ${ev.data.event_type} ${attempts}`;
     }
-    case 'assistant.delta':
-      return 'delta';
+    case 'assistant.delta': {
+      const text: string = ev.data.text;
+      return `delta ${text}`;
+    }
   }
 }
 
@@ -82,7 +84,7 @@ describe('client types: events and webhook bodies narrow on `type`', () => {
     const retry: SessionEvent = { ...envelope, type: 'message.status_changed', data: { message_id: 'msg_1', from: 'running', to: 'running', attempt: 2, error: '503', retry_in_ms: 1000 } };
     assert.equal(describeEvent(failed), 'failed unknown_tool null');
     assert.equal(describeEvent(retry), 'message running running 1000');
-    assert.equal(describeEvent({ type: 'assistant.delta', data: {} }), 'delta');
+    assert.equal(describeEvent({ type: 'assistant.delta', data: { type: 'assistant.delta', message_id: 'msg_1', call_index: 0, text: 'Hel' } }), 'delta Hel');
     const batch: WebhookBody = { id: 'bat_1:batch.completed', type: 'batch.completed', created_at: envelope.created_at, data: { batch_id: 'bat_1', agent_id: 'agt_1', status: 'completed', counts: { queued: 0, running: 0, completed: 2, failed: 0 } } };
     assert.equal(describeWebhook(batch), 'batch bat_1 2');
   });

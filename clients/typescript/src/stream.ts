@@ -1,5 +1,5 @@
 import { TroupeApiError, TroupeConnectionError } from './errors.js';
-import type { LedgerEvent } from './generated/api.js';
+import type { AssistantDelta, LedgerEvent } from './generated/api.js';
 import { parseSse } from './sse.js';
 import { readBody, type Transport } from './transport.js';
 
@@ -12,7 +12,7 @@ export type EventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { ty
 /** A live token delta (`?deltas=true`): ephemeral, never replayed on resume. */
 export interface DeltaEvent {
   type: 'assistant.delta';
-  data: unknown;
+  data: AssistantDelta;
 }
 
 export type StreamItem = SessionEvent | DeltaEvent;
@@ -74,7 +74,7 @@ export async function* streamSession(transport: Transport, sessionId: string, op
       for await (const rec of parseSse(res.body!)) {
         if (opts.signal?.aborted) return;
         if (rec.event === 'assistant.delta') {
-          if (opts.deltas) yield { type: 'assistant.delta', data: safeJson(rec.data) };
+          if (opts.deltas) yield { type: 'assistant.delta', data: safeJson(rec.data) as AssistantDelta };
           continue;
         }
         const ev = safeJson(rec.data) as SessionEvent;

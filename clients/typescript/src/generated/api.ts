@@ -241,6 +241,14 @@ export type WebhookDeliveryFailedEvent = {
   created_at: string;
 };
 
+/** A piece of streamed assistant text (SSE `event: assistant.delta`, no id); the full text arrives in assistant.message_completed. */
+export type AssistantDelta = {
+  type: "assistant.delta";
+  message_id: string;
+  call_index: number;
+  text: string;
+};
+
 /** An external tool call waiting for its result: POST it to `submit_url` as a `tool.result_submitted` event before `expires_at`. */
 export type ToolCallRequestedWebhook = {
   /** `<session_id>:<message_id>:<tool_call_id>`; the same on every retry: the idempotency key. */

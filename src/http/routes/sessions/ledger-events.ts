@@ -106,3 +106,16 @@ export const LEDGER_EVENT_SCHEMAS: Record<string, JsonSchema> = {
 };
 
 export const ledgerEventRef: JsonSchema = { $ref: '#/components/schemas/LedgerEvent' };
+
+/** Not a ledger event: what `?deltas=true` adds to the stream while a provider streams text, never replayed. */
+export const ASSISTANT_DELTA_SCHEMAS: Record<string, JsonSchema> = {
+  AssistantDelta: {
+    type: 'object',
+    description: 'A piece of streamed assistant text (SSE `event: assistant.delta`, no id); the full text arrives in assistant.message_completed.',
+    additionalProperties: false,
+    required: ['type', 'message_id', 'call_index', 'text'],
+    properties: { type: { type: 'string', const: 'assistant.delta' }, message_id: str, call_index: { type: 'integer', minimum: 0 }, text: str },
+  },
+};
+
+export const assistantDeltaRef: JsonSchema = { $ref: '#/components/schemas/AssistantDelta' };
