@@ -11,8 +11,8 @@ export type JsonSchema = Record<string, unknown>;
  * output schemas), judged leniently: strict mode refuses keywords such as
  * `example` that are common in the wild. Publish and turns both use `user`,
  * so a schema accepted at publish is never refused by a turn. `discriminator`
- * (OpenAPI's, without `mapping`) lets `api` judge the document's own unions,
- * such as the ledger events by `type`.
+ * (OpenAPI's; Ajv takes it without `mapping`) lets `api` judge the document's
+ * own unions, such as the ledger events by `type`.
  */
 export function createAjv(kind: 'api' | 'user'): Ajv {
   const instance =

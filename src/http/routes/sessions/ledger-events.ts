@@ -74,6 +74,8 @@ export function eventSchemaName(type: EventType): string {
   return `${type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Event`;
 }
 
+const eventRef = (type: EventType) => `#/components/schemas/${eventSchemaName(type)}`;
+
 function envelope(type: EventType): JsonSchema {
   const user = USER_TYPES.includes(type);
   return {
@@ -99,8 +101,9 @@ export const LEDGER_EVENT_SCHEMAS: Record<string, JsonSchema> = {
   LedgerEvent: {
     type: 'object',
     description: 'One ledger event; `type` says which, and fixes the shape of `data`.',
-    discriminator: { propertyName: 'type' },
-    oneOf: EVENT_TYPES.map((t) => ({ $ref: `#/components/schemas/${eventSchemaName(t)}` })),
+    // Without a mapping, OpenAPI reads the discriminator's value as a schema name; ours are event types.
+    discriminator: { propertyName: 'type', mapping: Object.fromEntries(EVENT_TYPES.map((t) => [t, eventRef(t)])) },
+    oneOf: EVENT_TYPES.map((t) => ({ $ref: eventRef(t) })),
   },
   ...Object.fromEntries(EVENT_TYPES.map((t) => [eventSchemaName(t), envelope(t)])),
 };
