@@ -17,7 +17,7 @@ const MESSAGES = 3;
  * after UNANSWERED_MS (8 s) without a heartbeat, and the turn it was running
  * holds its shard (its lock still renewed over Redis) until its MongoDB
  * operation fails: the heartbeat's timeout interrupts it (5-7 s), the
- * driver's retry then waits out server selection (5 s). 11-16 s measured; bound 25.
+ * driver's retry then waits out server selection (5 s). 11-20 s measured; bound 25.
  */
 const FAILOVER_BOUND_MS = 25_000;
 
