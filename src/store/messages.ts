@@ -93,7 +93,7 @@ export class MessageStore {
   /**
    * The upserts that save messages; the projection writer sends many turns' in one bulkWrite.
    * Fenced by `last_sequence`: a write of an older state than the stored one matches nothing, and
-   * its upsert then hits the _id (a duplicate key the writer ignores, `isStaleWrite`). Such a write
+   * its upsert then hits the _id (a duplicate key the projection writer ignores once it sees the newer state stored). Such a write
    * is one a partition held: the worker that sent it lost its shard meanwhile, and the new owner has
    * saved a newer state since (a stored message without the field takes any write).
    */

@@ -13,15 +13,6 @@ interface Projection {
 }
 
 /**
- * The message upserts the `last_sequence` fence refused (MessageStore.saveOps):
- * older states than the stored ones, which is what a write that a partition
- * held looks like when it arrives. Anything else is a real failure.
- */
-function onlyStaleWrites(err: unknown): boolean {
-  return err instanceof MongoBulkWriteError && [err.writeErrors].flat().every((e) => isDuplicateKey(e)) && !err.writeConcernError;
-}
-
-/**
  * Writes the session and message read models of many turns in one bulkWrite
  * per collection. Only a session's own actor writes its projection, one turn
  * at a time, after winning the ledger's sequence fence. That alone does not
@@ -29,9 +20,10 @@ function onlyStaleWrites(err: unknown): boolean {
  * after it healed, when another worker has long taken the shard over and
  * saved newer states (the fault suite's MongoDB partition rolled completed
  * messages back to running that way). So each write is fenced by the
- * state's `last_sequence` and an older one changes nothing. A turn hands off (answers, publishes) once its
- * messages are written, so a client that sees an event reads the messages
- * that include it; the session document may lag that by its own write.
+ * state's `last_sequence` and an older one changes nothing. A turn hands
+ * off (answers, publishes) once its messages are written, so a client that
+ * sees an event reads the messages that include it; the session document may
+ * lag that by its own write.
  */
 export class ProjectionWriter {
   private readonly commits: GroupCommit<Projection>;
@@ -52,6 +44,20 @@ export class ProjectionWriter {
     return this.commits.submit({ orgId, session: structuredClone(session), messages: structuredClone(messages), afterMessages });
   }
 
+  /**
+   * Whether every message write the server refused lost the `last_sequence` fence
+   * (MessageStore.saveOps): a duplicate key on a message stored with a newer
+   * state than the one written. Any other refusal is a real failure.
+   */
+  private async onlyStale(err: unknown, written: MessageState[]): Promise<boolean> {
+    if (!(err instanceof MongoBulkWriteError) || err.writeConcernError) return false;
+    const refused = [err.writeErrors].flat().map((e) => (isDuplicateKey(e) ? written[e.index] : undefined));
+    if (refused.some((m) => m?.last_sequence === undefined)) return false;
+    const stored = await this.messages.col.find({ _id: { $in: refused.map((m) => m!.id) } }, { projection: { last_sequence: 1 } }).toArray();
+    const newer = new Map(stored.map((d) => [d._id, d.last_sequence ?? -1]));
+    return refused.every((m) => (newer.get(m!.id) ?? -1) > m!.last_sequence!);
+  }
+
   private async write(batch: Pending<Projection>[]): Promise<void> {
     const sessionOps: AnyBulkWriteOperation<SessionDoc>[] = batch.map(({ item }) => {
       const { id, ...rest } = item.session;
@@ -63,8 +69,8 @@ export class ProjectionWriter {
     // session the next turn catches up from the ledger, never one whose messages were not written
     // (a replay would answer without the message, and later commands would find it missing).
     if (messageOps.length) {
-      await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS }).catch((err: unknown) => {
-        if (!onlyStaleWrites(err)) throw err;
+      await this.messages.col.bulkWrite(messageOps, { ordered: false, timeoutMS: FLUSH_TIMEOUT_MS }).catch(async (err: unknown) => {
+        if (!(await this.onlyStale(err, batch.flatMap(({ item }) => item.messages)))) throw err;
       });
     }
     for (const { item } of batch) item.afterMessages?.();
