@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Job, Queue, Worker } from 'bullmq';
 import { startHarness, uniqueName, type Harness } from '../support/harness.js';
 
@@ -18,6 +20,9 @@ describe('BullMQ wake-up marker (issue 11)', function () {
   const opened: (Queue | Worker)[] = [];
 
   before(async () => {
+    // Says why up front: a node_modules installed before the patch existed (or shared with an older checkout) lacks it.
+    const script = readFileSync(join(dirname(require.resolve('bullmq')), 'scripts', 'moveToActive-11.js'), 'utf8');
+    assert.ok(script.includes("Troupe's patch"), 'node_modules/bullmq lacks patches/bullmq+6.7.0.patch: run `npm install` (its postinstall, patch-package, applies it)');
     h = await startHarness({ roles: ['web'] });
   });
   after(async () => {
