@@ -25,16 +25,18 @@ async function main(): Promise<void> {
   console.log(`session ${session.id}`);
 
   // The stream resumes by itself if the connection drops; each event arrives once, in order.
+  // Narrowing on `ev.type` types `ev.data`: no casts.
   for await (const ev of troupe.sessions.stream(session.id)) {
     if (ev.type === 'tool.call_requested') {
-      const call = ev.data as { message_id: string; tool_call_id: string; tool_name: string; arguments: { city?: string } };
+      const call = ev.data;
       console.log(`${call.tool_name}(${JSON.stringify(call.arguments)}) -> answering`);
-      await troupe.sessions.submitToolResult(session.id, call, forecast(call.arguments.city ?? 'Oslo'));
+      const city = typeof call.arguments.city === 'string' ? call.arguments.city : 'Oslo';
+      await troupe.sessions.submitToolResult(session.id, call, forecast(city));
     }
     if (ev.type === 'assistant.message_completed') {
-      for (const part of (ev.data as { parts: { type: string; text?: string }[] }).parts) if (part.type === 'text') console.log(`assistant: ${part.text}`);
+      for (const part of ev.data.parts) if (part.type === 'text') console.log(`assistant: ${part.text}`);
     }
-    if (ev.type === 'session.status_changed' && (ev.data as { to: string }).to === 'idle') break;
+    if (ev.type === 'session.status_changed' && ev.data.to === 'idle') break;
   }
 }
 

@@ -2,20 +2,24 @@
  * Ledger and read-model types, in the spec's words. No I/O here: the session
  * actor's decisions and projections are pure functions over these.
  */
-export type SessionStatus = 'idle' | 'running';
-export type MessageStatus = 'queued' | 'running' | 'requires_action' | 'completed' | 'failed' | 'cancelled';
+export const SESSION_STATUSES = ['idle', 'running'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+export const MESSAGE_STATUSES = ['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled'] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
 export const TERMINAL_MESSAGE_STATUSES: readonly MessageStatus[] = ['completed', 'failed', 'cancelled'];
 
-export type EventType =
-  | 'user.message'
-  | 'session.status_changed'
-  | 'message.status_changed'
-  | 'assistant.message_completed'
-  | 'tool.call_requested'
-  | 'tool.call_completed'
-  | 'tool.call_failed'
-  | 'tool.result_submitted'
-  | 'webhook.delivery_failed';
+export const EVENT_TYPES = [
+  'user.message',
+  'session.status_changed',
+  'message.status_changed',
+  'assistant.message_completed',
+  'tool.call_requested',
+  'tool.call_completed',
+  'tool.call_failed',
+  'tool.result_submitted',
+  'webhook.delivery_failed',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface ContentBlock {
   type: 'text' | 'file' | 'image';

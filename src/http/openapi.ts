@@ -1,4 +1,6 @@
 import type { JsonSchema } from '../schemas/validator.js';
+import { webhooksSection, WEBHOOK_BODY_SCHEMAS } from './openapi-webhooks.js';
+import { ASSISTANT_DELTA_SCHEMAS, LEDGER_EVENT_SCHEMAS } from './routes/sessions/ledger-events.js';
 import type { RouteSpec } from './types.js';
 
 export const ERROR_SCHEMA: JsonSchema = {
@@ -126,8 +128,9 @@ export function buildOpenApi(specs: RouteSpec[], serverUrl: string): Record<stri
         bearer: { type: 'http', scheme: 'bearer', description: 'An API key: Authorization: Bearer tr_sk_...' },
         uploadToken: { type: 'apiKey', in: 'header', name: 'X-Upload-Token', description: 'The one-time token from a source snapshot reservation.' },
       },
-      schemas: { Error: ERROR_SCHEMA },
+      schemas: { Error: ERROR_SCHEMA, ...LEDGER_EVENT_SCHEMAS, ...ASSISTANT_DELTA_SCHEMAS, ...WEBHOOK_BODY_SCHEMAS },
     },
     paths,
+    webhooks: webhooksSection(),
   };
 }

@@ -10,11 +10,13 @@ export type JsonSchema = Record<string, unknown>;
  * typo in them fails at start. `user`: schemas agents bring (tool input and
  * output schemas), judged leniently: strict mode refuses keywords such as
  * `example` that are common in the wild. Publish and turns both use `user`,
- * so a schema accepted at publish is never refused by a turn.
+ * so a schema accepted at publish is never refused by a turn. `discriminator`
+ * (OpenAPI's; Ajv takes it without `mapping`) lets `api` judge the document's
+ * own unions, such as the ledger events by `type`.
  */
 export function createAjv(kind: 'api' | 'user'): Ajv {
   const instance =
-    kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true }) : new Ajv({ strict: false, allErrors: true });
+    kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats.default(instance);
   return instance;
 }

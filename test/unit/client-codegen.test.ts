@@ -30,6 +30,7 @@ describe('TypeScript client types', () => {
     assert.equal(toTs({ type: 'object', additionalProperties: { type: 'string' } }), '{\n  [key: string]: string;\n}');
     assert.equal(toTs({ type: 'object', required: ['a'], properties: { a: { type: 'integer' }, 'b-c': { type: 'boolean' } } }), '{\n  a: number;\n  "b-c"?: boolean;\n}');
     assert.equal(toTs({ allOf: [{ if: {}, then: { const: 'x' } }, { if: {}, then: { const: 'y' } }] }), '"x" | "y"');
+    assert.equal(toTs({ type: 'array', items: { $ref: '#/components/schemas/LedgerEvent' } }), 'Array<LedgerEvent>');
     assert.equal(toTs({}), 'unknown');
   });
 });

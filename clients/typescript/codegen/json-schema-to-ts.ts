@@ -11,7 +11,7 @@ function literal(v: unknown): string {
   return JSON.stringify(v);
 }
 
-function comment(s: Schema, indent: string): string {
+export function comment(s: Schema, indent: string): string {
   const d = typeof s.description === 'string' ? s.description : '';
   return d ? `${indent}/** ${d.replace(/\*\//g, '*\\/')} */\n` : '';
 }
@@ -55,8 +55,14 @@ function byType(t: string, s: Schema, indent: string): string {
   }
 }
 
+/** `#/components/schemas/LedgerEvent` → `LedgerEvent`: components become named types of the generated file. */
+export function refName(ref: string): string | null {
+  return /^#\/components\/schemas\/([A-Za-z_][A-Za-z0-9_]*)$/.exec(ref)?.[1] ?? null;
+}
+
 export function toTs(s: Schema | undefined, indent = ''): string {
   if (!s || typeof s !== 'object') return 'unknown';
+  if (typeof s.$ref === 'string') return refName(s.$ref) ?? 'unknown';
   if ('const' in s) return literal(s.const);
   if (Array.isArray(s.enum)) return union(s.enum.map(literal));
   if (Array.isArray(s.oneOf)) return union((s.oneOf as Schema[]).map((x) => toTs(x, indent)));

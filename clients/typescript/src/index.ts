@@ -10,7 +10,7 @@ export * from './client.js';
 export * from './errors.js';
 export type * as Api from './generated/api.js';
 export { OPERATIONS, type OperationId, type Operations } from './generated/api.js';
-export { streamSession, type DeltaEvent, type SessionEvent, type StreamItem, type StreamOptions } from './stream.js';
+export { streamSession, type DeltaEvent, type EventOf, type SessionEvent, type StreamItem, type StreamOptions } from './stream.js';
 export { parseSse, type SseRecord } from './sse.js';
 export type { Answer, CallOptions, ClientOptions } from './transport.js';
 export { deployFolder, DeployError, packFolder, type DeployOptions, type DeployResult, type PackedFolder } from './deploy.js';

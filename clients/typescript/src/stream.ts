@@ -1,15 +1,18 @@
 import { TroupeApiError, TroupeConnectionError } from './errors.js';
-import type { GetV1SessionsSessionIdEventsResponse } from './generated/api.js';
+import type { AssistantDelta, LedgerEvent } from './generated/api.js';
 import { parseSse } from './sse.js';
 import { readBody, type Transport } from './transport.js';
 
-/** A ledger event, exactly as the stream and GET …/events carry it. */
-export type SessionEvent = GetV1SessionsSessionIdEventsResponse['events'][number];
+/** A ledger event, exactly as the stream and GET …/events carry it: narrowing on `type` types its `data`. */
+export type SessionEvent = LedgerEvent;
+
+/** The event of one type, e.g. `EventOf<'tool.call_requested'>['data']`. */
+export type EventOf<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>;
 
 /** A live token delta (`?deltas=true`): ephemeral, never replayed on resume. */
 export interface DeltaEvent {
   type: 'assistant.delta';
-  data: unknown;
+  data: AssistantDelta;
 }
 
 export type StreamItem = SessionEvent | DeltaEvent;
@@ -71,7 +74,7 @@ export async function* streamSession(transport: Transport, sessionId: string, op
       for await (const rec of parseSse(res.body!)) {
         if (opts.signal?.aborted) return;
         if (rec.event === 'assistant.delta') {
-          if (opts.deltas) yield { type: 'assistant.delta', data: safeJson(rec.data) };
+          if (opts.deltas) yield { type: 'assistant.delta', data: safeJson(rec.data) as AssistantDelta };
           continue;
         }
         const ev = safeJson(rec.data) as SessionEvent;

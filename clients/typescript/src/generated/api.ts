@@ -3,6 +3,331 @@
 // test/unit/client-codegen.test.ts fails when this file and the routes drift apart.
 /* eslint-disable */
 
+export type Error = {
+  error: {
+    /** Stable family, e.g. invalid_request_error. */
+    type: string;
+    /** Machine-readable reason, e.g. malformed_json. */
+    code: string;
+    message: string;
+    /** The offending field, in a.b[0].c form. */
+    param?: string;
+  };
+};
+
+/** One ledger event; `type` says which, and fixes the shape of `data`. */
+export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent;
+
+export type UserMessageEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "user.message";
+  message_id: string | null;
+  source: "user";
+  actor: {
+    type: "user";
+    id: string | null;
+  };
+  data: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    metadata: {
+      [key: string]: string;
+    } | null;
+    message_id: string;
+  };
+  created_at: string;
+};
+
+export type SessionStatusChangedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "session.status_changed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    from: "idle" | "running";
+    to: "idle" | "running";
+  };
+  created_at: string;
+};
+
+export type MessageStatusChangedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "message.status_changed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** Null for a new message. */
+    from: "queued" | "running" | "requires_action" | "completed" | "failed" | "cancelled" | null;
+    to: "queued" | "running" | "requires_action" | "completed" | "failed" | "cancelled";
+    attempt: number;
+    /** Why, when `to` is `failed`, or the retryable failure on a retry. */
+    error?: string;
+    /** On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it. */
+    retry_in_ms?: number;
+  };
+  created_at: string;
+};
+
+export type AssistantMessageCompletedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "assistant.message_completed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** 0 for the first model call of the message, then 1, 2, ... */
+    call_index: number;
+    parts: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "tool_call";
+      id: string;
+      name: string;
+      arguments: {
+        [key: string]: unknown;
+      };
+    }>;
+    stop_reason: "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal";
+    usage: {
+      input_tokens: number;
+      output_tokens: number;
+    } | null;
+    /** True when the response has no tool calls: the message then completes. */
+    final: boolean;
+  };
+  created_at: string;
+};
+
+export type ToolCallRequestedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "tool.call_requested";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: ToolCallRequestedWebhook;
+  created_at: string;
+};
+
+export type ToolCallCompletedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "tool.call_completed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    kind: "custom";
+    /** The handler's return value (JSON); absent when it returned nothing. */
+    output?: unknown;
+  };
+  created_at: string;
+};
+
+export type ToolCallFailedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "tool.call_failed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    /** Null for a tool the agent does not have. */
+    kind: "custom" | "external" | null;
+    reason: "timeout" | "error" | "unknown_tool" | "cancelled";
+    error: string;
+  };
+  created_at: string;
+};
+
+export type ToolResultSubmittedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "tool.result_submitted";
+  message_id: string | null;
+  source: "user";
+  actor: {
+    type: "user";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    tool_call_id: string;
+    /** The submitted JSON; null when none was sent with is_error true. */
+    result: unknown;
+    is_error: boolean;
+  };
+  created_at: string;
+};
+
+export type WebhookDeliveryFailedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "webhook.delivery_failed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    delivery_id: string;
+    /** The delivery body `id`. */
+    webhook_id: string;
+    event_type: string;
+    url: string;
+    attempts: number;
+    last_error: string;
+  };
+  created_at: string;
+};
+
+/** A piece of streamed assistant text (SSE `event: assistant.delta`, no id); the full text arrives in assistant.message_completed. */
+export type AssistantDelta = {
+  type: "assistant.delta";
+  message_id: string;
+  call_index: number;
+  text: string;
+};
+
+/** An external tool call waiting for its result: POST it to `submit_url` as a `tool.result_submitted` event before `expires_at`. */
+export type ToolCallRequestedWebhook = {
+  /** `<session_id>:<message_id>:<tool_call_id>`; the same on every retry: the idempotency key. */
+  id: string;
+  type: "tool.call_requested";
+  session_id: string;
+  message_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: {
+    [key: string]: unknown;
+  };
+  /** The tool's input JSON Schema; `{}` when it declares none. */
+  input_schema: {
+    [key: string]: unknown;
+  };
+  /** The tool's output JSON Schema, which a result is checked against; `{}` when it declares none. */
+  output_schema: {
+    [key: string]: unknown;
+  };
+  expires_at: string;
+  /** The session events endpoint. */
+  submit_url: string;
+};
+
+/** A message of the session ended (completed or failed); `data` is the session as that turn left it. Call GET /v1/sessions/{session_id} for the state now. */
+export type SessionLifecycleWebhook = {
+  /** `<session_id>:<message_id>:<type>`; the same on every retry. */
+  id: string;
+  type: "session.completed" | "session.failed";
+  created_at: string;
+  data: {
+    session_id: string;
+    batch_id: string | null;
+    agent_id: string;
+    version_id: string;
+    llm_id: string;
+    status: "idle" | "running";
+    last_message_status: "queued" | "running" | "requires_action" | "completed" | "failed" | "cancelled" | null;
+    /** The session metadata given at creation. */
+    metadata: {
+      [key: string]: string;
+    };
+  };
+};
+
+/** A batch reached a terminal status; sent once. Call GET /v1/session-batches/{batch_id} for its sessions. */
+export type BatchLifecycleWebhook = {
+  /** `<batch_id>:<type>`; the same on every retry. */
+  id: string;
+  type: "batch.completed" | "batch.failed" | "batch.partial_failed";
+  created_at: string;
+  data: {
+    batch_id: string;
+    agent_id: string;
+    status: "completed" | "failed" | "partial_failed";
+    /** Child sessions by status when the body was built; null if the batch could not be read then. */
+    counts: {
+      queued: number;
+      running: number;
+      completed: number;
+      failed: number;
+    } | null;
+  };
+};
+
+/** The body of each webhook delivery, by event type (the document's `webhooks`). */
+export interface WebhookBodies {
+  "tool.call_requested": ToolCallRequestedWebhook;
+  "session.completed": SessionLifecycleWebhook;
+  "session.failed": SessionLifecycleWebhook;
+  "batch.completed": BatchLifecycleWebhook;
+  "batch.failed": BatchLifecycleWebhook;
+  "batch.partial_failed": BatchLifecycleWebhook;
+}
+
+/** Any webhook delivery's body; narrow on `type`. */
+export type WebhookBody = WebhookBodies[keyof WebhookBodies];
+
 /** GET /healthz: Liveness: the process is up. */
 export type GetHealthzPathParams = Record<string, never>;
 export type GetHealthzQuery = Record<string, never>;
@@ -886,22 +1211,7 @@ export type PostV1AgentsAgentIdMessagesBody = {
   };
 };
 export type PostV1AgentsAgentIdMessagesResponse = {
-  event: {
-    id: string;
-    session_id: string;
-    sequence_number: number;
-    type: "user.message" | "session.status_changed" | "message.status_changed" | "assistant.message_completed" | "tool.call_requested" | "tool.call_completed" | "tool.call_failed" | "tool.result_submitted" | "webhook.delivery_failed";
-    message_id: string | null;
-    source: "user" | "platform";
-    actor: {
-      type: "user" | "system";
-      id: string | null;
-    };
-    data: {
-      [key: string]: unknown;
-    };
-    created_at: string;
-  } | null;
+  event: LedgerEvent | null;
   message: {
     id: string;
     status: string;
@@ -952,22 +1262,7 @@ export type PostV1SessionsSessionIdEventsBody = {
   is_error?: boolean;
 };
 export type PostV1SessionsSessionIdEventsResponse = {
-  event: {
-    id: string;
-    session_id: string;
-    sequence_number: number;
-    type: "user.message" | "session.status_changed" | "message.status_changed" | "assistant.message_completed" | "tool.call_requested" | "tool.call_completed" | "tool.call_failed" | "tool.result_submitted" | "webhook.delivery_failed";
-    message_id: string | null;
-    source: "user" | "platform";
-    actor: {
-      type: "user" | "system";
-      id: string | null;
-    };
-    data: {
-      [key: string]: unknown;
-    };
-    created_at: string;
-  } | null;
+  event: LedgerEvent | null;
   message: {
     id: string;
     status: string;
@@ -995,22 +1290,7 @@ export type GetV1SessionsSessionIdEventsPathParams = { session_id: string };
 export type GetV1SessionsSessionIdEventsQuery = { limit?: number; after?: string };
 export type GetV1SessionsSessionIdEventsBody = undefined;
 export type GetV1SessionsSessionIdEventsResponse = {
-  events: Array<{
-    id: string;
-    session_id: string;
-    sequence_number: number;
-    type: "user.message" | "session.status_changed" | "message.status_changed" | "assistant.message_completed" | "tool.call_requested" | "tool.call_completed" | "tool.call_failed" | "tool.result_submitted" | "webhook.delivery_failed";
-    message_id: string | null;
-    source: "user" | "platform";
-    actor: {
-      type: "user" | "system";
-      id: string | null;
-    };
-    data: {
-      [key: string]: unknown;
-    };
-    created_at: string;
-  }>;
+  events: Array<LedgerEvent>;
   has_more: boolean;
   next_cursor: string | null;
 };
@@ -1020,22 +1300,7 @@ export type PostV1SessionsSessionIdMessagesMessageIdCancelPathParams = { session
 export type PostV1SessionsSessionIdMessagesMessageIdCancelQuery = Record<string, never>;
 export type PostV1SessionsSessionIdMessagesMessageIdCancelBody = undefined;
 export type PostV1SessionsSessionIdMessagesMessageIdCancelResponse = {
-  event: {
-    id: string;
-    session_id: string;
-    sequence_number: number;
-    type: "user.message" | "session.status_changed" | "message.status_changed" | "assistant.message_completed" | "tool.call_requested" | "tool.call_completed" | "tool.call_failed" | "tool.result_submitted" | "webhook.delivery_failed";
-    message_id: string | null;
-    source: "user" | "platform";
-    actor: {
-      type: "user" | "system";
-      id: string | null;
-    };
-    data: {
-      [key: string]: unknown;
-    };
-    created_at: string;
-  } | null;
+  event: LedgerEvent | null;
   message: {
     id: string;
     status: string;

@@ -61,17 +61,21 @@ export const createdBatchResponse: JsonSchema = {
   properties: { batch_id: { type: 'string' }, status: batchStatus, sessions: { type: 'array', items: batchSession } },
 };
 
+/** Child sessions by status; also in batch webhook bodies. */
+export const batchCounts: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['queued', 'running', 'completed', 'failed'],
+  properties: { queued: { type: 'integer' }, running: { type: 'integer' }, completed: { type: 'integer' }, failed: { type: 'integer' } },
+};
+
 export const batchResponse: JsonSchema = {
   type: 'object',
   required: ['batch_id', 'status', 'counts', 'sessions'],
   properties: {
     batch_id: { type: 'string' },
     status: batchStatus,
-    counts: {
-      type: 'object',
-      required: ['queued', 'running', 'completed', 'failed'],
-      properties: { queued: { type: 'integer' }, running: { type: 'integer' }, completed: { type: 'integer' }, failed: { type: 'integer' } },
-    },
+    counts: batchCounts,
     sessions: { type: 'array', items: batchSession },
   },
 };

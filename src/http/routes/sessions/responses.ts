@@ -1,9 +1,10 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { ledgerEventRef, textPart, toolCallPart } from './ledger-events.js';
 
 /**
  * Response shapes of the session routes, for /v1/openapi.json and the typed
  * client generated from it (clients/typescript). They describe what
- * sessionView, messageView and the ledger envelope return.
+ * sessionView and messageView return; ledger events are in ledger-events.ts.
  */
 const nullableString = { type: ['string', 'null'] };
 const time = { type: 'string', format: 'date-time' };
@@ -31,32 +32,12 @@ export const sessionResponse: JsonSchema = {
 
 export const sessionListResponse: JsonSchema = { type: 'object', required: ['sessions', 'has_more', 'next_cursor'], properties: { sessions: { type: 'array', items: sessionResponse }, ...page } };
 
-export const eventResponse: JsonSchema = {
-  type: 'object',
-  description: 'One ledger event; `id` is `<session_id>:<sequence_number>` and is the SSE id.',
-  required: ['id', 'session_id', 'sequence_number', 'type', 'message_id', 'source', 'actor', 'data', 'created_at'],
-  properties: {
-    id: { type: 'string' },
-    session_id: { type: 'string' },
-    sequence_number: { type: 'integer' },
-    type: {
-      type: 'string',
-      enum: ['user.message', 'session.status_changed', 'message.status_changed', 'assistant.message_completed', 'tool.call_requested', 'tool.call_completed', 'tool.call_failed', 'tool.result_submitted', 'webhook.delivery_failed'],
-    },
-    message_id: nullableString,
-    source: { type: 'string', enum: ['user', 'platform'] },
-    actor: { type: 'object', required: ['type', 'id'], properties: { type: { type: 'string', enum: ['user', 'system'] }, id: nullableString } },
-    data: { type: 'object', additionalProperties: {} },
-    created_at: time,
-  },
-};
-
-export const eventListResponse: JsonSchema = { type: 'object', required: ['events', 'has_more', 'next_cursor'], properties: { events: { type: 'array', items: eventResponse }, ...page } };
+export const eventListResponse: JsonSchema = { type: 'object', required: ['events', 'has_more', 'next_cursor'], properties: { events: { type: 'array', items: ledgerEventRef }, ...page } };
 
 const outputPart: JsonSchema = {
   oneOf: [
-    { type: 'object', required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } },
-    { type: 'object', required: ['type', 'id', 'name', 'arguments'], properties: { type: { const: 'tool_call' }, id: { type: 'string' }, name: { type: 'string' }, arguments: { type: 'object', additionalProperties: {} } } },
+    textPart,
+    toolCallPart,
     {
       type: 'object',
       required: ['type', 'tool_call_id', 'tool_name', 'content', 'is_error'],
@@ -96,7 +77,7 @@ export const turnReplyResponse: JsonSchema = {
   type: 'object',
   required: ['event', 'message', 'session'],
   properties: {
-    event: { oneOf: [eventResponse, { type: 'null' }] },
+    event: { oneOf: [ledgerEventRef, { type: 'null' }] },
     message: { oneOf: [{ type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } }, { type: 'null' }] },
     session: sessionResponse,
   },

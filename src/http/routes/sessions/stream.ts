@@ -3,6 +3,7 @@ import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
+import { assistantDeltaRef, ledgerEventRef } from './ledger-events.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
 import { decodeSessionEvents, SESSION_DELETED } from '../../../pubsub/session-events.js';
 
@@ -23,7 +24,12 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           // OpenAPI 3.1 reads an event stream's schema as one event's: the SSE fields as a client's parser yields them.
           type: 'object',
           required: ['event', 'data'],
-          properties: { id: { type: 'string' }, event: { type: 'string' }, data: { type: 'string', contentMediaType: 'application/json' }, retry: { type: 'integer' } },
+          properties: {
+            id: { type: 'string' },
+            event: { type: 'string' },
+            data: { type: 'string', contentMediaType: 'application/json', contentSchema: { oneOf: [ledgerEventRef, assistantDeltaRef] } },
+            retry: { type: 'integer' },
+          },
           description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
         },
       },
