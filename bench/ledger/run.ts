@@ -27,7 +27,7 @@ import { setMaxListeners } from 'node:events';
 import { request } from 'undici';
 import { fmt, summary } from '../support/percentiles.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
-import { formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
+import { fetchesPer, formatCpu, pool, queryShapesPer, redisWork, roundTripsPer, scriptedAgent, startStack, withCpu, type CpuFigures } from '../support/stack.js';
 import { useKeepAliveClient } from '../support/http-client.js';
 import { censusReport, perfRecord, reading } from './census.js';
 import { firstOf, loadPairs, pairsReport, savePair, type Pair } from './pairs.js';
@@ -183,6 +183,7 @@ async function measure(store: string | undefined, workers: number): Promise<Row>
     console.log(`user.message POST latency (concurrency ${CONCURRENCY}): p50 ${fmt(p.p50)}, p99 ${fmt(p.p99)}, max ${fmt(p.max)}`);
     console.log(`SSE delivery latency append->client: p50 ${fmt(d.p50)}, p99 ${fmt(d.p99)}, max ${fmt(d.max)}`);
     console.log(`worker round trips per user message: ${roundTripsPer(countsBefore, countsAfter, SESSIONS)}`);
+    console.log(`worker BullMQ fetches per user message: ${fetchesPer(countsBefore, countsAfter, SESSIONS)}`);
     console.log(`web round trips per user message: ${roundTripsPer(webBefore, webAfter, SESSIONS)}`);
     console.log(`MongoDB statements per user message by filter shape, worker: ${queryShapesPer(countsBefore, countsAfter, SESSIONS)}`);
     console.log(`MongoDB statements per user message by filter shape, web: ${queryShapesPer(webBefore, webAfter, SESSIONS)}`);

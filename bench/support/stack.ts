@@ -153,12 +153,12 @@ function sum(a: Record<string, number>, b: Record<string, number>): Record<strin
 }
 
 function readRoundTrips(files: string[]): RoundTrips {
-  const total: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+  const total: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0, fetches: {} } };
   for (const f of files) {
     if (!existsSync(f)) continue;
     const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
     total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands), shapes: sum(total.mongo.shapes, c.mongo.shapes) };
-    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines };
+    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines, fetches: sum(total.redis.fetches ?? {}, c.redis.fetches ?? {}) };
   }
   return total;
 }
@@ -184,6 +184,18 @@ export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number
   const mongo = (after.mongo.total - before.mongo.total) / per;
   const redis = (after.redis.total - before.redis.total) / per;
   return `MongoDB ${mongo.toFixed(2)} (${diff(before.mongo.commands, after.mongo.commands)}); Redis ${redis.toFixed(2)} round trips, ${(redisWork(before, after) / per).toFixed(2)} without the per-interval ones (${TIMED.join(', ')}), of which pipelines ${((after.redis.pipelines - before.redis.pipelines) / per).toFixed(2)} (commands: ${diff(before.redis.commands, after.redis.commands)})`;
+}
+
+/**
+ * BullMQ's fetches between two readings, per `per` units, by queue kind and what they found: how many of a worker's
+ * round trips go to queues that had no job for it (`moveToActive …: empty`, `bzpopmin …: marker` that led to one).
+ */
+export function fetchesPer(before: RoundTrips, after: RoundTrips, per: number): string {
+  const a = before.redis.fetches ?? {};
+  const d = Object.entries(after.redis.fetches ?? {}).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0);
+  const empty = d.filter(([k]) => k.startsWith('moveToActive') && k.endsWith(': empty')).reduce((n, [, v]) => n + v, 0);
+  const markers = d.filter(([k]) => k.startsWith('bzpopmin') && k.endsWith(': marker')).reduce((n, [, v]) => n + v, 0);
+  return `empty moveToActive ${(empty / per).toFixed(2)}, bzpopmin woken by a marker ${(markers / per).toFixed(2)} (${d.sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join(', ')})`;
 }
 
 /** MongoDB statements between two readings by filter shape, per `per` units: which queries could scan on mongo-java-server. */

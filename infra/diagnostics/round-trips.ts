@@ -12,10 +12,15 @@ import type { MongoClient } from 'mongodb';
 export interface RoundTrips {
   /** `shapes`: per statement, `command collection {filter keys:operators} sort`, to find collection scans. */
   mongo: { total: number; commands: Record<string, number>; shapes: Record<string, number> };
-  redis: { total: number; commands: Record<string, number>; pipelines: number };
+  /**
+   * `fetches`: what BullMQ's job fetches found, per queue kind (shard number dropped), e.g.
+   * `moveToActive session: empty`, `bzpopmin router-proxy: marker`, `moveToFinished session: next`. A fetch that
+   * finds nothing is a round trip spent on a queue that had no job for this worker.
+   */
+  redis: { total: number; commands: Record<string, number>; pipelines: number; fetches?: Record<string, number> };
 }
 
-const counts: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0 } };
+const counts: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0, fetches: {} } };
 let installed = false;
 
 function bump(map: Record<string, number>, key: string): void {
@@ -35,12 +40,41 @@ function nameOf(client: Redis, command: { name: string; args?: unknown[] }): str
   return `evalsha ${scriptNames.get(sha) ?? sha.slice(0, 8)}`;
 }
 
+/** `{troupe:q:session-12}:session-12:wait` -> `session`: the queue a BullMQ key belongs to, shard number dropped. */
+function queueKind(key: unknown): string {
+  const parts = String(key ?? '').split(':');
+  return (parts[parts.length - 2] ?? '?').replace(/-\d+$/, '');
+}
+
+/** BullMQ's fetches and what each found: a job, or nothing (and, for the blocking wait, a marker or the timeout). */
+function fetchOutcome(name: string, args: unknown[], reply: unknown): string | null {
+  const got = (r: unknown) => (Array.isArray(r) && r[0] && r[1] ? 'job' : 'empty');
+  switch (name) {
+    case 'evalsha moveToActive': return `moveToActive ${queueKind(args[2])}: ${got(reply)}`;
+    // Completing a job fetches the next one in the same script when the worker has room: `next` or `none`.
+    case 'evalsha moveToFinished': return `moveToFinished ${queueKind(args[2])}: ${Array.isArray(reply) && reply[0] ? 'next' : 'none'}`;
+    case 'bzpopmin': return `bzpopmin ${queueKind(args[0])}: ${reply ? 'marker' : 'timeout'}`;
+    default: return null;
+  }
+}
+
 function hookRedis(): void {
-  type Send = (this: Redis, command: { name: string; args?: unknown[] }, stream?: { isPipeline?: boolean }) => unknown;
+  type Command = { name: string; args?: unknown[]; promise?: Promise<unknown> };
+  type Send = (this: Redis, command: Command, stream?: { isPipeline?: boolean }) => unknown;
   const send = Redis.prototype.sendCommand as unknown as Send;
   (Redis.prototype as unknown as { sendCommand: Send }).sendCommand = function (command, stream) {
-    bump(counts.redis.commands, nameOf(this, command));
+    const name = nameOf(this, command);
+    bump(counts.redis.commands, name);
     if (!stream?.isPipeline) counts.redis.total++;
+    if (name === 'evalsha moveToActive' || name === 'evalsha moveToFinished' || name === 'bzpopmin') {
+      command.promise?.then(
+        (reply) => {
+          const outcome = fetchOutcome(name, command.args ?? [], reply);
+          if (outcome) bump((counts.redis.fetches ??= {}), outcome);
+        },
+        () => undefined,
+      );
+    }
     return send.call(this, command, stream);
   };
   const exec = Pipeline.prototype.exec;
