@@ -50,17 +50,29 @@ export function checkBaseUrl(url: string, from: string): void {
   if (protocol !== 'http:' && protocol !== 'https:') throw new CliError(`${from} "${url}" is not an http(s) URL, e.g. http://localhost:8080`, EXIT.usage);
 }
 
-/** `.data/dev-keys.json` that `npm start` writes, found from the working directory upwards. */
+/** Where `npm start` keeps its dev keys: its TROUPE_DATA_DIR when one is set (the same variable it reads), else .data/ of the checkout. */
+function devKeysWhere(): string {
+  return process.env.TROUPE_DATA_DIR ? `${join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json')} (TROUPE_DATA_DIR)` : '.data/dev-keys.json';
+}
+
+function readDevKeys(file: string): { file: string; api: string; base_url?: string } | null {
+  if (!existsSync(file)) return null;
+  try {
+    return { file, ...(JSON.parse(readFileSync(file, 'utf8')) as { api: string; base_url?: string }) };
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The dev-keys.json that `npm start` writes: in $TROUPE_DATA_DIR when it is set, and then only there (another
+ * folder's keys would be another stack's), else in .data/ found from the working directory upwards.
+ */
 function devKeys(): { file: string; api: string; base_url?: string } | null {
+  if (process.env.TROUPE_DATA_DIR) return readDevKeys(join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json'));
   for (let dir = process.cwd(), i = 0; i < 20; i++) {
     const file = join(dir, '.data', 'dev-keys.json');
-    if (existsSync(file)) {
-      try {
-        return { file, ...(JSON.parse(readFileSync(file, 'utf8')) as { api: string; base_url?: string }) };
-      } catch {
-        return null;
-      }
-    }
+    if (existsSync(file)) return readDevKeys(file);
     const up = dirname(dir);
     if (up === dir) break;
     dir = up;
@@ -71,7 +83,7 @@ function devKeys(): { file: string; api: string; base_url?: string } | null {
 /**
  * Settings in order of precedence: flags, TROUPE_BASE_URL / TROUPE_API_KEY,
  * the named (or `default`) profile, and last the dev keys of a local
- * `npm start` in this checkout. Each of base URL and key is taken from the
+ * `npm start` (in $TROUPE_DATA_DIR, else .data/ of this checkout). Each of base URL and key is taken from the
  * first place that has it.
  */
 export function resolveConfig(flags: { baseUrl?: string; apiKey?: string; profile?: string }): Resolved {
@@ -85,7 +97,7 @@ export function resolveConfig(flags: { baseUrl?: string; apiKey?: string; profil
   if (baseUrl) checkBaseUrl(baseUrl, baseFrom);
   if (!baseUrl || !apiKey) {
     throw new CliError(
-      `No ${!baseUrl ? 'base URL' : 'API key'} configured. Set TROUPE_BASE_URL and TROUPE_API_KEY, run \`troupe login --base-url URL --api-key KEY\`, or run the CLI inside a checkout where \`npm start\` is running (it writes .data/dev-keys.json).`,
+      `No ${!baseUrl ? 'base URL' : 'API key'} configured. Set TROUPE_BASE_URL and TROUPE_API_KEY, run \`troupe login --base-url URL --api-key KEY\`, or run the CLI where \`npm start\` is running (no dev keys in ${devKeysWhere()}).`,
       EXIT.usage,
     );
   }

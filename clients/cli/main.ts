@@ -18,10 +18,10 @@ export function buildProgram(): Command {
   const program = new Command('troupe')
     .description('Deploy agents and talk to them through the Troupe API.')
     .option('--base-url <url>', 'API base URL (default: $TROUPE_BASE_URL, the profile, or a local `npm start`)')
-    .option('--api-key <key>', 'API key (default: $TROUPE_API_KEY, the profile, or .data/dev-keys.json)')
+    .option('--api-key <key>', 'API key (default: $TROUPE_API_KEY, the profile, or the dev keys of a local `npm start`)')
     .option('--profile <name>', `profile of the config file (default: $TROUPE_PROFILE or "default")`)
     .showHelpAfterError('(run with --help for usage)')
-    .addHelpText('after', `\nConfiguration: flags, then TROUPE_BASE_URL / TROUPE_API_KEY, then the profile file, then .data/dev-keys.json of a local \`npm start\`.\nResults go to stdout, progress and advice to stderr.\n\n${EXIT_HELP}`)
+    .addHelpText('after', `\nConfiguration: flags, then TROUPE_BASE_URL / TROUPE_API_KEY, then the profile file, then the dev keys of a local \`npm start\` ($TROUPE_DATA_DIR/dev-keys.json when TROUPE_DATA_DIR is set, else .data/dev-keys.json in this checkout).\nResults go to stdout, progress and advice to stderr.\n\n${EXIT_HELP}`)
     .exitOverride();
   deployCommand(program);
   sessionCommands(program);

@@ -7,13 +7,18 @@ import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
-/** Dev keys are made once and kept under .data/, so restarts keep working credentials. */
+/** Dev keys are made once and kept in the data folder, so restarts keep working credentials. */
 function devKeys(dataDir: string): { api: string; routing: string } {
   const file = join(dataDir, 'dev-keys.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8'));
   const keys = { api: `tr_sk_dev_${randomBytes(18).toString('base64url')}`, routing: `tr_rk_dev_${randomBytes(18).toString('base64url')}` };
   writeFileSync(file, JSON.stringify(keys, null, 2), { mode: 0o600 });
   return keys;
+}
+
+/** Where the CLI picks the dev keys up (clients/cli/config.ts): a data folder of its own only with the same TROUPE_DATA_DIR. */
+function devKeysScope(dataDir: string): string {
+  return dataDir === join(ROOT, '.data') ? 'in this checkout' : `where TROUPE_DATA_DIR=${dataDir} is set`;
 }
 
 /**
@@ -61,7 +66,7 @@ export async function main(_args: string[]): Promise<void> {
     `  data:         ${dataDir}`,
     '',
     `  console:      ${config.publicUrl}/console (paste the API key)`,
-    `  dev keys:     ${join(dataDir, 'dev-keys.json')} (the CLI's default profile in this checkout)`,
+    `  dev keys:     ${join(dataDir, 'dev-keys.json')} (the CLI's default profile ${devKeysScope(dataDir)})`,
     '',
     'Try: npx troupe deploy examples/weather-agent',
     `     curl ${config.publicUrl}/readyz`,

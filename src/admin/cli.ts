@@ -17,9 +17,19 @@ const USAGE = `usage: troupe-admin <command> [options]
              [--routing-key-per-min N] [--running-sessions N]
                                             show or set an org's limits; N = 0 is unlimited,
                                             "default" goes back to the environment's default
-Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).`;
+Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).
+Exit codes: 0 done, 1 unexpected failure, 2 usage mistake, 3 no such org or key, or it already exists.`;
 
+/**
+ * The same numbers as the troupe CLI (clients/cli/exit-codes.ts): a mistake in the command line
+ * is told apart from a well-formed command the data refuses, so a script can act on each.
+ */
+const EXIT = { internal: 1, usage: 2, refused: 3 } as const;
+
+/** A mistake in the command line: answered with the usage. */
 class UsageError extends Error {}
+/** A well-formed command about an org or key that is not there, or already is: one line, nothing changed. */
+class RefusedError extends Error {}
 
 const LIMIT_FIELDS = Object.keys(LIMIT_ENV) as (keyof OrgLimits)[];
 /** `api_key_per_min` → `api-key-per-min` */
@@ -46,12 +56,22 @@ function keyRow(k: ApiKeyDoc) {
   return { id: k._id, prefix: k.prefix, kind: k.kind, name: k.name, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null };
 }
 
+function parse(argv: string[]) {
+  try {
+    return parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { help: { type: 'boolean', short: 'h' }, org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
+    });
+  } catch (err) {
+    // An unknown or malformed option is the command line's mistake, not a failure of the tool.
+    throw new UsageError((err as Error).message);
+  }
+}
+
 async function run(argv: string[]): Promise<unknown> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: { org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
-  });
+  const { values, positionals } = parse(argv);
+  if (values.help) return USAGE;
   const [noun, verb, arg] = positionals;
   if (!noun || !verb) throw new UsageError('missing command');
   const url = process.env.MONGODB_URL;
@@ -65,20 +85,20 @@ async function run(argv: string[]): Promise<unknown> {
     const org = async () => {
       if (!values.org) throw new UsageError('--org is required');
       const found = await orgs.byName(values.org);
-      if (!found) throw new UsageError(`no org named ${JSON.stringify(values.org)}`);
+      if (!found) throw new RefusedError(`no org named ${JSON.stringify(values.org)}`);
       return found;
     };
     switch (`${noun} ${verb}`) {
       case 'org create': {
         if (!arg) throw new UsageError('org create needs a name');
-        if (await orgs.byName(arg)) throw new UsageError(`org ${JSON.stringify(arg)} already exists`);
+        if (await orgs.byName(arg)) throw new RefusedError(`org ${JSON.stringify(arg)} already exists`);
         const o = await orgs.create(arg);
         return { id: o._id, name: o.name, created_at: o.created_at.toISOString() };
       }
       case 'org limits': {
         if (!arg) throw new UsageError('org limits needs an org name');
         const found = await orgs.byName(arg);
-        if (!found) throw new UsageError(`no org named ${JSON.stringify(arg)}`);
+        if (!found) throw new RefusedError(`no org named ${JSON.stringify(arg)}`);
         return limitsRow((await orgs.setLimits(found._id, limitChanges(values)))!);
       }
       case 'org list':
@@ -93,7 +113,7 @@ async function run(argv: string[]): Promise<unknown> {
       case 'key revoke': {
         if (!arg) throw new UsageError('key revoke needs a key id or prefix');
         const revoked = await keys.revoke((await org())._id, arg);
-        if (!revoked) throw new UsageError(`no single key matches ${JSON.stringify(arg)}`);
+        if (!revoked) throw new RefusedError(`no single key matches ${JSON.stringify(arg)}`);
         return keyRow(revoked);
       }
       default:
@@ -106,11 +126,11 @@ async function run(argv: string[]): Promise<unknown> {
 
 run(process.argv.slice(2)).then(
   (out) => {
-    process.stdout.write(JSON.stringify(out, null, 2) + '\n');
+    process.stdout.write((out === USAGE ? USAGE : JSON.stringify(out, null, 2)) + '\n');
   },
   (err: unknown) => {
     if (err instanceof UsageError) process.stderr.write(`troupe-admin: ${err.message}\n${USAGE}\n`);
     else process.stderr.write(`troupe-admin: ${err instanceof Error ? err.message : String(err)}\n`);
-    process.exit(err instanceof UsageError ? 2 : 1);
+    process.exit(err instanceof UsageError ? EXIT.usage : err instanceof RefusedError ? EXIT.refused : EXIT.internal);
   },
 );

@@ -43,6 +43,27 @@ describe('admin command', () => {
   });
 
   it('exits 2 with usage on a bad command', async () => {
-    await assert.rejects(run(process.execPath, [CLI, 'key', 'create', '--org', 'acme', '--kind', 'nope'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--kind must be api or routing/.test(e.stderr));
+    await assert.rejects(run(process.execPath, [CLI, 'key', 'create', '--org', 'acme', '--kind', 'nope'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--kind must be api or routing/.test(e.stderr) && /^usage: troupe-admin/m.test(e.stderr));
+    // Was exit 1, "unexpected failure", with no usage.
+    await assert.rejects(run(process.execPath, [CLI, 'org', 'list', '--bogus'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /Unknown option '--bogus'/.test(e.stderr) && /^usage: troupe-admin/m.test(e.stderr));
+    const help = await run(process.execPath, [CLI, '--help'], { env });
+    assert.match(help.stdout, /^usage: troupe-admin/);
+  });
+
+  it('exits 3 with one line, no usage, when what the command names is not there or already is', async () => {
+    // A well-formed command about a missing org or key is not a usage mistake: scripts tell the two apart by the code.
+    await admin('org', 'create', 'present');
+    const cases: [string[], string][] = [
+      [['key', 'list', '--org', 'absent'], 'troupe-admin: no org named "absent"'],
+      [['org', 'limits', 'absent'], 'troupe-admin: no org named "absent"'],
+      [['key', 'revoke', '--org', 'present', 'tr_sk_nope'], 'troupe-admin: no single key matches "tr_sk_nope"'],
+      [['org', 'create', 'present'], 'troupe-admin: org "present" already exists'],
+    ];
+    for (const [args, line] of cases) {
+      await assert.rejects(run(process.execPath, [CLI, ...args], { env }), (e: { code: number; stdout: string; stderr: string }) => {
+        assert.deepEqual([e.code, e.stderr, e.stdout], [3, `${line}\n`, ''], args.join(' '));
+        return true;
+      });
+    }
   });
 });

@@ -204,8 +204,15 @@ describe('TypeScript client', function () {
   });
 
   it('resumes from a given event id and lists sessions by metadata', async () => {
-    const [mine] = (await client.sessions.list({ metadata: { suite: 'client-stream' } })).sessions;
-    assert.ok(mine);
+    // Its own session, run to idle, so the test passes alone (--grep) as well as after the others.
+    const suite = `resume-${Date.now()}`;
+    const started = await client.sessions.start(agentId, 'Weather in Oslo?', { session: { metadata: { suite } } });
+    const call = await until(async () => (await client.sessions.pendingToolCalls(started.session.id)).find((c) => c.kind === 'external'), 10_000);
+    await client.sessions.submitToolResult(started.session.id, call, { city: 'Oslo', summary: 'sunny', high_c: 20, low_c: 9 });
+    await until(async () => (await client.sessions.message(started.session.id, started.message!.id)).status === 'completed', 20_000);
+    const listed = (await client.sessions.list({ metadata: { suite } })).sessions;
+    assert.deepEqual(listed.map((s) => s.id), [started.session.id]);
+    const mine = listed[0];
     assert.equal((await client.sessions.list({ metadata: { suite: 'nobody' } })).sessions.length, 0);
     const ctl = new AbortController();
     const got: number[] = [];

@@ -6,7 +6,7 @@ import { deployFolder, TroupeClient } from '../../clients/typescript/src/index.j
 import { CONSOLE_CSP } from '../../src/http/console.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
-import { agentWith } from '../support/agent-fixture.js';
+import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -136,6 +136,42 @@ describe('console in a browser', function () {
     await page.click('#tabs button[data-tab="webhooks"]');
     await page.waitForSelector(`#webhook-config:has-text("This agent has no webhook. Configure one with PUT /v1/agents/${streaming}/webhook")`);
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
+  });
+
+  it('clears an error when the tab changes, and a failed lookup leaves nothing of the previous answer under it', async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
+    const batch = await client.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }]);
+    // A tab of its own (its own sessionStorage, so the key form shows), and its 4xx answers are expected here.
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      await until(async () => (await tab.locator('#sessions li[data-session]').count()) > 0, 10_000);
+
+      await tab.click('#tabs button[data-tab="batches"]');
+      await tab.fill('#batch-id', batch.batch_id);
+      await tab.click('#batch-form button');
+      await tab.waitForSelector(`#batch td:has-text("${batch.sessions[0].session_id}")`);
+      await tab.fill('#batch-id', 'bat_missing');
+      await tab.click('#batch-form button');
+      await tab.waitForSelector('#status.error:has-text("bat_missing")');
+      assert.equal(await tab.locator('#batch table, #batch progress').count(), 0, 'the earlier batch is not left under the error as if it were bat_missing');
+
+      await tab.click('#tabs button[data-tab="sessions"]');
+      assert.equal(await tab.locator('#status').innerText(), '', 'the batch error does not follow to the sessions tab');
+      assert.equal(await tab.locator('#status.error').count(), 0);
+
+      // The same for the session filter: a filter the API refuses (a key no session can have) leaves no earlier list.
+      await tab.fill('#metadata-filter', 'bad key=x');
+      await tab.click('#session-filter button');
+      await tab.waitForSelector('#status.error:has-text("metadata.<key>")');
+      assert.equal(await tab.locator('#sessions li[data-session]').count(), 0, 'no sessions shown as if they matched');
+      await tab.click('#tabs button[data-tab="webhooks"]');
+      assert.equal(await tab.locator('#status').innerText(), '');
+    } finally {
+      await tab.close();
+    }
   });
 
   it('serves only the console’s own files, each with the policy', async () => {

@@ -83,6 +83,18 @@ describe('HTTP basics', () => {
     assert.equal((await h.api('/v1/sessions/ses_x/transcript?format=text')).status, 404, 'a listed value goes on to the handler');
   });
 
+  it('400s a metadata filter whose key no session can have, naming the parameter', async () => {
+    // Was a 200 listing every session: the filter was dropped without a word.
+    for (const param of ['metadata.', 'metadata.a b', `metadata.${'k'.repeat(65)}`, 'metadata.a.b']) {
+      const res = await h.api(`/v1/sessions?${encodeURIComponent(param)}=x`);
+      assert.equal(res.status, 400, param);
+      const err = await errorOf(res);
+      assert.deepEqual([err.code, err.param], ['invalid_request', param], param);
+      assert.match(err.message, /^metadata\.<key> needs a key of 1-64 characters from \[A-Za-z0-9_-\]/, param);
+    }
+    assert.equal((await h.api('/v1/sessions?metadata.team_1-a=x')).status, 200, 'a key sessions can have is a filter');
+  });
+
   it('400s a list cursor that is not one the list hands out', async () => {
     // Was a 200: a garbage cursor was compared as a position, so the page came back empty (or whole) without a word.
     for (const path of ['/v1/sessions?after=garbage', '/v1/agents?after=%00', '/v1/files?after=ses_01m86x92bs8mxten2nx4hey4qd', '/v1/storage-bindings?after=sb_x']) {

@@ -30,7 +30,7 @@ describe('CLI configuration and exit codes', () => {
   const cwd = process.cwd();
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'troupe-cfg-'));
-    for (const k of ['TROUPE_BASE_URL', 'TROUPE_API_KEY', 'TROUPE_PROFILE']) delete process.env[k];
+    for (const k of ['TROUPE_BASE_URL', 'TROUPE_API_KEY', 'TROUPE_PROFILE', 'TROUPE_DATA_DIR']) delete process.env[k];
     process.env.TROUPE_CONFIG = join(dir, 'config.json');
   });
   afterEach(() => {
@@ -51,6 +51,18 @@ describe('CLI configuration and exit codes', () => {
     assert.deepEqual([resolveConfig({}).baseUrl, resolveConfig({}).apiKey], ['http://profile', 'tr_sk_env']);
     assert.equal(resolveConfig({ apiKey: 'tr_sk_flag' }).apiKey, 'tr_sk_flag');
     assert.throws(() => resolveConfig({ profile: 'missing' }), (e: unknown) => e instanceof CliError && e.code === EXIT.usage);
+  });
+
+  it('takes npm start’s dev keys from TROUPE_DATA_DIR when it is set, and then from nowhere else', () => {
+    mkdirSync(join(dir, 'repo/.data'), { recursive: true });
+    mkdirSync(join(dir, 'elsewhere'));
+    writeFileSync(join(dir, 'repo/.data/dev-keys.json'), JSON.stringify({ api: 'tr_sk_checkout', base_url: 'http://localhost:8080' }));
+    writeFileSync(join(dir, 'elsewhere/dev-keys.json'), JSON.stringify({ api: 'tr_sk_datadir', base_url: 'http://localhost:9080' }));
+    process.chdir(join(dir, 'repo'));
+    process.env.TROUPE_DATA_DIR = join(dir, 'elsewhere');
+    assert.deepEqual([resolveConfig({}).baseUrl, resolveConfig({}).apiKey, resolveConfig({}).source], ['http://localhost:9080', 'tr_sk_datadir', join(dir, 'elsewhere/dev-keys.json')]);
+    process.env.TROUPE_DATA_DIR = join(dir, 'empty');
+    assert.throws(() => resolveConfig({}), usageError(new RegExp(`no dev keys in ${join(dir, 'empty/dev-keys.json')} \\(TROUPE_DATA_DIR\\)`)), 'not the checkout’s keys, which belong to another stack');
   });
 
   it('refuses to run without a base URL and key, as a usage error', () => {

@@ -22,18 +22,26 @@ function render(b: Batch): void {
 /** Polls the batch once a second until it is terminal or another batch is watched. */
 async function watch(id: string): Promise<void> {
   const mine = ++watching;
-  for (let i = 0; i < 3600 && mine === watching; i++) {
-    const b = await client().batches.get(id);
-    if (mine !== watching) return;
-    render(b);
-    if ((TERMINAL_BATCH_STATUSES as readonly string[]).includes(b.status)) return;
-    await new Promise((r) => setTimeout(r, 1000));
+  // The previous batch goes at once: left under an error about this one, it would read as this one's.
+  byId('batch').replaceChildren();
+  status('');
+  try {
+    for (let i = 0; i < 3600 && mine === watching; i++) {
+      const b = await client().batches.get(id);
+      if (mine !== watching) return;
+      render(b);
+      if ((TERMINAL_BATCH_STATUSES as readonly string[]).includes(b.status)) return;
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  } catch (err) {
+    // A batch no longer watched has nothing to say.
+    if (mine === watching) status(errorText(err), true);
   }
 }
 
 export function wireBatches(): void {
   byId('batch-form').addEventListener('submit', (e) => {
     e.preventDefault();
-    watch(byId<HTMLInputElement>('batch-id').value.trim()).catch((err) => status(errorText(err), true));
+    void watch(byId<HTMLInputElement>('batch-id').value.trim());
   });
 }

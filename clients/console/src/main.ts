@@ -31,6 +31,8 @@ function wireTabs(): void {
     btn.addEventListener('click', () => {
       for (const b of byId('tabs').querySelectorAll('button')) b.classList.toggle('active', b === btn);
       for (const tab of document.querySelectorAll<HTMLElement>('.tab')) tab.hidden = tab.id !== `tab-${btn.dataset.tab}`;
+      // The status line speaks for what is on screen: another tab's error would read as this one's.
+      status('');
       if (btn.dataset.tab === 'webhooks') void loadDeliveries().catch((e) => status(errorText(e), true));
     });
   }

@@ -111,7 +111,12 @@ export async function openSession(sessionId: string): Promise<void> {
 export function wireSessions(): void {
   byId('session-filter').addEventListener('submit', (e) => {
     e.preventDefault();
-    loadSessions().catch((err) => status(errorText(err), true));
+    status('');
+    loadSessions().catch((err) => {
+      // The earlier list stays out from under the error: it does not match the filter asked for.
+      clear(byId('sessions'));
+      status(errorText(err), true);
+    });
   });
   byId('new-session').addEventListener('click', () => {
     if (!state.agentId) return;

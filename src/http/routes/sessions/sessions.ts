@@ -19,8 +19,10 @@ const METADATA_PARAM = /^metadata\.([A-Za-z0-9_-]{1,64})$/;
 function metadataFilters(query: Record<string, string | string[] | undefined>): Record<string, string> {
   const filters: Record<string, string> = {};
   for (const [k, v] of Object.entries(query)) {
+    if (!k.startsWith('metadata.')) continue;
     const m = METADATA_PARAM.exec(k);
-    if (!m) continue;
+    // No stored session has such a key (metadataSchema), so dropping the filter would list sessions it meant to exclude.
+    if (!m) throw new InvalidRequestError(`metadata.<key> needs a key of 1-64 characters from [A-Za-z0-9_-], as session metadata keys are; got ${JSON.stringify(k)}.`, k);
     if (typeof v !== 'string') throw new InvalidRequestError(`${k} may be given once.`, k);
     filters[m[1]] = v;
   }

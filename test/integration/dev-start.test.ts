@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../infra/services/process.js';
+import { dropTestData, requiredEnv, uniqueName } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+const ROOT = join(__dirname, '../../..');
+const DEV = join(ROOT, 'dist/infra/services/dev.js');
+const CLI = join(ROOT, 'dist/clients/cli/main.js');
+
+/** A program run to its end: exit code and output. */
+function runToEnd(args: string[], env: Record<string, string>, cwd: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error(`${args.join(' ')} did not exit in time\n${stderr}`))), 30_000);
+    child.on('exit', (code) => (clearTimeout(timer), resolve({ code: code ?? -1, stdout, stderr })));
+  });
+}
+
+/**
+ * `npm start` (infra/services/dev.ts, as infra/bin/troupe.js runs it) with its data somewhere other than the
+ * checkout's .data/, and the real CLI in another terminal that has the same TROUPE_DATA_DIR: the banner says
+ * where the dev keys are, and the CLI finds them there. On the shared test servers, with no demo.
+ */
+describe('npm start with TROUPE_DATA_DIR, and the CLI', function () {
+  this.timeout(90_000);
+  const db = uniqueName('troupe_devstart');
+  const prefix = uniqueName('td');
+  let dir: string;
+  let dataDir: string;
+  let start: ChildProcess | undefined;
+  let banner = '';
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-devstart-'));
+    dataDir = join(dir, 'troupe-data');
+    const [port, routerPort] = [await freePort(), await freePort()];
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      MONGODB_URL: requiredEnv('MONGODB_URL'),
+      REDIS_URL: requiredEnv('REDIS_URL'),
+      TROUPE_MONGODB_DB: db,
+      TROUPE_REDIS_PREFIX: prefix,
+      TROUPE_DATA_DIR: dataDir,
+      PORT: String(port),
+      ROUTER_PORT: String(routerPort),
+      TROUPE_DEMO: '0',
+      TROUPE_SHUTDOWN_TIMEOUT_MS: '2000',
+    };
+    start = spawn(process.execPath, ['-e', 'require(process.argv[1]).main([])', DEV], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    start.stdout!.on('data', (d: Buffer) => (banner += d.toString()));
+    start.stderr!.on('data', (d: Buffer) => (banner += d.toString()));
+    await until(async () => banner.includes('Ctrl-C stops Troupe') || start!.exitCode !== null, 60_000);
+    assert.match(banner, /Troupe is running/, banner);
+  });
+  after(async () => {
+    if (start && start.exitCode === null) {
+      const exited = new Promise((r) => start!.once('exit', r));
+      start.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (start.exitCode === null) start.kill('SIGKILL');
+    }
+    await dropTestData(requiredEnv('MONGODB_URL'), db, requiredEnv('REDIS_URL'), prefix);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('tells the truth about where the dev keys are, and the CLI with the same TROUPE_DATA_DIR uses them', async () => {
+    const keysFile = join(dataDir, 'dev-keys.json');
+    const line = banner.split('\n').find((l) => l.includes('dev keys:'));
+    assert.equal(line?.trim(), `dev keys:     ${keysFile} (the CLI's default profile where TROUPE_DATA_DIR=${dataDir} is set)`);
+    // Another terminal, outside the checkout: no .data/ to find upwards, nothing configured but the data folder.
+    const cliEnv = { PATH: process.env.PATH ?? '', HOME: dir, TROUPE_CONFIG: join(dir, 'config.json'), TROUPE_DATA_DIR: dataDir };
+    const config = await runToEnd([CLI, 'config'], cliEnv, dir);
+    assert.equal(config.code, 0, config.stderr);
+    assert.match(config.stdout, new RegExp(`${keysFile.replace(/[.]/g, '\\.')}`));
+    const listed = await runToEnd([CLI, 'sessions', 'list', '--json'], cliEnv, dir);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.deepEqual(JSON.parse(listed.stdout).sessions, [], 'a real answer from the running stack, with its dev key');
+    // Without it, the CLI says where it looked instead of using a key from somewhere else.
+    const { TROUPE_DATA_DIR: _, ...without } = cliEnv;
+    const none = await runToEnd([CLI, 'sessions', 'list'], without, dir);
+    assert.equal(none.code, 2, none.stderr);
+    assert.match(none.stderr, /No base URL configured/);
+  });
+});
