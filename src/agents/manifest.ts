@@ -15,6 +15,8 @@ export const PROVIDERS = ['openai', 'openai-responses', 'anthropic', 'routing', 
 
 const path = { type: 'string', minLength: 1, maxLength: 1024 };
 
+const llmModel = { type: 'string', minLength: 1, maxLength: 200 };
+
 const llmOption: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -22,7 +24,7 @@ const llmOption: JsonSchema = {
   properties: {
     id: { type: 'string', pattern: LLM_ID },
     provider: { type: 'string', enum: [...PROVIDERS] },
-    model: { type: 'string', minLength: 1, maxLength: 200 },
+    model: llmModel,
     base_url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
     api_key_credential: { type: 'string', pattern: SECRET_NAME, maxLength: 128 },
     router_id: { type: 'string', minLength: 1, maxLength: 128 },
@@ -32,7 +34,12 @@ const llmOption: JsonSchema = {
     output_price: { type: 'number', minimum: 0, description: 'Per million output tokens.' },
     currency: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 4217 code of the prices; default USD.' },
   },
-  dependencies: { input_price: ['output_price'], output_price: ['input_price'], currency: ['input_price'] },
+  dependentRequired: { input_price: ['output_price'], output_price: ['input_price'], currency: ['input_price'] },
+  // Written here rather than only in checkLlmOptions, so /v1/openapi.json shows which provider needs which field.
+  allOf: [
+    { if: { properties: { provider: { const: 'scripted' } } }, then: { properties: { script: path }, required: ['script'] } },
+    { if: { properties: { provider: { enum: ['openai', 'openai-responses', 'anthropic'] } } }, then: { properties: { model: llmModel }, required: ['model'] } },
+  ],
 };
 
 const tool: JsonSchema = {

@@ -6,14 +6,32 @@ import type { JsonSchema } from '../schemas/validator.js';
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
 
-/** Query parameters every list endpoint takes; documented in OpenAPI from here. */
-export const pageQuery: JsonSchema = {
-  type: 'object',
-  properties: {
-    limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
-    after: { type: 'string', description: 'Cursor: the next_cursor of the previous page.' },
-  },
-};
+const MAX_CURSOR_LENGTH = 200;
+const SEQUENCE_CURSOR = '^\\d{1,15}$';
+
+/** What a list's cursor is: the id of its last row (of this kind), or a ledger sequence number. */
+export type CursorKind = IdKind | 'sequence';
+
+/** The one declaration of a cursor's shape: the document shows it and parsePage refuses anything else. */
+function cursorPatternSource(kind: CursorKind): string {
+  return kind === 'sequence' ? SEQUENCE_CURSOR : `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
+}
+
+/**
+ * Query parameters every list endpoint takes; documented in OpenAPI from here. `cursor` is the list's
+ * cursor kind, which parsePage must be given too, so a client building `after` from the document
+ * is not refused a value the document allows.
+ */
+export function pageQuery(cursor?: CursorKind): JsonSchema {
+  const pattern = cursor ? { pattern: cursorPatternSource(cursor) } : {};
+  return {
+    type: 'object',
+    properties: {
+      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
+      after: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH, ...pattern, description: 'Cursor: the next_cursor of the previous page.' },
+    },
+  };
+}
 
 export type { PageRequest } from '../store/page.js';
 
@@ -21,7 +39,7 @@ export type { PageRequest } from '../store/page.js';
  * `idsOf`: the list's cursor is the id of its last row, so an `after` that is not such an id is
  * refused (it would be compared as a position and answer an empty or shifted page without a word).
  */
-export function parsePage(query: Record<string, string | string[] | undefined>, idsOf?: IdKind): PageRequest {
+export function parsePage(query: Record<string, string | string[] | undefined>, idsOf?: CursorKind): PageRequest {
   const rawLimit = query.limit;
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== undefined) {
@@ -31,11 +49,11 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
     limit = Number(rawLimit);
   }
   const after = query.after;
-  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > 200)) {
+  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > MAX_CURSOR_LENGTH)) {
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
   }
   if (idsOf && after !== undefined && !cursorPattern(idsOf).test(after as string)) {
-    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (an id like ${IdPrefix[idsOf]}_…).`, 'after');
+    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${idsOf === 'sequence' ? 'a sequence number' : `an id like ${IdPrefix[idsOf]}_…`}).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
 }
@@ -43,7 +61,7 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
 /** `after` on ledger-ordered lists (events, messages) is a sequence number; 0 when absent. */
 export function sequenceCursor(after: string | null): number {
   if (after === null) return 0;
-  if (!/^\d{1,15}$/.test(after)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
+  if (!cursorPattern('sequence').test(after)) throw new InvalidRequestError('after must be a sequence number cursor.', 'after');
   return Number(after);
 }
 
@@ -57,11 +75,11 @@ export function pageOf<T>(rows: T[], limit: number, cursorOf: (row: T) => string
   return { items, has_more, next_cursor: has_more ? cursorOf(items[items.length - 1]) : null };
 }
 
-const CURSOR_PATTERNS = new Map<IdKind, RegExp>();
+const CURSOR_PATTERNS = new Map<CursorKind, RegExp>();
 
-/** What an id of `kind` looks like (newId's shape), compiled once per kind rather than per request. */
-function cursorPattern(kind: IdKind): RegExp {
+/** A cursor of `kind` (an id is newId's shape), compiled once per kind rather than per request. */
+function cursorPattern(kind: CursorKind): RegExp {
   let p = CURSOR_PATTERNS.get(kind);
-  if (!p) CURSOR_PATTERNS.set(kind, (p = new RegExp(`^${IdPrefix[kind]}_[0-9a-z]{26}$`)));
+  if (!p) CURSOR_PATTERNS.set(kind, (p = new RegExp(cursorPatternSource(kind))));
   return p;
 }

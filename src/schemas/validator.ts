@@ -1,5 +1,6 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import nextVocabulary from 'ajv/dist/vocabularies/next.js';
 import { InvalidRequestError } from '../domain/errors.js';
 
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
@@ -12,12 +13,15 @@ export type JsonSchema = Record<string, unknown>;
  * `example` that are common in the wild. Publish and turns both use `user`,
  * so a schema accepted at publish is never refused by a turn. `discriminator`
  * (OpenAPI's; Ajv takes it without `mapping`) lets `api` judge the document's
- * own unions, such as the ledger events by `type`.
+ * own unions, such as the ledger events by `type`. `api` also takes the 2019-09 keywords
+ * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
+ * schema is published in the document unchanged.
  */
 export function createAjv(kind: 'api' | 'user'): Ajv {
   const instance =
     kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats.default(instance);
+  if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
 }
 

@@ -14,6 +14,7 @@ export type BatchItem = Api.PostV1SessionBatchesBody['items'][number];
 export type WebhookDelivery = Api.GetV1AgentsAgentIdWebhookDeliveriesDeliveryIdResponse;
 export type ContentPart = Api.PostV1SessionsSessionIdMessagesSyncBody['parts'][number];
 export type Snapshot = Api.GetV1SourceSnapshotsSourceSnapshotIdResponse;
+export type Manifest = Api.PostV1AgentsBody['manifest'];
 
 export const TERMINAL_MESSAGE_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 export const TERMINAL_BATCH_STATUSES = ['completed', 'failed', 'partial_failed'] as const;

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join, relative, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pack } from 'tar-stream';
-import type { Agent, AgentVersion, Snapshot, TroupeClient } from './client.js';
+import type { Agent, AgentVersion, Manifest, Snapshot, TroupeClient } from './client.js';
 
 /** Never part of an archive: version control and local dependency caches the sandbox does not use. */
 const SKIPPED = new Set(['.git', 'node_modules', '.DS_Store']);
@@ -97,9 +97,10 @@ export class DeployError extends Error {
  * then create the agent or publish a new version of the existing one.
  */
 export async function deployFolder(client: TroupeClient, dir: string, opts: DeployOptions = {}): Promise<DeployResult> {
-  let manifest: Record<string, unknown>;
+  // Sent as read: the server judges the manifest and names any field that is wrong.
+  let manifest: Manifest;
   try {
-    manifest = JSON.parse(readFileSync(join(dir, 'troupe.json'), 'utf8')) as Record<string, unknown>;
+    manifest = JSON.parse(readFileSync(join(dir, 'troupe.json'), 'utf8')) as Manifest;
   } catch (err) {
     throw new DeployError(`${join(dir, 'troupe.json')} could not be read as JSON: ${(err as Error).message}`, null);
   }

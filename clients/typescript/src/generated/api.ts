@@ -506,7 +506,29 @@ export type PostV1AgentsQuery = Record<string, never>;
 export type PostV1AgentsBody = {
   name: string;
   /** The manifest (troupe.json contents); authoritative over the archive copy. See docs/agents.md. */
-  manifest: Record<string, unknown>;
+  manifest: {
+    name: string;
+    description?: string;
+    version?: string;
+    sdk: "troupe-js@1";
+    entrypoint: string;
+    sandbox?: {
+      secrets?: Array<string>;
+      internet_access?: boolean;
+    };
+    custom_tools?: Array<{
+      name: string;
+      path: string;
+      kind?: "external" | "custom";
+      timeout_seconds?: number;
+      definition?: string;
+    }>;
+    llm_options: Array<{
+      script: string;
+    } | {
+      model: string;
+    }>;
+  };
   source: {
     /** Only uploaded snapshots. */
     type: "upload";
@@ -575,7 +597,29 @@ export type PostV1AgentsAgentIdVersionsPathParams = { agent_id: string };
 export type PostV1AgentsAgentIdVersionsQuery = Record<string, never>;
 export type PostV1AgentsAgentIdVersionsBody = {
   /** The manifest (troupe.json contents); authoritative over the archive copy. See docs/agents.md. */
-  manifest: Record<string, unknown>;
+  manifest: {
+    name: string;
+    description?: string;
+    version?: string;
+    sdk: "troupe-js@1";
+    entrypoint: string;
+    sandbox?: {
+      secrets?: Array<string>;
+      internet_access?: boolean;
+    };
+    custom_tools?: Array<{
+      name: string;
+      path: string;
+      kind?: "external" | "custom";
+      timeout_seconds?: number;
+      definition?: string;
+    }>;
+    llm_options: Array<{
+      script: string;
+    } | {
+      model: string;
+    }>;
+  };
   source: {
     /** Only uploaded snapshots. */
     type: "upload";

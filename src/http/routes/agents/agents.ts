@@ -70,7 +70,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       path: '/v1/agents',
       summary: 'List agents (soft-deleted ones are hidden).',
       tag: 'agents',
-      query: pageQuery,
+      query: pageQuery('agent'),
       response: agentListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
@@ -125,7 +125,7 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/versions',
       summary: 'List an agent\u2019s versions, oldest first.',
       tag: 'agents',
-      query: pageQuery,
+      query: pageQuery('version'),
       response: versionListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);

@@ -1,3 +1,4 @@
+import { manifestSchema } from '../../../agents/manifest.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 
 const source: JsonSchema = {
@@ -10,7 +11,8 @@ const source: JsonSchema = {
   },
 };
 
-const manifest: JsonSchema = { type: 'object', description: 'The manifest (troupe.json contents); authoritative over the archive copy. See docs/agents.md.' };
+// The schema publish checks the manifest by, so the document shows every field and rule a manifest must meet.
+const manifest: JsonSchema = { ...manifestSchema, description: 'The manifest (troupe.json contents); authoritative over the archive copy. See docs/agents.md.' };
 
 export const createAgentBody: JsonSchema = {
   type: 'object',

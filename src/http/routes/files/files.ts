@@ -5,7 +5,7 @@ import { pageOf, pageQuery, parsePage } from '../../pagination.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';
 import { contentDisposition } from './disposition.js';
 import { receiveFile } from './multipart.js';
-import { fileListResponse, fileResponse } from './schema.js';
+import { uploadFileForm, fileListResponse, fileResponse } from './schema.js';
 import { storeBlob } from './upload.js';
 
 /** Uploaded files (spec: Files), referenced later by `file_id` in content blocks. */
@@ -21,7 +21,7 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       path: '/v1/files',
       summary: 'Upload a file (multipart/form-data, field "file").',
       tag: 'files',
-      rawBody: { contentType: 'multipart/form-data', description: `Form field "file" (required); at most TROUPE_MAX_FILE_BYTES (${config.maxFileBytes}) bytes.` },
+      rawBody: { contentType: 'multipart/form-data', description: `Form field "file" (required); at most TROUPE_MAX_FILE_BYTES (${config.maxFileBytes}) bytes.`, schema: uploadFileForm },
       status: 201,
       response: fileResponse,
       handler: async (ctx) => {
@@ -48,7 +48,7 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       path: '/v1/files',
       summary: 'List uploaded files, oldest first.',
       tag: 'files',
-      query: pageQuery,
+      query: pageQuery('file'),
       response: fileListResponse,
       handler: async (ctx) => {
         const { limit, after } = parsePage(ctx.query, 'file');

@@ -21,3 +21,10 @@ export const fileListResponse: JsonSchema = {
     next_cursor: { type: ['string', 'null'] },
   },
 };
+
+/** The upload form, for the document: the handler reads the "file" part itself and ignores any other part. */
+export const uploadFileForm: JsonSchema = {
+  type: 'object',
+  required: ['file'],
+  properties: { file: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream', description: 'The file, sent as a file part (with a filename).' } },
+};

@@ -55,7 +55,7 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/routers',
       summary: 'List routers in router_id order.',
       tag: 'routers',
-      query: pageQuery,
+      query: pageQuery(),
       response: routerListResponse,
       handler: async (ctx) => {
         const { limit, after } = parsePage(ctx.query);

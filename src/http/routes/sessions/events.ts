@@ -93,10 +93,10 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
       tag: 'events',
       response: eventListResponse,
-      query: pageQuery,
+      query: pageQuery('sequence'),
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'sequence');
         const rows = await deps.stores.ledger.after(session._id, sequenceCursor(page.after), page.limit + 1);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (e) => String(e.sequence_number));
         return { events: items.map(envelope), has_more, next_cursor };

@@ -32,11 +32,11 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'List the session’s messages in sequence order; `after` is a sequence number.',
       tag: 'messages',
       response: messageListResponse,
-      query: pageQuery,
+      query: pageQuery('sequence'),
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
-        const page = parsePage(ctx.query);
+        const page = parsePage(ctx.query, 'sequence');
         const rows = await deps.stores.messages.list(orgId, session._id, page.limit, sequenceCursor(page.after));
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (m) => String(m.sequence_number));
         return { messages: items.map(messageView), has_more, next_cursor };

@@ -108,7 +108,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
       tag: 'sessions',
       response: sessionListResponse,
-      query: pageQuery,
+      query: pageQuery('session'),
       handler: async (ctx) => {
         const page = parsePage(ctx.query, 'session');
         const rows = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);

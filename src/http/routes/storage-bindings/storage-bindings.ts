@@ -45,7 +45,7 @@ export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
       path: '/v1/storage-bindings',
       summary: 'List storage bindings, oldest first.',
       tag: 'storage-bindings',
-      query: pageQuery,
+      query: pageQuery('storageBinding'),
       response: storageBindingListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);

@@ -32,7 +32,7 @@ export function webhookDeliveryRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/webhook/deliveries',
       summary: 'The agent\u2019s webhook deliveries, newest first.',
       tag: 'webhooks',
-      query: pageQuery,
+      query: pageQuery('delivery'),
       response: deliveryListResponse,
       handler: async (ctx) => {
         const { orgId, agentId } = await agentOf(ctx);
