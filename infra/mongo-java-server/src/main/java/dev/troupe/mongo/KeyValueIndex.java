@@ -9,6 +9,7 @@ import de.bwaldvogel.mongo.backend.AbstractUniqueIndex;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.KeyValue;
 import de.bwaldvogel.mongo.backend.Missing;
+import de.bwaldvogel.mongo.bson.Document;
 
 /** mongo-java-server's H2UniqueIndex (whose constructor is package-private), over a map Troupe opens. */
 final class KeyValueIndex extends AbstractUniqueIndex<Object> {
@@ -18,6 +19,30 @@ final class KeyValueIndex extends AbstractUniqueIndex<Object> {
     KeyValueIndex(MVMap<KeyValue, Object> map, String name, List<IndexKey> keys, boolean sparse) {
         super(name, keys, sparse);
         this.map = map;
+    }
+
+    /**
+     * Upstream takes a query only when its fields are exactly the index's, so a fenced write
+     * ({@code {_id: x, last_sequence: {$lte: n}}}, the projection writer's) scanned the whole
+     * collection. When the query also names every key of this index, the index finds the
+     * candidates by those keys alone: the collection still matches each candidate against the
+     * whole query, so the answer is the same.
+     */
+    @Override
+    public synchronized boolean canHandle(Document query) {
+        if (super.canHandle(query)) return true;
+        return query.keySet().containsAll(keySet()) && super.canHandle(byKeys(query));
+    }
+
+    @Override
+    public synchronized Iterable<Object> getPositions(Document query) {
+        return super.getPositions(query.keySet().equals(keySet()) ? query : byKeys(query));
+    }
+
+    private Document byKeys(Document query) {
+        Document keysOnly = new Document();
+        for (String key : keys()) keysOnly.put(key, query.get(key));
+        return keysOnly;
     }
 
     @Override
