@@ -59,13 +59,6 @@ export interface StartOptions {
   gateBatch?: boolean;
 }
 
-/**
- * How long a message waits when this process cannot do its work (`fit`):
- * then it runs wherever its queue is served (another process once this one
- * stepped out of the membership, or this one when its store is back).
- */
-const UNFIT_DELAY_MS = 1000;
-
 /** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
 const INHERIT_EVERY_MS = 100;
 
@@ -186,12 +179,6 @@ export class ActorRuntime {
   }
 
   private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
-    if (this.opts.fit && !this.opts.fit()) {
-      // Started now, the handler would hold the job (and a keyed actor's shard) until its store calls time out, some
-      // 5-10 s; handed back instead, not counted as an attempt.
-      await job.moveToDelayed(Date.now() + UNFIT_DELAY_MS, token);
-      throw new DelayedError();
-    }
     const started = Date.now();
     const early: Early = { part: null, sent: null };
     let outcome: Outcome;
