@@ -39,8 +39,7 @@ async function snapshot(db: Db, sessions: string[]): Promise<unknown[]> {
  * every session there stood still (0 of 75 messages in 20 s) beside an idle
  * healthy worker, and clients waited out the 15 s ask timeout for a 503. Now
  * a worker whose MongoDB answers no heartbeat for UNANSWERED_MS steps out of
- * the membership and the other worker runs its shards, and hands back at
- * once any message it is given meanwhile. On healing, the writes the
+ * the membership and the other worker runs its shards. On healing, the writes the
  * partition held arrive late and must change nothing: they used to roll
  * completed messages back to running (read-model writes were not fenced).
  */
