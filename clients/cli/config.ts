@@ -50,9 +50,15 @@ export function checkBaseUrl(url: string, from: string): void {
   if (protocol !== 'http:' && protocol !== 'https:') throw new CliError(`${from} "${url}" is not an http(s) URL, e.g. http://localhost:8080`, EXIT.usage);
 }
 
-/** Where `npm start` keeps its dev keys: its TROUPE_DATA_DIR when one is set (the same variable it reads), else .data/ of the checkout. */
+/** `npm start`'s dev-keys file in its TROUPE_DATA_DIR (the same variable it reads), when one is set. */
+function dataDirKeys(): string | null {
+  return process.env.TROUPE_DATA_DIR ? join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json') : null;
+}
+
+/** Where `npm start` keeps its dev keys: its TROUPE_DATA_DIR when one is set, else .data/ of the checkout. */
 function devKeysWhere(): string {
-  return process.env.TROUPE_DATA_DIR ? `${join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json')} (TROUPE_DATA_DIR)` : '.data/dev-keys.json';
+  const file = dataDirKeys();
+  return file ? `${file} (TROUPE_DATA_DIR)` : '.data/dev-keys.json';
 }
 
 function readDevKeys(file: string): { file: string; api: string; base_url?: string } | null {
@@ -69,7 +75,8 @@ function readDevKeys(file: string): { file: string; api: string; base_url?: stri
  * folder's keys would be another stack's), else in .data/ found from the working directory upwards.
  */
 function devKeys(): { file: string; api: string; base_url?: string } | null {
-  if (process.env.TROUPE_DATA_DIR) return readDevKeys(join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json'));
+  const inDataDir = dataDirKeys();
+  if (inDataDir) return readDevKeys(inDataDir);
   for (let dir = process.cwd(), i = 0; i < 20; i++) {
     const file = join(dir, '.data', 'dev-keys.json');
     if (existsSync(file)) return readDevKeys(file);

@@ -1,6 +1,7 @@
 import type { JsonSchema } from '../schemas/validator.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../store/webhook-configs.js';
 import { WEBHOOK_HEADERS } from '../webhooks/signature.js';
+import { pascalName } from './routes/sessions/ledger-events.js';
 import { batchLifecycleWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';
 
 /**
@@ -46,7 +47,7 @@ export function webhooksSection(): Record<string, unknown> {
     out[type] = {
       post: {
         summary: SUMMARY[type],
-        operationId: `webhook${type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}`,
+        operationId: `webhook${pascalName(type)}`,
         tags: ['webhooks'],
         parameters: HEADERS,
         requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${BODY_OF[type]}` } } } },

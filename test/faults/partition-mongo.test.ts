@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
-import { shardOf } from '../../infra/queues/queues.js';
 import { lastAssignment } from '../support/shard-assignment.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 import { auditUntilSettled, recoveryMs } from './support/audit.js';
 import { Cluster } from './support/cluster.js';
-import { Load, scriptedAgent } from './support/load.js';
-import { proxyFor, within } from './support/partition.js';
+import { PARTITION_SHARDS, startSplit, trafficUnderWay, within } from './support/partition.js';
 import { assertIntact, FULL, record } from './support/summary.js';
 
-const SHARDS = 16;
+const SHARDS = PARTITION_SHARDS;
 const SESSIONS = FULL ? 40 : 16;
 const MESSAGES = 3;
 /**
@@ -48,13 +46,7 @@ describe('fault: a worker partitioned from MongoDB mid-turn', function () {
   let proxy: TcpProxy;
   let agentId: string;
   before(async () => {
-    c = await Cluster.start({ env: { TROUPE_SESSION_SHARDS: String(SHARDS) } });
-    const p = await proxyFor(c.mongoUrl);
-    proxy = p.proxy;
-    await c.start('web-1', 'web');
-    await c.start('cut', 'worker', { MONGODB_URL: p.url });
-    await c.start('direct', 'worker');
-    agentId = await scriptedAgent(await c.db());
+    ({ c, proxy, agentId } = await startSplit('MONGODB_URL'));
   });
   after(async () => {
     await c?.close();
@@ -64,17 +56,7 @@ describe('fault: a worker partitioned from MongoDB mid-turn', function () {
   it(`steps out of the membership so the other worker runs its shards, and heals with nothing lost, duplicated or rolled back (${SESSIONS} sessions x ${MESSAGES} messages, twice)`, async () => {
     const cut = c.procs.get('cut')!;
     const direct = c.procs.get('direct')!;
-    assert.ok(await within(10_000, () => lastAssignment(cut)?.members === 2 && lastAssignment(direct)?.members === 2), 'both workers saw each other');
-    const cutShards = new Set(lastAssignment(cut)!.shards);
-    assert.ok(cutShards.size > 0 && cutShards.size < SHARDS, `cut owns ${cutShards.size} of ${SHARDS} shards`);
-
-    const load = new Load({ webUrls: () => c.webUrls(), apiKey: c.apiKey });
-    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => load.session(agentId)));
-    const onCut = sessions.filter((s) => cutShards.has(shardOf(s, SHARDS)));
-    assert.ok(onCut.length > 0, 'some sessions live on the shards of the worker to be cut');
-    const traffic = Promise.all(sessions.map((s) => load.messages(s, MESSAGES)));
-    const db = await c.db();
-    await within(10_000, async () => (await db.collection('events').countDocuments({ session_id: { $in: onCut } })) >= onCut.length);
+    const { load, sessions, onCut, traffic, db } = await trafficUnderWay(c, agentId, SESSIONS, MESSAGES);
     proxy.blackhole();
     const partitioned = Date.now();
     const doneOnCut = await db.collection('messages').countDocuments({ session_id: { $in: onCut }, status: 'completed' });

@@ -1,15 +1,12 @@
 import assert from 'node:assert/strict';
-import { shardOf } from '../../infra/queues/queues.js';
 import type { TcpProxy } from '../support/tcp-proxy.js';
 import { auditUntilSettled, recoveryMs } from './support/audit.js';
 import { Cluster } from './support/cluster.js';
-import { Load, scriptedAgent } from './support/load.js';
 import { lastAssignment } from '../support/shard-assignment.js';
-import { proxyFor, within } from './support/partition.js';
+import { PARTITION_SHARDS, startSplit, trafficUnderWay, within } from './support/partition.js';
 import { assertIntact, FULL, record } from './support/summary.js';
 
-/** Enough shards that two workers each get some (4 would leave one with none in 1 of 8 starts). */
-const SHARDS = 16;
+const SHARDS = PARTITION_SHARDS;
 const SESSIONS = FULL ? 40 : 16;
 const MESSAGES = 3;
 
@@ -27,13 +24,7 @@ describe('fault: a worker partitioned from Redis mid-turn', function () {
   let proxy: TcpProxy;
   let agentId: string;
   before(async () => {
-    c = await Cluster.start({ env: { TROUPE_SESSION_SHARDS: String(SHARDS) } });
-    const p = await proxyFor(c.env.REDIS_URL);
-    proxy = p.proxy;
-    await c.start('web-1', 'web');
-    await c.start('cut', 'worker', { REDIS_URL: p.url });
-    await c.start('direct', 'worker');
-    agentId = await scriptedAgent(await c.db());
+    ({ c, proxy, agentId } = await startSplit('REDIS_URL'));
   });
   after(async () => {
     await c?.close();
@@ -43,20 +34,8 @@ describe('fault: a worker partitioned from Redis mid-turn', function () {
   it(`moves its shards to the other worker while partitioned, and heals with nothing lost, duplicated or rewritten (${SESSIONS} sessions x ${MESSAGES} messages, twice)`, async () => {
     const cut = c.procs.get('cut')!;
     const direct = c.procs.get('direct')!;
-    const split = await within(10_000, () => lastAssignment(cut)?.members === 2 && lastAssignment(direct)?.members === 2);
-    assert.ok(split, 'both workers saw each other');
-    const cutShards = new Set(lastAssignment(cut)!.shards);
-    assert.ok(cutShards.size > 0 && cutShards.size < SHARDS, `cut owns ${cutShards.size} of ${SHARDS} shards`);
-
-    const load = new Load({ webUrls: () => c.webUrls(), apiKey: c.apiKey });
-    const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => load.session(agentId)));
-    const onCut = sessions.filter((s) => cutShards.has(shardOf(s, SHARDS)));
-    assert.ok(onCut.length > 0, 'some sessions live on the shards of the worker to be cut');
-    const traffic = Promise.all(sessions.map((s) => load.messages(s, MESSAGES)));
-    const db = await c.db();
+    const { load, sessions, onCut, traffic, db } = await trafficUnderWay(c, agentId, SESSIONS, MESSAGES);
     const events = db.collection('events');
-    // Cut once the cut worker's turns are demonstrably under way: some recorded, most not.
-    await within(10_000, async () => (await events.countDocuments({ session_id: { $in: onCut } })) >= onCut.length);
     proxy.blackhole();
     const partitioned = Date.now();
     const doneOnCut = await db.collection('messages').countDocuments({ session_id: { $in: onCut }, status: 'completed' });

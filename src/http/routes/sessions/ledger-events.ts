@@ -69,9 +69,14 @@ const DATA: Record<EventType, JsonSchema> = {
 /** Submitted by the client; every other type is the platform's. */
 const USER_TYPES: readonly EventType[] = ['user.message', 'tool.result_submitted'];
 
+/** `tool.call_requested` → `ToolCallRequested`: an event type as part of a component or operation name. */
+export function pascalName(type: string): string {
+  return type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+}
+
 /** `user.message` → `UserMessageEvent`: the component name of a type. */
 export function eventSchemaName(type: EventType): string {
-  return `${type.split(/[._]/).map((w) => w[0].toUpperCase() + w.slice(1)).join('')}Event`;
+  return `${pascalName(type)}Event`;
 }
 
 const eventRef = (type: EventType) => `#/components/schemas/${eventSchemaName(type)}`;

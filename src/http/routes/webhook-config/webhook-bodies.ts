@@ -33,52 +33,48 @@ export const toolCallRequestedWebhook: JsonSchema = {
   },
 };
 
-export const sessionLifecycleWebhook: JsonSchema = {
-  type: 'object',
-  description: 'A message of the session ended (completed or failed); `data` is the session as that turn left it. Call GET /v1/sessions/{session_id} for the state now.',
-  additionalProperties: false,
-  required: ['id', 'type', 'created_at', 'data'],
-  properties: {
-    id: { type: 'string', description: '`<session_id>:<message_id>:<type>`; the same on every retry.' },
-    type: { type: 'string', enum: ['session.completed', 'session.failed'] },
-    created_at: time,
-    data: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['session_id', 'batch_id', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_status', 'metadata'],
-      properties: {
-        session_id: { type: 'string' },
-        batch_id: { type: ['string', 'null'] },
-        agent_id: { type: 'string' },
-        version_id: { type: 'string' },
-        llm_id: { type: 'string' },
-        status: { type: 'string', enum: [...SESSION_STATUSES] },
-        last_message_status: { type: ['string', 'null'], enum: [...MESSAGE_STATUSES, null] },
-        metadata: { ...stringMap, description: 'The session metadata given at creation.' },
-      },
+/** A lifecycle body: `{id, type, created_at, data}`, the same on every retry; `data` is the body's own. */
+function lifecycleBody(description: string, id: string, types: string[], required: string[], data: Record<string, JsonSchema>): JsonSchema {
+  return {
+    type: 'object',
+    description,
+    additionalProperties: false,
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', description: `${id}; the same on every retry.` },
+      type: { type: 'string', enum: types },
+      created_at: time,
+      data: { type: 'object', additionalProperties: false, required, properties: data },
     },
-  },
-};
+  };
+}
 
-export const batchLifecycleWebhook: JsonSchema = {
-  type: 'object',
-  description: 'A batch reached a terminal status; sent once. Call GET /v1/session-batches/{batch_id} for its sessions.',
-  additionalProperties: false,
-  required: ['id', 'type', 'created_at', 'data'],
-  properties: {
-    id: { type: 'string', description: '`<batch_id>:<type>`; the same on every retry.' },
-    type: { type: 'string', enum: ['batch.completed', 'batch.failed', 'batch.partial_failed'] },
-    created_at: time,
-    data: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['batch_id', 'agent_id', 'status', 'counts'],
-      properties: {
-        batch_id: { type: 'string' },
-        agent_id: { type: 'string' },
-        status: { type: 'string', enum: ['completed', 'failed', 'partial_failed'] },
-        counts: { oneOf: [batchCounts, { type: 'null' }], description: 'Child sessions by status when the body was built; null if the batch could not be read then.' },
-      },
-    },
+export const sessionLifecycleWebhook: JsonSchema = lifecycleBody(
+  'A message of the session ended (completed or failed); `data` is the session as that turn left it. Call GET /v1/sessions/{session_id} for the state now.',
+  '`<session_id>:<message_id>:<type>`',
+  ['session.completed', 'session.failed'],
+  ['session_id', 'batch_id', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_status', 'metadata'],
+  {
+    session_id: { type: 'string' },
+    batch_id: { type: ['string', 'null'] },
+    agent_id: { type: 'string' },
+    version_id: { type: 'string' },
+    llm_id: { type: 'string' },
+    status: { type: 'string', enum: [...SESSION_STATUSES] },
+    last_message_status: { type: ['string', 'null'], enum: [...MESSAGE_STATUSES, null] },
+    metadata: { ...stringMap, description: 'The session metadata given at creation.' },
   },
-};
+);
+
+export const batchLifecycleWebhook: JsonSchema = lifecycleBody(
+  'A batch reached a terminal status; sent once. Call GET /v1/session-batches/{batch_id} for its sessions.',
+  '`<batch_id>:<type>`',
+  ['batch.completed', 'batch.failed', 'batch.partial_failed'],
+  ['batch_id', 'agent_id', 'status', 'counts'],
+  {
+    batch_id: { type: 'string' },
+    agent_id: { type: 'string' },
+    status: { type: 'string', enum: ['completed', 'failed', 'partial_failed'] },
+    counts: { oneOf: [batchCounts, { type: 'null' }], description: 'Child sessions by status when the body was built; null if the batch could not be read then.' },
+  },
+);
