@@ -38,6 +38,7 @@ const STRICTER_THAN_SCHEMA = new Map<string, string>([
   ['POST /v1/session-batches', 'all items name one agent_id: JSON Schema cannot state equality across items'],
   ['PUT /v1/agents/{agent_id}/webhook', 'webhook_url is parsed as a URL; as a format/pattern its errors would lose their codes (invalid_webhook_url, ...)'],
   ['PUT /v1/routers/{router_id}', 'api_key_credential names a stored credential and candidate models are unique'],
+  ['GET /v1/sessions/{session_id}/stream', 'last_event_id must name the session of the path: JSON Schema cannot refer to another parameter'],
   ['GET /v1/usage', 'from must be before to: JSON Schema cannot compare two parameters, and the fuzz draws from ≥ to about half the time'],
 ]);
 
