@@ -72,11 +72,14 @@ export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string,
       a.problems.push(`${sid}: acknowledged message ${mid} is not in the ledger`);
     }
   }
-  const messages = await db.collection<{ _id: string; session_id: string; status: string }>('messages').find({ session_id: { $in: sessionIds } }, { projection: { status: 1, session_id: 1 } }).toArray();
+  const messages = await db.collection<{ _id: string; session_id: string; status: string; last_sequence?: number }>('messages').find({ session_id: { $in: sessionIds } }, { projection: { status: 1, session_id: 1, last_sequence: 1 } }).toArray();
   for (const m of messages) {
     if (!TERMINAL.includes(m.status)) {
       a.stuck++;
-      a.problems.push(`${m.session_id}: message ${m._id} is ${m.status}`);
+      // Where the read models stand against the ledger tells a lost projection write from a lost turn.
+      const s = await db.collection<{ _id: string; status: string; last_sequence: number }>('sessions').findOne({ _id: m.session_id }, { projection: { status: 1, last_sequence: 1 } });
+      const ledger = bySession.get(m.session_id)?.at(-1)?.sequence_number;
+      a.problems.push(`${m.session_id}: message ${m._id} is ${m.status} (its last_sequence ${m.last_sequence}; the session's read model ${s?.status} at ${s?.last_sequence}; the ledger at ${ledger})`);
     } else if (m.status !== 'completed') a.failed++;
   }
   return a;
