@@ -45,6 +45,8 @@ const STRICTER_THAN_SCHEMA = new Map<string, string>([
 /** Operations allowed in the "Missing test data" (mostly 404) warning, each with why; none other. */
 const NOT_FOUND_BY_DESIGN = new Map<string, string>([
   ['POST /v1/agents/{agent_id}/versions', 'source.source_snapshot_id is in the body, which the config cannot supply: mostly an unknown snapshot'],
+  ['POST /v1/agents', 'source.source_snapshot_id is in the body, which the config cannot supply: mostly an unknown snapshot'],
+  ['POST /v1/sessions/{session_id}/events', 'tool results and cancels name a tool call or message of the session in the body, which the config cannot supply: mostly unknown'],
 ]);
 
 interface Report {
