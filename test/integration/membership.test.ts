@@ -26,8 +26,9 @@ describe('worker membership: an unfit member steps out and comes back', function
     const redis = h.running.core.plane.queues.producer;
     const key = uniqueName('members');
     let fit = true;
+    // Sorted here: Redis lists the members by their last stamp.
     const seenBy = new Map<string, string[]>();
-    const join = (m: Membership) => m.join((list) => seenBy.set(m.id, list));
+    const join = (m: Membership) => m.join((list) => seenBy.set(m.id, [...list].sort()));
     const a = new Membership({ redis, key, log: quiet, heartbeatMs: 50, lapseMs: 2_000, fit: () => fit });
     const b = new Membership({ redis, key, log: quiet, heartbeatMs: 50, lapseMs: 2_000 });
     members.push(a, b);
