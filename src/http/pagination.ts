@@ -1,6 +1,7 @@
 import type { PageRequest } from '../store/page.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import { IdPrefix, type IdKind } from '../domain/ids.js';
+import { nullableString } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import type { Ctx, RouteSpec } from './types.js';
 
@@ -75,6 +76,11 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
 /** `after` on ledger-ordered lists (events, messages; `list: { cursor: 'sequence' }`), whose parse refused any other shape; 0 when absent. */
 export function sequenceCursor(after: string | null): number {
   return after === null ? 0 : Number(after);
+}
+
+/** A list's response: its rows under `key`, then whether there is more and the cursor of the next page. */
+export function listResponse(key: string, items: JsonSchema): JsonSchema {
+  return { type: 'object', required: [key, 'has_more', 'next_cursor'], properties: { [key]: { type: 'array', items }, has_more: { type: 'boolean' }, next_cursor: nullableString } };
 }
 
 /**
