@@ -7,8 +7,13 @@ import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
  * job id; the actor checks the agent's subscription, builds the body, signs,
  * delivers and retries.
  */
-/** Deliveries retry on their own schedule (moved to delayed), so a job is attempted once by BullMQ. */
-export const WEBHOOKS = actorAddress('webhooks', { attempts: 1 });
+/**
+ * Deliveries retry on their own schedule (moved to delayed), so a job is attempted once by BullMQ. An event's job
+ * id is remembered for an hour from its send, however many webhooks went out meanwhile: a session turn's replay
+ * (its effects handed off again after a crash) sends it again, and would otherwise POST an event the receiver
+ * already has once its finished job was dropped (docs/reliability.md, Webhooks are at least once).
+ */
+export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_600_000 });
 
 /** Body of a `tool.call_requested` delivery: exactly the spec's fields. */
 export interface ToolCallRequestedBody {

@@ -190,6 +190,35 @@ describe('actor runtime', function () {
     }
   });
 
+  it("remembers a sent job id for the address's rememberMs, after its finished job was dropped; without it the id runs again", async () => {
+    const { queues, dispatcher } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000 });
+    const runs: string[] = [];
+    const remembering = actorAddress('remember-test', { attempts: 1, rememberMs: 60_000 });
+    const forgetting = actorAddress('forget-test', { attempts: 1 });
+    for (const address of [remembering, forgetting]) {
+      await runtime.start(defineActor<{ id: string }, null>({ address, handle: async (_ctx, m) => (runs.push(`${address.name}:${m.id}`), {}) }), null);
+    }
+    const send = (address: typeof remembering) => dispatcher.send([{ to: address, name: 'test', data: { id: 'once' }, job_id: 'event-1' }]);
+    try {
+      await Promise.all([send(remembering), send(forgetting)]);
+      await until(async () => runs.length === 2);
+      // What the kept jobs' age or count limit does in time (the "runs nothing twice" test does the same).
+      for (const address of [remembering, forgetting]) {
+        await until(async () => (await queues.queue(address.name).getJobCounts('completed')).completed === 1);
+        await queues.queue(address.name).clean(0, 0, 'completed');
+      }
+      // A replay's hand-off: the same ids again.
+      await Promise.all([send(remembering), send(forgetting)]);
+      await until(async () => runs.length === 3);
+      assert.deepEqual(await queues.queue(remembering.name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed'), { waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0 }, 'the remembered id added no job');
+      assert.deepEqual(runs.sort(), ['forget-test:once', 'forget-test:once', 'remember-test:once']);
+    } finally {
+      await runtime.close();
+      for (const address of [remembering, forgetting]) await queues.queue(address.name).obliterate({ force: true });
+    }
+  });
+
   it('bounds the batch-priority messages a process handles at once, and an interactive one is taken while the slots are full', async () => {
     const { queues, dispatcher, hub } = h.running.core.plane;
     const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000, batchSlots: 2 });
