@@ -1,3 +1,4 @@
+import type { EventData } from '../../src/domain/ledger.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
 
@@ -15,20 +16,8 @@ import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
  */
 export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_600_000 });
 
-/** Body of a `tool.call_requested` delivery: exactly the spec's fields. */
-export interface ToolCallRequestedBody {
-  id: string;
-  type: 'tool.call_requested';
-  session_id: string;
-  message_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  arguments: Record<string, unknown>;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
-  expires_at: string;
-  submit_url: string;
-}
+/** Body of a `tool.call_requested` delivery: exactly the spec's fields, and the ledger event's data. */
+export type ToolCallRequestedBody = EventData['tool.call_requested'];
 
 /** The session fields a lifecycle body reports (spec: Webhook deliveries). */
 export type LifecycleSession = Pick<SessionDoc, '_id' | 'org_id' | 'batch_id' | 'agent_id' | 'version_id' | 'llm_id' | 'status' | 'last_message_status' | 'metadata'>;

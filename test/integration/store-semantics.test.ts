@@ -204,7 +204,7 @@ describe('MongoDB semantics Troupe relies on', () => {
       const [ledger, messages] = [new LedgerStore(db, sharded), new MessageStore(db, sharded)];
       const [sid, other] = [`ses_sk${Number(sharded)}a`, `ses_sk${Number(sharded)}b`];
       const now = new Date();
-      const event = (s: string, n: number) => toEventDoc('org_sk', s, n, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { n } }, now, {});
+      const event = (s: string, n: number) => toEventDoc('org_sk', s, n, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { from: 'idle', to: n % 2 ? 'running' : 'idle' } }, now, {});
       await ledger.append([1, 2, 3].map((n) => event(sid, n)));
       await ledger.append([1].map((n) => event(other, n)));
       assert.deepEqual((await ledger.after(sid, 1, 10)).map((e) => e.sequence_number), [2, 3]);
