@@ -19,8 +19,12 @@ function cursorPatternSource(kind: CursorKind): string {
   return kind === 'sequence' ? SEQUENCE_CURSOR : `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
 }
 
-/** The query parameters every list endpoint takes, with the pattern its cursor kind has (none: any string). */
-function pageQuery(cursor: CursorKind | null): JsonSchema {
+/**
+ * The query parameters every list endpoint takes, with the pattern its cursor kind has (none: any string). Routes
+ * declare `list` instead, which documents and parses from this; a list whose cursor is its own (usage groups) builds
+ * its parameters on it.
+ */
+export function pageQuery(cursor: CursorKind | null = null): JsonSchema {
   const pattern = cursor ? { pattern: cursorPatternSource(cursor) } : {};
   return {
     type: 'object',
@@ -54,7 +58,7 @@ export type { PageRequest } from '../store/page.js';
  * `idsOf`: the list's cursor is the id of its last row, so an `after` that is not such an id is
  * refused (it would be compared as a position and answer an empty or shifted page without a word).
  */
-export function parsePage(query: Record<string, string | string[] | undefined>, idsOf: CursorKind | null): PageRequest {
+export function parsePage(query: Record<string, string | string[] | undefined>, idsOf: CursorKind | null = null): PageRequest {
   const rawLimit = query.limit;
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== undefined) {
