@@ -49,7 +49,7 @@ export interface MembershipOptions {
   fit?: () => boolean;
 }
 
-/** Called with the live members (sorted) whenever they differ from the last list seen; without this process while it is stepped out. */
+/** Called with the live members (by their last stamp) whenever they differ from the last list seen; without this process while it is stepped out. */
 export type MembersSeen = (members: string[]) => void;
 
 /**
