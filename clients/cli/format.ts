@@ -31,7 +31,7 @@ export function describeEvent(item: StreamItem): string | null {
     case 'tool.call_requested':
       return `${head}  waiting    ${item.data.tool_name} [${item.data.tool_call_id}] needs a result: troupe tool-result ${item.session_id} ${item.data.tool_call_id} --json '{…}'`;
     case 'tool.call_completed':
-      return `${head}  tool       ${item.data.tool_name} → ${clip(JSON.stringify(item.data.output))}`;
+      return `${head}  tool       ${item.data.tool_name} → ${'output' in item.data ? clip(JSON.stringify(item.data.output)) : '(nothing)'}`;
     case 'tool.call_failed':
       return `${head}  tool       ${item.data.tool_name} failed (${item.data.reason}): ${clip(item.data.error)}`;
     case 'tool.result_submitted':

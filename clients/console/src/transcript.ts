@@ -54,7 +54,7 @@ export class Transcript {
       case 'tool.call_requested':
         return [row('ev-tool', seq, item.type, `${item.data.tool_name} [${item.data.tool_call_id}] waits for a result`)];
       case 'tool.call_completed':
-        return [row('ev-tool', seq, item.type, `${item.data.tool_name} ← ${JSON.stringify(item.data.output)}`)];
+        return [row('ev-tool', seq, item.type, `${item.data.tool_name} ← ${'output' in item.data ? JSON.stringify(item.data.output) : '(nothing)'}`)];
       case 'tool.call_failed':
         return [row('ev-tool ev-error', seq, item.type, `${item.data.tool_name} failed (${item.data.reason}): ${item.data.error}`)];
       case 'tool.result_submitted':
