@@ -142,7 +142,7 @@ export class PubSubHub {
     // A refused PING means the connection is already closing, which ioredis handles; only silence is ours.
     const answered = await Promise.race([
       this.sub.ping().then(() => true, () => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs))),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs).unref())),
     ]);
     clearTimeout(timer);
     this.probing = false;
