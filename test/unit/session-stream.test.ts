@@ -6,7 +6,7 @@ import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 
 /** The ledger as the stream reads it: events by sequence, from memory. */
 function ledgerOf(count: number): { docs: EventDoc[]; after(sessionId: string, after: number, limit: number): Promise<EventDoc[]> } {
-  const docs = Array.from({ length: count }, (_, i) => toEventDoc('o', 's', i + 1, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { n: i + 1 } }, new Date(0), {}));
+  const docs = Array.from({ length: count }, (_, i) => toEventDoc('o', 's', i + 1, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { from: 'idle', to: i % 2 ? 'idle' : 'running' } }, new Date(0), {}));
   return { docs, after: async (_s, after, limit) => docs.filter((d) => d.sequence_number > after).slice(0, limit) };
 }
 
@@ -39,7 +39,7 @@ describe('endedMessageId', () => {
 describe('session events on pub/sub', () => {
   it('carries a turn in one message and gives back each envelope and its JSON, newlines in content included', () => {
     const turn = ledgerOf(2).docs.map(env);
-    turn[1].data = { text: 'two\nlines' };
+    turn[1] = { ...turn[1], type: 'user.message', data: { content: [{ type: 'text', text: 'two\nlines' }], metadata: null, message_id: 'm1' } };
     const raw = encodeSessionEvents(turn);
     const decoded = decodeSessionEvents(raw);
     assert.deepEqual(decoded.map((d) => d.ev), turn);
@@ -78,6 +78,44 @@ describe('SessionStream', () => {
     assert.deepEqual(ids(records[0]), [1, 2, 3]);
     assert.deepEqual([...records[0].matchAll(/^data: (.*)$/gm)].map((m) => m[1]), published.split('\n'));
     stream.close();
+  });
+
+  it('reads what an interrupted live feed missed from the ledger, with no more live events to show the hole', async () => {
+    const ledger = ledgerOf(2);
+    const stream = new SessionStream(ledger, 's', 0);
+    await stream.start();
+    stream.onLive([live(ledger.docs[1])]);
+    // Appended while the subscriber was away: published, never received; the session then went still.
+    ledger.docs.push(...ledgerOf(5).docs.slice(2));
+    let text = '';
+    stream.out.on('data', (c: Buffer) => (text += c.toString()));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(ids(text), [1, 2], 'nothing live shows the hole: the stream stands still');
+    stream.catchUp();
+    // A live event the resubscribed feed brings meanwhile: neither twice nor out of order.
+    stream.onLive([live(ledger.docs[4])]);
+    await new Promise((r) => setTimeout(r, 10));
+    stream.close();
+    assert.deepEqual(ids(text), [1, 2, 3, 4, 5]);
+  });
+
+  it('reads the ledger again when the live feed was interrupted during the backfill', async () => {
+    const docs = ledgerOf(6).docs;
+    let visible = 2;
+    let reads = 0;
+    const ledger = {
+      after: async (_s: string, after: number, limit: number) => {
+        // The first read sees the ledger as it was; the feed drops and comes back while it is under way.
+        if (reads++ === 0) stream.catchUp();
+        const page = docs.slice(0, visible).filter((d) => d.sequence_number > after).slice(0, limit);
+        visible = docs.length;
+        return page;
+      },
+    };
+    const stream: SessionStream = new SessionStream(ledger, 's', 0);
+    await stream.start();
+    assert.deepEqual(ids(await drain(stream)), [1, 2, 3, 4, 5, 6]);
+    assert.equal(reads, 2);
   });
 
   it('sends heartbeat comments while idle', async () => {
