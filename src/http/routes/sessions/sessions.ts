@@ -7,7 +7,7 @@ import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
 import { sessionView, type SessionDoc } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
@@ -108,9 +108,9 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
       tag: 'sessions',
       response: sessionListResponse,
-      query: pageQuery('session'),
+      list: { cursor: 'session' },
       handler: async (ctx) => {
-        const page = parsePage(ctx.query, 'session');
+        const page = requestedPage(ctx);
         const rows = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
         return { sessions: items.map(sessionView), has_more, next_cursor };
