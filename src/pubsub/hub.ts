@@ -79,6 +79,17 @@ export class PubSubHub {
 
   /** Resolves once Redis confirms the subscription, so nothing published after it is missed. */
   async subscribe(channel: string, listener: Listener): Promise<() => void> {
+    const { confirmed, stop } = this.listen(channel, listener);
+    await confirmed;
+    return stop;
+  }
+
+  /**
+   * Listens at once; `confirmed` resolves when Redis confirms the
+   * subscription. For a caller that must not wait on it: while the subscriber
+   * is cut off from Redis the confirmation comes only after the cut heals.
+   */
+  listen(channel: string, listener: Listener): { confirmed: Promise<void>; stop: () => void } {
     let set = this.listeners.get(channel);
     if (!set) {
       set = new Set();
@@ -86,8 +97,8 @@ export class PubSubHub {
       this.pending.set(channel, this.sharded ? this.sub.ssubscribe(channel) : this.sub.subscribe(channel));
     }
     set.add(listener);
-    await this.pending.get(channel);
-    return () => this.unsubscribe(channel, listener);
+    const confirmed = (this.pending.get(channel) as Promise<unknown>).then(() => undefined);
+    return { confirmed, stop: () => this.unsubscribe(channel, listener) };
   }
 
   private unsubscribe(channel: string, listener: Listener): void {
@@ -150,6 +161,17 @@ export class PubSubHub {
     if (answered || this.closed || this.sub.status !== 'ready') return;
     this.opts.onSilent?.(timeoutMs);
     this.sub.disconnect(true);
+  }
+
+  /**
+   * Resolves when the subscriber connection answers now: readiness, since a
+   * web node whose subscriber is down serves streams nothing live. A silent
+   * one never answers, so the caller bounds the wait. On a Redis Cluster only
+   * the client's state is known (ioredis runs the shard subscribers).
+   */
+  async check(): Promise<void> {
+    if (this.sub.status !== 'ready') throw new Error(`subscriber connection is ${this.sub.status}`);
+    if (!this.sharded) await this.sub.ping();
   }
 
   get channelCount(): number {

@@ -86,14 +86,20 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     const streams = [...onCut, ...onDirect];
     streams.forEach((s) => s.start());
     await Promise.all(streams.map((s) => s.ready));
+    const all = [...streams];
     const db = await c.db();
 
     // Before: traffic every stream sees live.
     await Promise.all(sessions.map((s) => load.messages(s, MESSAGES)));
     await auditUntilSettled(db, sessions, load.acked, 30_000);
+    const beforeCut = (await ledgerLengths(db, [sessions[0]])).get(sessions[0])!;
 
     proxy.blackhole();
     const cutAt = Date.now();
+    // A stream opened on the cut process while it is cut: it gets the ledger so far without waiting for the heal.
+    const late = new ReconnectingStream(sessions[0], () => [cutUrl], c.apiKey);
+    late.start();
+    const lateBackfilled = within(ANSWER_BOUND_MS, () => late.sequences.length >= beforeCut);
     // During: the workers go on appending; nothing of it can reach the cut process through Redis.
     const during = Promise.all(sessions.map((s) => load.messages(s, MESSAGES, 0, MESSAGES + 1)));
     const auth = { Authorization: `Bearer ${c.apiKey}`, 'Content-Type': 'application/json' };
@@ -102,6 +108,7 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
       timed(`${cutUrl}/readyz`),
     ]);
     await during;
+    const lateAnswered = await lateBackfilled;
     const settled = await auditUntilSettled(db, sessions, load.acked, 30_000);
     assert.ok(settled.settledAt, `every message terminal while the web process was cut: ${settled.audit.problems.slice(0, 5).join('; ')}`);
     const wait = PARTITION_MS - (Date.now() - cutAt);
@@ -113,10 +120,11 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     assert.ok(proxy.partitioned, 'all of it while the partition lasted');
     proxy.heal();
     const healedAt = Date.now();
-    process.stdout.write(`      while cut: POST ${post.status} ${post.body.error?.code ?? ''} in ${post.ms} ms, /readyz ${ready.status} in ${ready.ms} ms; ${behind} of ${onCut.length} streams on it behind the ledger at the heal; ${severed} connections severed\n`);
+    process.stdout.write(`      while cut: POST ${post.status} ${post.body.error?.code ?? ''} in ${post.ms} ms, /readyz ${ready.status} in ${ready.ms} ms, a stream opened on it had the ledger so far ${lateAnswered ? `in ${lateAnswered.ms} ms` : 'never'}; ${behind} of ${onCut.length} streams on it behind the ledger at the heal; ${severed} connections severed\n`);
 
     // After: no more traffic on the streamed sessions. Every stream must reach the ledger's end by itself.
-    const current = await within(CATCH_UP_BOUND_MS, () => streams.every((s) => s.sequences.length >= lengths.get(s.sessionId)!));
+    all.push(late);
+    const current = await within(CATCH_UP_BOUND_MS, () => all.every((s) => s.sequences.length >= lengths.get(s.sessionId)!));
     const caughtUp = Math.max(...onCut.map((s) => s.lastEventAt)) - healedAt;
     const readyAgain = await within(CATCH_UP_BOUND_MS, async () => (await timed(`${cutUrl}/readyz`)).status === 200);
     // A client of the healed process, retrying as clients do (503s included): it gets its answer.
@@ -126,7 +134,7 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     const postAfter = { ms: Date.now() - postStart, attempts: healedClient.posts, acked: healedClient.acked.size };
     // A moment for anything late (a duplicate would come now).
     await new Promise((r) => setTimeout(r, 1000));
-    await Promise.all(streams.map((s) => s.close()));
+    await Promise.all(all.map((s) => s.close()));
     process.stdout.write(`      after the heal: streams current ${current ? `${current.ms} ms` : 'never'} (last event on the cut process ${caughtUp} ms after it), ${onCut.reduce((n, s) => n + s.reconnects, 0)} reconnects and ${onCut.reduce((n, s) => n + s.retryHints, 0)} retry hints on it; /readyz 200 ${readyAgain ? `${readyAgain.ms} ms` : 'never'} after it; POST answered ${postAfter.acked ? `in ${postAfter.ms} ms, ${postAfter.attempts} attempts` : 'never'}\n`);
 
     assert.ok(behind > 0, 'the partition held back events from the cut process’s streams');
@@ -137,6 +145,8 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     assert.ok(ready.ms <= 3000, `/readyz answered in ${ready.ms} ms`);
     for (const s of onDirect) assert.ok(s.exactly(lengths.get(s.sessionId)!), `control stream of ${s.sessionId}: ${s.sequences.join(',')} of ${lengths.get(s.sessionId)}`);
     for (const s of onCut) assert.ok(s.exactly(lengths.get(s.sessionId)!), `stream on the cut process of ${s.sessionId}: ${s.sequences.join(',')} of ${lengths.get(s.sessionId)}`);
+    assert.ok(lateAnswered, `a stream opened on the cut process while cut had the ledger so far (${beforeCut} events) before the heal: it had ${late.sequences.length}`);
+    assert.ok(late.exactly(lengths.get(late.sessionId)!), `the stream opened while cut, after the heal: ${late.sequences.join(',')} of ${lengths.get(late.sessionId)}`);
     assert.ok(current, `every stream current within ${CATCH_UP_BOUND_MS} ms of the heal`);
     assert.ok(readyAgain, 'the cut process is ready again once healed');
     assert.equal(postAfter.acked, 1, `a POST to the healed process is answered (${postAfter.attempts} attempts in ${postAfter.ms} ms)`);

@@ -27,11 +27,11 @@ describe('HTTP basics', () => {
     assert.ok(res.headers.get('x-request-id'));
   });
 
-  it('answers /readyz 200 when Mongo and Redis are up', async () => {
+  it('answers /readyz 200 when Mongo, Redis and the subscriber are up', async () => {
     const res = await fetch(`${h.baseUrl}/readyz`);
     assert.equal(res.status, 200);
     const body = (await res.json()) as { checks: { name: string; ok: boolean }[] };
-    assert.deepEqual(body.checks.map((c) => [c.name, c.ok]), [['mongodb', true], ['redis', true]]);
+    assert.deepEqual(body.checks.map((c) => [c.name, c.ok]), [['mongodb', true], ['redis', true], ['redis_subscriber', true]]);
   });
 
   it('401s without a key, with a bad key and with a non-bearer header', async () => {

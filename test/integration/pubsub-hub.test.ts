@@ -65,6 +65,18 @@ describe('PubSubHub: a silent subscriber', function () {
     assert.deepEqual(got, ['before', 'after'], 'what was published meanwhile is gone: the reason the listeners are told');
   });
 
+  it('answers a readiness check while the subscriber answers, and not while it is silent or gone', async () => {
+    await hub.check();
+    proxy.blackhole();
+    const silentCheck = await Promise.race([hub.check().then(() => 'answered', () => 'refused'), new Promise((r) => setTimeout(() => r('waiting'), 300))]);
+    assert.equal(silentCheck, 'waiting', 'a silent subscriber leaves the check waiting: /readyz bounds it and answers 503');
+    assert.ok(await until(3000, () => sub.status !== 'ready'), 'the unanswered PING replaced the connection');
+    await assert.rejects(hub.check(), /subscriber connection is/, 'a replaced one is refused at once');
+    proxy.heal();
+    assert.ok(await until(5000, () => sub.status === 'ready'));
+    await hub.check();
+  });
+
   it('does not replace a connection that answers', async () => {
     const before = silent.length;
     await new Promise((r) => setTimeout(r, 600));

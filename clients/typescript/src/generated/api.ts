@@ -336,7 +336,7 @@ export type GetHealthzResponse = {
   status: "ok";
 };
 
-/** GET /readyz: Readiness: MongoDB and Redis answer, and the process is not shutting down. */
+/** GET /readyz: Readiness: MongoDB, Redis and its pub/sub subscriber answer, and the process is not shutting down. */
 export type GetReadyzPathParams = Record<string, never>;
 export type GetReadyzQuery = Record<string, never>;
 export type GetReadyzBody = undefined;

@@ -10,6 +10,17 @@ import { decodeSessionEvents, SESSION_DELETED } from '../../../pubsub/session-ev
 /** How soon a client cut off by a shutdown reconnects; long enough for the load balancer to have noticed /readyz. */
 export const DRAIN_RETRY_MS = 1000;
 
+/** How long a new stream waits for Redis to confirm its subscription before it starts from the ledger anyway. */
+export const SUBSCRIBE_WAIT_MS = 1000;
+
+function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p.then(() => true, () => true),
+    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+  ]).finally(() => clearTimeout(timer));
+}
+
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
   return [
@@ -42,7 +53,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         // Subscribe before the backfill, so nothing appended in between is missed.
         const hub = runtimeOf(deps).hub;
         const ended = new Set<string>();
-        const unsubscribeEvents = await hub.subscribe(deps.keys.sessionEvents(session._id), (msg) => {
+        const events = hub.listen(deps.keys.sessionEvents(session._id), (msg) => {
           const batch: LiveEnvelope[] = [];
           for (const item of decodeSessionEvents(msg)) {
             // A deleted session's stream ends; a reconnect gets 404.
@@ -60,8 +71,12 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           const id = (JSON.parse(msg) as { message_id?: string }).message_id;
           if (!id || !ended.has(id)) stream.sendEphemeral('assistant.delta', msg);
         };
-        const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), onDelta) : () => undefined;
+        const deltas = ctx.query.deltas === 'true' ? hub.listen(deps.keys.sessionDeltas(session._id), onDelta) : null;
         const offResubscribed = hub.onResubscribed(() => stream.catchUp());
+        // A subscriber cut off from Redis confirms only once the cut heals: the backfill does not wait for it, and
+        // what was appended until the confirmation is read from the ledger then.
+        const confirmed = Promise.all([events.confirmed, deltas?.confirmed]);
+        if (!(await settlesWithin(confirmed, SUBSCRIBE_WAIT_MS))) void confirmed.then(() => stream.catchUp(), () => undefined);
         // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
         deps.metrics.sseClients.inc();
         let subscribed = true;
@@ -69,8 +84,8 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           if (!subscribed) return;
           subscribed = false;
           deps.metrics.sseClients.dec();
-          unsubscribeEvents();
-          unsubscribeDeltas();
+          events.stop();
+          deltas?.stop();
           offResubscribed();
         };
         const stop = () => {

@@ -39,7 +39,7 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
     {
       method: 'GET',
       path: '/readyz',
-      summary: 'Readiness: MongoDB and Redis answer, and the process is not shutting down.',
+      summary: 'Readiness: MongoDB, Redis and its pub/sub subscriber answer, and the process is not shutting down.',
       tag: 'system',
       auth: 'none',
       errors: [503],
@@ -61,6 +61,8 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
             if (deps.redis.status !== 'ready') throw new Error(`redis connection is ${deps.redis.status}`);
             return deps.redis.ping();
           }),
+          // Streams and sync waiters hear the ledger through the subscriber: a node without it cannot serve them.
+          ...(deps.sessionsRuntime ? [probe('redis_subscriber', () => deps.sessionsRuntime!.hub.check())] : []),
         ]);
         const failed = checks.filter((c) => !c.ok);
         if (failed.length) {
