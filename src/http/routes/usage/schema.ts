@@ -1,4 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { pageQuery } from '../../pagination.js';
+import { GROUP_CURSOR_MAX, GROUP_CURSOR_PATTERN } from './group-cursor.js';
 
 const cost: JsonSchema = {
   type: 'array',
@@ -17,7 +19,8 @@ const figureNames = Object.keys(figures);
 
 export const figuresSchema: JsonSchema = { type: 'object', required: figureNames, properties: figures };
 
-export const usageQuery: JsonSchema = {
+/** The range and grouping; checked as given (limit and after are checked as a page, by parsePage and parseGroupCursor). */
+export const usageFilterQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -27,19 +30,36 @@ export const usageQuery: JsonSchema = {
   },
 };
 
+export const usageQuery: JsonSchema = {
+  ...usageFilterQuery,
+  properties: {
+    ...(usageFilterQuery.properties as Record<string, JsonSchema>),
+    limit: { ...(pageQuery().properties as Record<string, JsonSchema>).limit, description: 'Groups per page.' },
+    after: {
+      type: 'string',
+      minLength: 1,
+      maxLength: GROUP_CURSOR_MAX,
+      pattern: GROUP_CURSOR_PATTERN,
+      description: 'Cursor: the next_cursor of the previous page, with the same group_by, from and to.',
+    },
+  },
+};
+
 export const orgUsageResponse: JsonSchema = {
   type: 'object',
-  required: ['from', 'to', 'group_by', 'groups', 'totals'],
+  required: ['from', 'to', 'group_by', 'groups', 'has_more', 'next_cursor', 'totals'],
   properties: {
     from: { type: ['string', 'null'], format: 'date-time' },
     to: { type: ['string', 'null'], format: 'date-time' },
     group_by: { type: 'string', enum: ['model', 'agent', 'session'] },
     groups: {
       type: 'array',
-      description: 'One row per model, agent_id or session_id; a null agent_id or session_id is routing-interface traffic.',
+      description: 'One row per model, agent_id or session_id, in key order (null first), a page at a time; a null agent_id or session_id is routing-interface traffic.',
       items: { type: 'object', required: figureNames, properties: { model: { type: 'string' }, agent_id: { type: ['string', 'null'] }, session_id: { type: ['string', 'null'] }, ...figures } },
     },
-    totals: figuresSchema,
+    has_more: { type: 'boolean' },
+    next_cursor: { type: ['string', 'null'] },
+    totals: { ...figuresSchema, description: 'The whole range, on every page.' },
   },
 };
 

@@ -1,0 +1,40 @@
+import { InvalidRequestError } from '../../../domain/errors.js';
+import { IdPrefix } from '../../../domain/ids.js';
+import type { GroupBy } from '../../../usage/report.js';
+
+/**
+ * A page of usage groups ends at a key: a model name (any string up to 200
+ * characters), an agent or session id, or null (routing-interface traffic,
+ * which sorts first). The cursor carries it as base64url JSON, so null and any
+ * model name travel unambiguously in a query string.
+ */
+export const GROUP_CURSOR_MAX = 1100;
+export const GROUP_CURSOR_PATTERN = '^[A-Za-z0-9_-]+$';
+
+const PATTERN = new RegExp(GROUP_CURSOR_PATTERN);
+const AGENT_ID = new RegExp(`^${IdPrefix.agent}_[0-9a-z]{26}$`);
+const SESSION_ID = new RegExp(`^${IdPrefix.session}_[0-9a-z]{26}$`);
+const KEY_OF: Record<GroupBy, (key: string) => boolean> = {
+  model: (k) => k.length >= 1 && k.length <= 200,
+  agent: (k) => AGENT_ID.test(k),
+  session: (k) => SESSION_ID.test(k),
+};
+
+export function groupCursor(key: string | null): string {
+  return Buffer.from(JSON.stringify(key)).toString('base64url');
+}
+
+/** The key a cursor ends at; a cursor that is not one of this grouping's is a 400 (it would start the page anywhere). */
+export function parseGroupCursor(after: unknown, groupBy: GroupBy): { key: string | null } | undefined {
+  if (after === undefined) return undefined;
+  const bad = () => new InvalidRequestError(`after must be a next_cursor returned by GET /v1/usage?group_by=${groupBy}.`, 'after');
+  if (typeof after !== 'string' || after.length > GROUP_CURSOR_MAX || !PATTERN.test(after)) throw bad();
+  let key: unknown;
+  try {
+    key = JSON.parse(Buffer.from(after, 'base64url').toString('utf8'));
+  } catch {
+    throw bad();
+  }
+  if (key !== null && (typeof key !== 'string' || !KEY_OF[groupBy](key))) throw bad();
+  return { key: key as string | null };
+}
