@@ -68,6 +68,11 @@ export function sessionState(s: SessionDoc): SessionState {
   };
 }
 
+const BATCH_CHILD_FIELDS = { status: 1, last_message_status: 1, agent_id: 1, version_id: 1, llm_id: 1, metadata: 1 } as const;
+
+/** What a batch read needs of each child session. */
+export type BatchChild = Pick<SessionDoc, '_id' | 'status' | 'last_message_status' | 'agent_id' | 'version_id' | 'llm_id' | 'metadata'>;
+
 export class SessionStore {
   readonly col: Collection<SessionDoc>;
 
@@ -106,6 +111,15 @@ export class SessionStore {
     const filter: Filter<SessionDoc> = { org_id: orgId, status: 'idle', created_at: { $lt: cutoff } };
     if (after) filter._id = { $gt: after };
     return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /**
+   * A batch's children, the fields its status is derived from: one query on the
+   * `batch` index. Reading each child by `_id` instead took 2,000 queries for
+   * 2,000 children, and FerretDB v1 scans its table for each (bench/lists).
+   */
+  batchChildren(orgId: string, batchId: string): Promise<BatchChild[]> {
+    return this.col.find({ org_id: orgId, batch_id: batchId }, { projection: BATCH_CHILD_FIELDS }).toArray() as Promise<BatchChild[]>;
   }
 
   /** Ids of up to `limit` sessions that mount the storage binding. */

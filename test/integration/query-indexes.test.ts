@@ -219,6 +219,7 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.ledger.after('sess_1', 0, 5);
       await stores.messages.byIds('sess_1', ['m1', 'm2']);
       await stores.batches.byKey('org_1', 'key');
+      await stores.sessions.batchChildren('org_1', 'bat_1');
       await stores.webhookConfigs.get('org_1', 'agent_1');
       await stores.routers.byDefault('org_1');
       await stores.apiKeys.findActive('tr_sk_x');
