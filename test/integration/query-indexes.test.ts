@@ -196,6 +196,8 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.webhookDeliveries.list('org_1', 'agent_1', 10, 'dlv_1');
       await stores.routers.list('org_1', 10, null);
       await stores.credentials.list('org_1');
+      await stores.credentials.stored('org_1', ['A', 'B']);
+      await stores.storageBindings.sizesOf('org_1', 'sb_1');
       await stores.usage.add({ orgId: 'org_1', routerId: null, agentId: 'agt_1', sessionId: 'ses_1', model: 'm', currency: 'USD' }, { requests: 1, input: 1, output: 1, cost: 1 });
       const range = { orgId: 'org_1', from: new Date(0), to: new Date() };
       for (const after of [undefined, { key: null }, { key: 'ses_0' }]) await drain(stores.usage.sums(range, 'session_id', after));
