@@ -8,6 +8,7 @@ import { agentContext } from './agent-context.js';
 import { effectSends } from './effects.js';
 import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from './messages.js';
 import { outstanding } from './outstanding.js';
+import { ResumeLog } from './resume-log.js';
 
 const PAGE = 500;
 /** Bounds one sweep's work; the rest is reached on the next sweeps. */
@@ -65,6 +66,7 @@ export class StrandedWorkSweeper {
   /** Running sessions seen: their sequence then, and when their jobs are next worth a look. */
   private watch = new Map<string, Watch>();
   private runId: string | null = null;
+  private readonly resumeLog = new ResumeLog();
 
   constructor(private readonly deps: SweeperDeps) {}
 
@@ -103,7 +105,8 @@ export class StrandedWorkSweeper {
     }
     this.watch = next;
     this.runId = runId;
-    if (resumed.length) this.deps.log.warn({ sessions: resumed.length, sample: resumed.slice(0, 5), redis_restarted: restarted }, 'resumed sessions whose queued work was lost');
+    const line = this.resumeLog.note(resumed, t, restarted);
+    if (line) this.deps.log.warn({ ...line, redis_restarted: restarted }, 'resumed sessions whose queued work was lost');
     return { running: next.size, resumed };
   }
 

@@ -27,6 +27,15 @@ export class QueueFactory {
       // Without a listener BullMQ prints every reconnect failure during a Redis outage.
       q.on('error', (err) => this.onError(err, name));
       this.queues.set(name, q);
+      // BullMQ keeps a queue's first connection check (INFO) for good: a queue first used while Redis did not
+      // answer failed every add at once from then on, long after Redis was back. Such a queue is dropped, and
+      // the next use builds it again.
+      const built = q;
+      built.waitUntilReady().catch(() => {
+        if (this.queues.get(name) !== built) return;
+        this.queues.delete(name);
+        void built.close().catch(() => undefined);
+      });
     }
     return q;
   }

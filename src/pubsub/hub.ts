@@ -2,6 +2,19 @@ import { isCluster, type RedisClient } from '../../infra/redis/connection.js';
 
 export type Listener = (message: string) => void;
 
+export interface HubOptions {
+  /** How often the subscriber connection is asked to answer a PING. */
+  probeEveryMs?: number;
+  /** How long a PING may go unanswered before the connection is taken for dead and replaced. */
+  probeTimeoutMs?: number;
+  /** Told when a silent connection is replaced (for a log line). */
+  onSilent?: (silentMs: number) => void;
+}
+
+/** A PING every 2 s, dead after 5 s: a partition is noticed within 7 s, as the command connections notice it (5 s). */
+export const PROBE_EVERY_MS = 2000;
+export const PROBE_TIMEOUT_MS = 5000;
+
 /**
  * One Redis subscriber connection per process, fanned out in-process. Streams
  * and waiters subscribe to a channel through here; the Redis SUBSCRIBE is
@@ -12,16 +25,45 @@ export type Listener = (message: string) => void;
  * publish.ts): ioredis keeps one subscriber connection per master and routes
  * each channel to its slot's node, so a message crosses the cluster bus only
  * to the shard that owns it.
+ *
+ * A subscriber only reads, so a silent connection looks like a quiet one: a
+ * partition, or a Redis that dropped this client while the close was lost in
+ * one, would leave it waiting for messages that never come, for good. The hub
+ * PINGs it and replaces a connection that does not answer; after any
+ * reconnect it tells `onResubscribed` listeners once Redis has confirmed the
+ * subscriptions again, so that whoever follows a channel reads what it missed
+ * from where it is stored (pub/sub is a hint; messages published meanwhile
+ * are gone). On a Redis Cluster ioredis runs the shard subscribers itself and
+ * neither is done.
  */
 export class PubSubHub {
   private readonly listeners = new Map<string, Set<Listener>>();
   private readonly pending = new Map<string, Promise<unknown>>();
+  private readonly resubscribed = new Set<() => void>();
   private closed = false;
+  /** The connection closed since it was last ready: the next `ready` is a resubscription. */
+  private interrupted = false;
+  private probing = false;
+  private readonly probeTimer: NodeJS.Timeout | null = null;
 
   private readonly sharded: boolean;
 
-  constructor(private readonly sub: RedisClient) {
+  constructor(
+    private readonly sub: RedisClient,
+    private readonly opts: HubOptions = {},
+  ) {
     this.sharded = isCluster(sub);
+    if (!this.sharded) {
+      sub.on('close', () => (this.interrupted = true));
+      sub.on('ready', () => {
+        if (!this.interrupted) return;
+        this.interrupted = false;
+        // ioredis re-issues the SUBSCRIBEs right after emitting `ready`; wait for them first.
+        setImmediate(() => void this.confirmResubscribed());
+      });
+      this.probeTimer = setInterval(() => void this.probe(), opts.probeEveryMs ?? PROBE_EVERY_MS);
+      this.probeTimer.unref();
+    }
     sub.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const set = this.listeners.get(channel);
       if (!set) return;
@@ -66,12 +108,57 @@ export class PubSubHub {
     this.sub.on('close', fn);
   }
 
+  /**
+   * Calls `fn` after each reconnect of the subscriber, once its subscriptions
+   * are confirmed again: anything published from then on arrives, anything
+   * before it may have been missed. Returns a function that stops the calls.
+   */
+  onResubscribed(fn: () => void): () => void {
+    this.resubscribed.add(fn);
+    return () => void this.resubscribed.delete(fn);
+  }
+
+  /** A PING queued behind the re-issued SUBSCRIBEs answers after them (Redis replies in order). */
+  private async confirmResubscribed(): Promise<void> {
+    try {
+      await this.sub.ping();
+    } catch {
+      return; // Dropped again: its next `ready` comes back here.
+    }
+    for (const fn of this.resubscribed) {
+      try {
+        fn();
+      } catch {
+        // One faulty listener must not starve the others.
+      }
+    }
+  }
+
+  private async probe(): Promise<void> {
+    if (this.probing || this.closed || this.sub.status !== 'ready') return;
+    this.probing = true;
+    const timeoutMs = this.opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    // A refused PING means the connection is already closing, which ioredis handles; only silence is ours.
+    const answered = await Promise.race([
+      this.sub.ping().then(() => true, () => true),
+      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs).unref())),
+    ]);
+    clearTimeout(timer);
+    this.probing = false;
+    if (answered || this.closed || this.sub.status !== 'ready') return;
+    this.opts.onSilent?.(timeoutMs);
+    this.sub.disconnect(true);
+  }
+
   get channelCount(): number {
     return this.listeners.size;
   }
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.probeTimer) clearInterval(this.probeTimer);
+    this.resubscribed.clear();
     this.listeners.clear();
   }
 }

@@ -89,7 +89,9 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: RedisCli
     // Opened on first use: web nodes (streams, replies) and workers (message cancels) subscribe.
     get hub() {
       if (!hub) {
-        const opened = new PubSubHub(redisFor('subscriber', 'hub'));
+        const opened = new PubSubHub(redisFor('subscriber', 'hub'), {
+          onSilent: (ms) => log.warn({ silent_ms: ms }, 'redis subscriber did not answer a PING: reconnecting it; streams then read what they missed from the ledger'),
+        });
         shutdown.add(once('pubsub-hub', () => opened.close()));
         hub = opened;
       }

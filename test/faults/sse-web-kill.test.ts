@@ -2,81 +2,12 @@ import assert from 'node:assert/strict';
 import { auditUntilSettled } from './support/audit.js';
 import { Cluster } from './support/cluster.js';
 import { Load, scriptedAgent } from './support/load.js';
+import { ReconnectingStream } from './support/reconnecting-stream.js';
 import { FULL, record } from './support/summary.js';
 
 const SESSIONS = 20;
 const CLIENTS_PER_SESSION = 5;
 const MESSAGES = FULL ? 5 : 3;
-
-/**
- * An SSE client as a browser's EventSource behaves: when the stream drops it
- * reconnects (here: to the next web process) with Last-Event-ID.
- */
-class ReconnectingStream {
-  readonly sequences: number[] = [];
-  lastId = '';
-  reconnects = 0;
-  /** When a stream was last opened after a reconnect. */
-  reopenedAt = 0;
-  private readonly abort = new AbortController();
-  private loop: Promise<void> = Promise.resolve();
-  private opened!: () => void;
-  readonly ready = new Promise<void>((r) => (this.opened = r));
-
-  constructor(
-    private readonly sessionId: string,
-    private readonly urls: () => string[],
-    private readonly apiKey: string,
-  ) {}
-
-  start(): void {
-    this.loop = this.run();
-  }
-
-  private async run(): Promise<void> {
-    for (let attempt = 0; attempt < 50 && !this.abort.signal.aborted; attempt++) {
-      const urls = this.urls();
-      const base = urls[attempt % urls.length];
-      try {
-        const headers: Record<string, string> = { Authorization: `Bearer ${this.apiKey}`, Accept: 'text/event-stream' };
-        if (this.lastId) headers['Last-Event-ID'] = this.lastId;
-        const res = await fetch(`${base}/v1/sessions/${this.sessionId}/stream`, { headers, signal: this.abort.signal });
-        if (res.ok && res.body) {
-          this.opened();
-          if (this.reconnects > 0) this.reopenedAt = Date.now();
-          await this.read(res.body);
-        } else await res.body?.cancel();
-      } catch {
-        // A dropped connection; reconnect below.
-      }
-      if (this.abort.signal.aborted) return;
-      this.reconnects++;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-
-  private async read(body: ReadableStream<Uint8Array>): Promise<void> {
-    const decoder = new TextDecoder();
-    let buf = '';
-    for await (const chunk of body) {
-      buf += decoder.decode(chunk, { stream: true });
-      let idx;
-      while ((idx = buf.indexOf('\n\n')) >= 0) {
-        const block = buf.slice(0, idx);
-        buf = buf.slice(idx + 2);
-        const id = block.split('\n').find((l) => l.startsWith('id: '))?.slice(4);
-        if (!id) continue;
-        this.lastId = id;
-        this.sequences.push(Number(id.slice(id.lastIndexOf(':') + 1)));
-      }
-    }
-  }
-
-  async close(): Promise<void> {
-    this.abort.abort();
-    await this.loop;
-  }
-}
 
 describe('fault: a web process SIGKILLed under 100 SSE clients', function () {
   let c: Cluster;

@@ -4,6 +4,8 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 interface Pair {
   client: Socket;
   upstream: Socket | null;
+  /** The target closed it while partitioned: the client was not told, and is reset on its next write. */
+  severed?: boolean;
 }
 
 /**
@@ -16,10 +18,16 @@ interface Pair {
  *    refused; what a peer writes stays in the kernel's buffers (and then in
  *    its own), as with TCP retransmitting into a dead link. New connections
  *    are accepted and held with no target, as a connect that goes unanswered;
+ *  - `sever()`, while partitioned: the target gives up on every connection
+ *    (Redis dropping a subscriber past its output-buffer limit, a server's
+ *    keepalive or retransmission timeout) and its close is lost in the
+ *    partition: the target's side closes, the client's stays open and silent;
  *  - `heal()` ends the partition: what was held is delivered, in order, as
  *    TCP delivers it once the link is back (a partition longer than the
  *    peers' keepalive or retransmission timeout ends in a reset instead:
- *    `dropAll()` then `heal()`).
+ *    `dropAll()` then `heal()`). A severed connection stays half-open: the
+ *    client hears nothing until it writes, and its first write is reset, as a
+ *    peer that forgot the connection answers it.
  * The proxy itself buffers nothing and drops no byte of a connection it keeps.
  */
 export class TcpProxy {
@@ -28,6 +36,8 @@ export class TcpProxy {
   private holding = false;
   port = 0;
   drops = 0;
+  /** Connections the target gave up on while partitioned (`sever`). */
+  severed = 0;
   /** Connections accepted while partitioned (held until `heal`). */
   heldConnects = 0;
 
@@ -55,7 +65,7 @@ export class TcpProxy {
   private link(pair: Pair): void {
     const upstream = connect(this.targetPort, '127.0.0.1');
     pair.upstream = upstream;
-    upstream.on('error', () => this.close1(pair)).on('close', () => this.close1(pair));
+    upstream.on('error', () => this.upstreamClosed(pair)).on('close', () => this.upstreamClosed(pair));
     this.forward(pair.client, upstream);
     this.forward(upstream, pair.client);
   }
@@ -69,6 +79,12 @@ export class TcpProxy {
       if (!this.holding) from.resume();
     });
     if (this.holding) from.pause();
+  }
+
+  /** A target's close reaches the client at once, unless the partition holds it. */
+  private upstreamClosed(pair: Pair): void {
+    if (!this.holding) return this.close1(pair);
+    pair.severed = true;
   }
 
   private close1(pair: Pair): void {
@@ -86,10 +102,31 @@ export class TcpProxy {
     }
   }
 
+  /** While partitioned: the target closes every connection; the clients are not told (see the class comment). Returns how many. */
+  sever(): number {
+    if (!this.holding) throw new Error('sever() is for a partition: blackhole() first');
+    let n = 0;
+    for (const pair of this.pairs) {
+      if (!pair.upstream || pair.severed) continue;
+      pair.severed = true;
+      pair.upstream.destroy();
+      n++;
+    }
+    this.severed += n;
+    return n;
+  }
+
   /** Ends the partition: held connections reach the target, held bytes flow on. */
   heal(): void {
     this.holding = false;
     for (const pair of this.pairs) {
+      if (pair.severed) {
+        // Half-open: the client's next bytes meet a peer that no longer knows the connection.
+        pair.client.removeAllListeners('data');
+        pair.client.once('data', () => this.close1(pair));
+        pair.client.resume();
+        continue;
+      }
       if (!pair.upstream) this.link(pair);
       pair.client.resume();
       pair.upstream!.resume();

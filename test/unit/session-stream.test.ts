@@ -80,6 +80,44 @@ describe('SessionStream', () => {
     stream.close();
   });
 
+  it('reads what an interrupted live feed missed from the ledger, with no more live events to show the hole', async () => {
+    const ledger = ledgerOf(2);
+    const stream = new SessionStream(ledger, 's', 0);
+    await stream.start();
+    stream.onLive([live(ledger.docs[1])]);
+    // Appended while the subscriber was away: published, never received; the session then went still.
+    ledger.docs.push(...ledgerOf(5).docs.slice(2));
+    let text = '';
+    stream.out.on('data', (c: Buffer) => (text += c.toString()));
+    await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(ids(text), [1, 2], 'nothing live shows the hole: the stream stands still');
+    stream.catchUp();
+    // A live event the resubscribed feed brings meanwhile: neither twice nor out of order.
+    stream.onLive([live(ledger.docs[4])]);
+    await new Promise((r) => setTimeout(r, 10));
+    stream.close();
+    assert.deepEqual(ids(text), [1, 2, 3, 4, 5]);
+  });
+
+  it('reads the ledger again when the live feed was interrupted during the backfill', async () => {
+    const docs = ledgerOf(6).docs;
+    let visible = 2;
+    let reads = 0;
+    const ledger = {
+      after: async (_s: string, after: number, limit: number) => {
+        // The first read sees the ledger as it was; the feed drops and comes back while it is under way.
+        if (reads++ === 0) stream.catchUp();
+        const page = docs.slice(0, visible).filter((d) => d.sequence_number > after).slice(0, limit);
+        visible = docs.length;
+        return page;
+      },
+    };
+    const stream: SessionStream = new SessionStream(ledger, 's', 0);
+    await stream.start();
+    assert.deepEqual(ids(await drain(stream)), [1, 2, 3, 4, 5, 6]);
+    assert.equal(reads, 2);
+  });
+
   it('sends heartbeat comments while idle', async () => {
     const stream = new SessionStream(ledgerOf(0), 's', 0, 5);
     await stream.start();

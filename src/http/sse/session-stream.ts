@@ -31,6 +31,8 @@ export class SessionStream {
   private chain: Promise<void> = Promise.resolve();
   private heartbeat: NodeJS.Timeout | null = null;
   private closed = false;
+  /** The live feed was interrupted during the backfill: read the ledger once more before going live. */
+  private missedLive = false;
 
   constructor(
     private readonly ledger: Pick<LedgerStore, 'after'>,
@@ -55,11 +57,29 @@ export class SessionStream {
   async start(): Promise<void> {
     this.out.write(': connected\n\n');
     this.heartbeat = setInterval(() => this.out.write(': heartbeat\n\n'), this.heartbeatMs);
-    await this.repairUpTo(Number.MAX_SAFE_INTEGER);
+    // Bounded by the interruptions, each of which is a reconnect to Redis.
+    do {
+      this.missedLive = false;
+      await this.repairUpTo(Number.MAX_SAFE_INTEGER);
+    } while (this.missedLive && !this.closed);
     this.backfilling = false;
     const pending = this.pending;
     this.pending = [];
     this.onLive(pending);
+  }
+
+  /**
+   * The live feed was interrupted (Redis's subscriber reconnected): what was
+   * published meanwhile is lost, and a session that went still would leave
+   * the stream short of its ledger's end for good. Reads it from the ledger.
+   */
+  catchUp(): void {
+    if (this.closed) return;
+    if (this.backfilling) {
+      this.missedLive = true;
+      return;
+    }
+    this.chain = this.chain.then(() => this.repairUpTo(Number.MAX_SAFE_INTEGER)).catch(() => this.close());
   }
 
   private async deliver(batch: readonly LiveEnvelope[]): Promise<void> {

@@ -61,6 +61,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           if (!id || !ended.has(id)) stream.sendEphemeral('assistant.delta', msg);
         };
         const unsubscribeDeltas = ctx.query.deltas === 'true' ? await hub.subscribe(deps.keys.sessionDeltas(session._id), onDelta) : () => undefined;
+        const offResubscribed = hub.onResubscribed(() => stream.catchUp());
         // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
         deps.metrics.sseClients.inc();
         let subscribed = true;
@@ -70,6 +71,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           deps.metrics.sseClients.dec();
           unsubscribeEvents();
           unsubscribeDeltas();
+          offResubscribed();
         };
         const stop = () => {
           unsubscribe();
