@@ -25,10 +25,17 @@ export interface ActorAddress {
   readonly keyed: boolean;
   /** Attempts before a message is given up; retries only follow failures that are not domain errors. */
   readonly attempts: number;
+  /**
+   * How long a message's job id is remembered from its send, so that sending it again runs nothing, whether or
+   * not its finished job is still kept (a kept job's id dedupes by itself, but finished jobs are dropped after an
+   * hour or once 50,000 newer ones finished, which at volume is minutes). A small key per message; 0 = no more
+   * than the kept jobs.
+   */
+  readonly rememberMs: number;
 }
 
-export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number } = {}): ActorAddress {
-  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8 });
+export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number; rememberMs?: number } = {}): ActorAddress {
+  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8, rememberMs: opts.rememberMs ?? 0 });
 }
 
 /** Who waits for a keyed actor's answer: a web node's reply channel and its request id. */

@@ -23,6 +23,8 @@ function jobOptions(s: Send): JobsOptions {
     jobId: s.job_id,
     priority: PRIORITY[s.priority ?? 'interactive'],
     ...(s.delay_ms ? { delay: s.delay_ms } : {}),
+    // BullMQ's throttle-mode deduplication: a key that outlives the job, set in the same script that adds it.
+    ...(s.to.rememberMs ? { deduplication: { id: s.job_id, ttl: s.to.rememberMs } } : {}),
   };
 }
 

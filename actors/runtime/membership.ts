@@ -1,4 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { RedisClient } from '../../infra/redis/connection.js';
+
+/** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
+export const HEARTBEAT_MS = 1_000;
+export const LAPSE_MS = 3_000;
 
 /**
  * One heartbeat, one round trip, one key (so it runs on a Redis Cluster too):
@@ -28,22 +34,23 @@ export interface MembershipOptions {
   redis: RedisClient;
   /** The sorted set of live members (member → last heartbeat, Redis time in ms). */
   key: string;
-  /** This process's member id, unique per runtime. */
-  id: string;
-  /** How often this member stamps itself and reads the others. */
-  heartbeatMs: number;
-  /** A member not heard from for this long is gone. */
-  lapseMs: number;
+  /** How often this member stamps itself and reads the others (HEARTBEAT_MS). */
+  heartbeatMs?: number;
+  /** A member not heard from for this long is gone (LAPSE_MS). */
+  lapseMs?: number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void };
   /**
    * Whether this process can do its shards' work now (its MongoDB answers).
    * While it cannot, each beat takes it out of the set instead of stamping
    * it, so the others run its shards; it is back on the first beat it can.
+   * A worker cut off from MongoDB but not from Redis would otherwise keep
+   * renewing its locks and hold its sessions.
    */
   fit?: () => boolean;
-  /** Called with the live members (sorted) whenever they differ from the last list seen; without this process while it is stepped out. */
-  onChange(members: string[]): void;
 }
+
+/** Called with the live members (by their last stamp) whenever they differ from the last list seen; without this process while it is stepped out. */
+export type MembersSeen = (members: string[]) => void;
 
 /**
  * The live worker processes, from heartbeats in Redis. A beat that fails
@@ -51,20 +58,24 @@ export interface MembershipOptions {
  * the next beat tries again.
  */
 export class Membership {
+  /** This process's member id, unique per runtime; BullMQ records it as each job's `processedBy`. */
+  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private timer: NodeJS.Timeout | null = null;
   private last = '';
   private failing = false;
   private beating: Promise<void> | null = null;
   private left = false;
   private steppedOut = false;
+  private onChange: MembersSeen = () => undefined;
 
   constructor(private readonly opts: MembershipOptions) {}
 
   /** Joins (the first beat, awaited so the caller starts from a real list when Redis answers) and keeps beating. */
-  async join(): Promise<void> {
+  async join(onChange: MembersSeen): Promise<void> {
+    this.onChange = onChange;
     await this.beat();
     if (this.left || this.timer) return;
-    this.timer = setInterval(() => void this.beat(), this.opts.heartbeatMs);
+    this.timer = setInterval(() => void this.beat(), this.opts.heartbeatMs ?? HEARTBEAT_MS);
     // Beats must not keep a process alive that is otherwise done.
     this.timer.unref();
   }
@@ -76,7 +87,8 @@ export class Membership {
   }
 
   private async beatOnce(): Promise<void> {
-    const { redis, key, id, lapseMs, log } = this.opts;
+    const { redis, key, lapseMs = LAPSE_MS, log } = this.opts;
+    const id = this.id;
     const fit = this.opts.fit?.() ?? true;
     try {
       const members = (await redis.eval(fit ? BEAT : STEP_OUT, 1, key, id, String(lapseMs))) as string[];
@@ -91,7 +103,7 @@ export class Membership {
       const seen = members.join('\n');
       if (seen === this.last) return;
       this.last = seen;
-      this.opts.onChange(members);
+      this.onChange(members);
     } catch (err) {
       if (!this.failing) log.warn({ member: id, err: (err as Error).message }, 'worker membership heartbeat failed; keeping the last shard assignment');
       this.failing = true;
@@ -106,10 +118,10 @@ export class Membership {
     this.timer = null;
     await this.beating?.catch(() => undefined);
     try {
-      await this.opts.redis.zrem(this.opts.key, this.opts.id);
-      this.opts.log.info({ member: this.opts.id }, 'left the worker membership');
+      await this.opts.redis.zrem(this.opts.key, this.id);
+      this.opts.log.info({ member: this.id }, 'left the worker membership');
     } catch (err) {
-      this.opts.log.warn({ member: this.opts.id, err: (err as Error).message }, 'could not leave worker membership; the others take over once its heartbeat lapses');
+      this.opts.log.warn({ member: this.id, err: (err as Error).message }, 'could not leave worker membership; the others take over once its heartbeat lapses');
     }
   }
 }

@@ -6,6 +6,7 @@ import { BatchGate } from './batch-gate.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardAffinity } from './shard-affinity.js';
+import type { Membership } from './membership.js';
 import { RepeatedErrors } from '../../src/log/repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
@@ -31,18 +32,10 @@ export interface RuntimeOptions {
   /** Batch-priority messages of gated actors this process handles at once (BatchGate); 0 or absent = no bound. */
   batchSlots?: number;
   /**
-   * The Redis key of the worker membership set: with it, keyed actors' shards
-   * are split over the live processes (ShardAffinity); without it, this
-   * process runs every shard.
+   * The worker membership: with it, keyed actors' shards are split over the
+   * live processes (ShardAffinity); without it, this process runs every shard.
    */
-  membershipKey?: string;
-  /**
-   * Whether this process can do its actors' work now (its MongoDB answers).
-   * While it cannot, it steps out of the worker membership and the other
-   * processes run its shards: a worker cut off from MongoDB but not from
-   * Redis would otherwise keep renewing its locks and hold its sessions.
-   */
-  fit?: () => boolean;
+  membership?: Membership;
 }
 
 export interface StartOptions {
@@ -106,7 +99,7 @@ export class ActorRuntime {
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.workerErrors = new RepeatedErrors((obj, msg) => opts.log.error(obj, msg), 'actor worker error');
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
-    this.affinity = opts.membershipKey ? new ShardAffinity({ redis: opts.queues.producer, key: opts.membershipKey, shards: opts.dispatcher.shards, log: opts.log, fit: opts.fit }) : null;
+    this.affinity = opts.membership ? new ShardAffinity({ redis: opts.queues.producer, membership: opts.membership, shards: opts.dispatcher.shards, log: opts.log }) : null;
     // Without a bound no batch turn ever waits for a slot: nothing to look at.
     this.inheritTimer = this.batchGate.slots > 0 ? setInterval(() => void this.inheritPriority(), INHERIT_EVERY_MS) : null;
     this.inheritTimer?.unref();

@@ -1,28 +1,20 @@
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Worker } from 'bullmq';
 import type { RedisClient } from '../../infra/redis/connection.js';
 import { RepeatedErrors } from '../../src/log/repeated-errors.js';
-import { Membership } from './membership.js';
+import type { Membership } from './membership.js';
 import { ownedShards } from './rendezvous.js';
 
-/** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
-export const HEARTBEAT_MS = 1_000;
-export const LAPSE_MS = 3_000;
 /** How long a shutting-down process spends waking the shards it handed over. */
 const HAND_OVER_MS = 1_000;
 
 export interface AffinityOptions {
+  /** Wakes a shard handed over (its marker). */
   redis: RedisClient;
-  /** The membership set's key, shared by every worker process of the deployment. */
-  key: string;
+  /** The live worker processes, this one among them while it can run its shards. */
+  membership: Membership;
   /** Shards per keyed actor (the dispatcher's count). */
   shards: number;
   log: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void; error(obj: object, msg: string): void };
-  heartbeatMs?: number;
-  lapseMs?: number;
-  /** Whether this process can run its shards now (Membership's `fit`). */
-  fit?: () => boolean;
 }
 
 interface ShardWorker {
@@ -66,25 +58,16 @@ interface ShardWorker {
  * workers closed (`handOver`).
  */
 export class ShardAffinity {
-  /** This process's member id; BullMQ records it as each job's `processedBy`. */
-  readonly id = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   private readonly workers: ShardWorker[] = [];
-  private readonly membership: Membership;
   private readonly wakeErrors = new RepeatedErrors((obj, msg) => this.opts.log.warn(obj, msg), 'could not wake a shard handed over');
   private owned: Set<number> | null = null;
   private joined: Promise<void> | null = null;
 
-  constructor(private readonly opts: AffinityOptions) {
-    this.membership = new Membership({
-      redis: opts.redis,
-      key: opts.key,
-      id: this.id,
-      heartbeatMs: opts.heartbeatMs ?? HEARTBEAT_MS,
-      lapseMs: opts.lapseMs ?? LAPSE_MS,
-      fit: opts.fit,
-      log: opts.log,
-      onChange: (members) => this.assign(members),
-    });
+  constructor(private readonly opts: AffinityOptions) {}
+
+  /** This process's member id; its shard workers are named after it. */
+  get id(): string {
+    return this.opts.membership.id;
   }
 
   /**
@@ -95,7 +78,7 @@ export class ShardAffinity {
   async add(shard: number, worker: Worker): Promise<void> {
     const entry: ShardWorker = { worker, shard, queue: Promise.resolve(), wanted: false };
     this.workers.push(entry);
-    this.joined ??= this.membership.join().then(() => {
+    this.joined ??= this.opts.membership.join((members) => this.assign(members)).then(() => {
       // Redis did not answer the first beat: alone as far as this process knows, so it runs every shard.
       if (!this.owned) this.assign([]);
     });
@@ -128,7 +111,7 @@ export class ShardAffinity {
 
   /** Leaves the membership first, so the others take these shards on their next beat; the workers are closed by the caller. */
   async leave(): Promise<void> {
-    await this.membership.leave();
+    await this.opts.membership.leave();
   }
 
   /**

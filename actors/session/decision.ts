@@ -1,4 +1,4 @@
-import { SYSTEM_ACTOR, type MessageState, type MessageStatus, type NewEvent, type SessionState } from '../../src/domain/ledger.js';
+import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/store/agents.js';
 import { modelCallJobId, type Effect } from './messages.js';
 
@@ -34,11 +34,15 @@ export interface DecideInput {
 
 export const NOTHING: Decision = Object.freeze({ events: [], effects: [], reply: { event_index: null, message_id: null } }) as Decision;
 
-export function platform(type: NewEvent['type'], messageId: string | null, data: Record<string, unknown>): NewEvent {
+/** A platform event of `type`, whose data must be that type's. */
+export function platform<T extends EventType>(type: T, messageId: string | null, data: EventData[T]): NewEventOf<T> {
   return { type, message_id: messageId, source: 'platform', actor: SYSTEM_ACTOR, data };
 }
 
-export function messageStatus(m: MessageState, to: MessageStatus, extra: Record<string, unknown> = {}): NewEvent {
+/** What a status change may say besides the move: a new attempt, and why. */
+export type StatusExtra = Partial<Pick<EventData['message.status_changed'], 'attempt' | 'error' | 'retry_in_ms'>>;
+
+export function messageStatus(m: MessageState, to: MessageStatus, extra: StatusExtra = {}): NewEventOf<'message.status_changed'> {
   return platform('message.status_changed', m.id, { message_id: m.id, from: m.status, to, attempt: m.attempt, ...extra });
 }
 

@@ -3,7 +3,7 @@ import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputP
 import { batchJobId } from '../batch/messages.js';
 import { toolRunJobId } from '../tool-runner/messages.js';
 import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
-import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput } from './decision.js';
+import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
 import type { Effect, ModelResult, SessionCommand } from './messages.js';
 
@@ -19,7 +19,7 @@ export function advance(input: DecideInput, finished: string): { events: NewEven
 }
 
 /** Ends a message: its terminal status, lifecycle webhook, batch bookkeeping, then the next message. */
-export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'failed' | 'cancelled', extra: Record<string, unknown> = {}): { events: NewEvent[]; effects: Effect[] } {
+export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'failed' | 'cancelled', extra: StatusExtra = {}): { events: NewEvent[]; effects: Effect[] } {
   const { agent, session } = input;
   const effects: Effect[] = [];
   if (to !== 'cancelled') {
@@ -30,7 +30,7 @@ export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'f
     const job = { org_id: agent.org_id, batch_id: agent.batch_id, session_id: session.id, message_id: m.id, status: to };
     effects.push({ kind: 'batch.child_settled', job_id: batchJobId(job), job });
   }
-  const events = [messageStatus(m, to, extra)];
+  const events: NewEvent[] = [messageStatus(m, to, extra)];
   if (session.running_message_id === m.id) {
     const next = advance(input, m.id);
     events.push(...next.events);
@@ -122,7 +122,7 @@ export function toolCompleted(input: DecideInput, cmd: Extract<SessionCommand, {
   const m = input.messages.get(cmd.message_id);
   if (!m || !pendingCall(m, cmd.attempt, cmd.tool_call_id)) return NOTHING;
   const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
-  const base = { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'custom' };
+  const base = { message_id: m.id, tool_call_id: cmd.tool_call_id, tool_name: name, kind: 'custom' as const };
   const result = cmd.result.ok && storedBytes(m) + jsonBytes(cmd.result.output) > MESSAGE_MAX_BYTES ? { ok: false as const, error: `The tool's result would take the message past ${MESSAGE_MAX_MIB} MiB.` } : cmd.result;
   const ev = result.ok ? platform('tool.call_completed', m.id, { ...base, output: result.output }) : platform('tool.call_failed', m.id, { ...base, reason: 'error', error: result.error });
   return resume(input, m, cmd.tool_call_id, [ev]);

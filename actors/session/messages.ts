@@ -1,4 +1,4 @@
-import type { ContentBlock, OutputPart } from '../../src/domain/ledger.js';
+import type { ContentBlock, EventData, OutputPart } from '../../src/domain/ledger.js';
 import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from '../runtime/actor.js';
 import type { BatchChildSettled } from '../batch/messages.js';
 import type { ToolRunJob } from '../tool-runner/messages.js';
@@ -35,14 +35,7 @@ export type SessionCommand =
 export type ToolRunResult = { ok: true; output: unknown } | { ok: false; error: string };
 
 /** Recorded as `webhook.delivery_failed` when a delivery exhausts its retries. */
-export interface WebhookFailure {
-  delivery_id: string;
-  webhook_id: string;
-  event_type: string;
-  url: string;
-  attempts: number;
-  last_error: string;
-}
+export type WebhookFailure = EventData['webhook.delivery_failed'];
 
 /** What the router-proxy actor reports back for one model call. */
 export type ModelResult =

@@ -1,4 +1,4 @@
-import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope, type MessageState, type MessageStatus, type SessionState, type ContentBlock, type OutputPart, type SessionStatus } from '../../src/domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
 
 /**
  * Applies one ledger event to the session and message read models. Pure: the
@@ -13,9 +13,9 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
   // The session still applies it; the message, which already has it, must not twice.
   const messages = already ? new Map([...all].filter(([id]) => id !== ev.message_id)) : all;
   if (own && !already) own.last_sequence = ev.sequence_number;
-  const d = ev.data;
   switch (ev.type) {
     case 'user.message': {
+      const d = ev.data;
       const id = ev.message_id!;
       if (already) {
         session.last_message_id = id;
@@ -27,8 +27,8 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
         id,
         session_id: ev.session_id,
         sequence_number: ev.sequence_number,
-        parts: d.content as ContentBlock[],
-        metadata: (d.metadata as Record<string, string> | null) ?? null,
+        parts: d.content,
+        metadata: d.metadata ?? null,
         status: 'queued',
         attempt: 1,
         model_calls: 0,
@@ -46,20 +46,21 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
       applyMessageStatus(session, messages, ev);
       break;
     case 'session.status_changed':
-      session.status = d.to as SessionStatus;
+      session.status = ev.data.to;
       break;
     case 'assistant.message_completed': {
       const m = messages.get(ev.message_id!);
       if (!m) break;
-      const parts = (d.parts as OutputPart[]) ?? [];
+      // Events of older builds may lack either field.
+      const parts = ev.data.parts ?? [];
       m.output = { parts: [...m.output.parts, ...parts] };
-      m.model_calls = ((d.call_index as number) ?? m.model_calls) + 1;
+      m.model_calls = (ev.data.call_index ?? m.model_calls) + 1;
       m.pending_tool_calls = parts.flatMap((p) => (p.type === 'tool_call' ? [{ id: p.id, name: p.name }] : []));
       break;
     }
     case 'tool.call_requested': {
-      const call = messages.get(ev.message_id!)?.pending_tool_calls.find((c) => c.id === d.tool_call_id);
-      if (call) call.expires_at = d.expires_at as string;
+      const call = messages.get(ev.message_id!)?.pending_tool_calls.find((c) => c.id === ev.data.tool_call_id);
+      if (call) call.expires_at = ev.data.expires_at;
       break;
     }
     case 'tool.call_completed':
@@ -72,35 +73,37 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
   }
 }
 
+/** An event that answers a tool call. */
+type ToolResultEvent = Extract<EventEnvelope, { type: 'tool.call_completed' | 'tool.call_failed' | 'tool.result_submitted' }>;
+
 /** A tool result joins the output right after the calls, and the call stops being pending. */
-function applyToolResult(messages: Map<string, MessageState>, ev: EventEnvelope): void {
+function applyToolResult(messages: Map<string, MessageState>, ev: ToolResultEvent): void {
   const m = messages.get(ev.message_id!);
-  const id = ev.data.tool_call_id as string;
+  const id = ev.data.tool_call_id;
   const pending = m?.pending_tool_calls.find((c) => c.id === id);
   if (!m || !pending) return;
   m.pending_tool_calls = m.pending_tool_calls.filter((c) => c.id !== id);
-  const isError = ev.type === 'tool.call_failed' || ev.data.is_error === true;
+  const isError = ev.type === 'tool.call_failed' || (ev.type === 'tool.result_submitted' && ev.data.is_error === true);
   m.output = { parts: [...m.output.parts, { type: 'tool_result', tool_call_id: id, tool_name: pending.name, content: resultContent(ev), is_error: isError }] };
 }
 
 /** The text the model gets back for a tool result. */
-export function resultContent(ev: EventEnvelope): { type: 'text'; text: string }[] {
-  const d = ev.data;
-  if (ev.type === 'tool.call_failed') return [{ type: 'text', text: String(d.error ?? 'tool call failed') }];
-  const value = ev.type === 'tool.result_submitted' ? d.result : d.output;
+export function resultContent(ev: ToolResultEvent): { type: 'text'; text: string }[] {
+  if (ev.type === 'tool.call_failed') return [{ type: 'text', text: String(ev.data.error ?? 'tool call failed') }];
+  const value = ev.type === 'tool.result_submitted' ? ev.data.result : ev.data.output;
   return [{ type: 'text', text: typeof value === 'string' ? value : JSON.stringify(value ?? null) }];
 }
 
-function applyMessageStatus(session: SessionState, messages: Map<string, MessageState>, ev: EventEnvelope): void {
+function applyMessageStatus(session: SessionState, messages: Map<string, MessageState>, ev: Extract<EventEnvelope, { type: 'message.status_changed' }>): void {
   const id = ev.message_id!;
-  const to = ev.data.to as MessageStatus;
+  const to = ev.data.to;
   const m = messages.get(id);
   if (m) {
     m.status = to;
-    m.attempt = (ev.data.attempt as number) ?? m.attempt;
+    m.attempt = ev.data.attempt ?? m.attempt;
     if (TERMINAL_MESSAGE_STATUSES.includes(to)) {
       m.completed_at = ev.created_at;
-      m.error = (ev.data.error as string | undefined) ?? null;
+      m.error = ev.data.error ?? null;
     }
   }
   if (session.last_message_id === id) session.last_message_status = to;

@@ -1,3 +1,4 @@
+import type { EventData } from '../../src/domain/ledger.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
 
@@ -7,23 +8,16 @@ import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
  * job id; the actor checks the agent's subscription, builds the body, signs,
  * delivers and retries.
  */
-/** Deliveries retry on their own schedule (moved to delayed), so a job is attempted once by BullMQ. */
-export const WEBHOOKS = actorAddress('webhooks', { attempts: 1 });
+/**
+ * Deliveries retry on their own schedule (moved to delayed), so a job is attempted once by BullMQ. An event's job
+ * id is remembered for an hour from its send, however many webhooks went out meanwhile: a session turn's replay
+ * (its effects handed off again after a crash) sends it again, and would otherwise POST an event the receiver
+ * already has once its finished job was dropped (docs/reliability.md, Webhooks are at least once).
+ */
+export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_600_000 });
 
-/** Body of a `tool.call_requested` delivery: exactly the spec's fields. */
-export interface ToolCallRequestedBody {
-  id: string;
-  type: 'tool.call_requested';
-  session_id: string;
-  message_id: string;
-  tool_call_id: string;
-  tool_name: string;
-  arguments: Record<string, unknown>;
-  input_schema: Record<string, unknown>;
-  output_schema: Record<string, unknown>;
-  expires_at: string;
-  submit_url: string;
-}
+/** Body of a `tool.call_requested` delivery: exactly the spec's fields, and the ledger event's data. */
+export type ToolCallRequestedBody = EventData['tool.call_requested'];
 
 /** The session fields a lifecycle body reports (spec: Webhook deliveries). */
 export type LifecycleSession = Pick<SessionDoc, '_id' | 'org_id' | 'batch_id' | 'agent_id' | 'version_id' | 'llm_id' | 'status' | 'last_message_status' | 'metadata'>;

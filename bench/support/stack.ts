@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
-import type { RoundTrips } from '../../infra/diagnostics/round-trips.js';
+import { noRoundTrips, type RoundTrips } from '../../infra/diagnostics/round-trips.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';
@@ -153,12 +153,12 @@ function sum(a: Record<string, number>, b: Record<string, number>): Record<strin
 }
 
 function readRoundTrips(files: string[]): RoundTrips {
-  const total: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0, fetches: {} } };
+  const total = noRoundTrips();
   for (const f of files) {
     if (!existsSync(f)) continue;
     const c = JSON.parse(readFileSync(f, 'utf8')) as RoundTrips;
     total.mongo = { total: total.mongo.total + c.mongo.total, commands: sum(total.mongo.commands, c.mongo.commands), shapes: sum(total.mongo.shapes, c.mongo.shapes) };
-    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines, fetches: sum(total.redis.fetches ?? {}, c.redis.fetches ?? {}) };
+    total.redis = { total: total.redis.total + c.redis.total, commands: sum(total.redis.commands, c.redis.commands), pipelines: total.redis.pipelines + c.redis.pipelines, fetches: sum(total.redis.fetches, c.redis.fetches) };
   }
   return total;
 }
@@ -191,8 +191,8 @@ export function roundTripsPer(before: RoundTrips, after: RoundTrips, per: number
  * round trips go to queues that had no job for it (`moveToActive …: empty`, `bzpopmin …: marker` that led to one).
  */
 export function fetchesPer(before: RoundTrips, after: RoundTrips, per: number): string {
-  const a = before.redis.fetches ?? {};
-  const d = Object.entries(after.redis.fetches ?? {}).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0);
+  const a = before.redis.fetches;
+  const d = Object.entries(after.redis.fetches).map(([k, v]) => [k, v - (a[k] ?? 0)] as const).filter(([, v]) => v > 0);
   const empty = d.filter(([k]) => k.startsWith('moveToActive') && k.endsWith(': empty')).reduce((n, [, v]) => n + v, 0);
   const markers = d.filter(([k]) => k.startsWith('bzpopmin') && k.endsWith(': marker')).reduce((n, [, v]) => n + v, 0);
   return `empty moveToActive ${(empty / per).toFixed(2)}, bzpopmin woken by a marker ${(markers / per).toFixed(2)} (${d.sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => `${k} ${(v / per).toFixed(2)}`).join(', ')})`;

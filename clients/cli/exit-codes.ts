@@ -1,26 +1,9 @@
 import { TroupeApiError, TroupeConnectionError } from '../typescript/src/errors.js';
 import { DeployError } from '../typescript/src/deploy.js';
+import { EXIT } from '../../src/domain/exit-codes.js';
 
-/**
- * Exit codes scripts can rely on (also in `troupe --help` and README.md).
- * One per kind of outcome, so `case $?` can tell "fix your input" from
- * "try again later" from "it ran and failed".
- */
-export const EXIT = {
-  ok: 0,
-  /** Unexpected failure (a bug): the message says what. */
-  internal: 1,
-  /** Bad arguments or missing configuration (no base URL or key). */
-  usage: 2,
-  /** The API refused the request (4xx): the message is the API's. */
-  refused: 3,
-  /** The API could not be reached or failed (connection error, 5xx). */
-  unavailable: 4,
-  /** The work ran and failed: a message failed or was cancelled, a batch had failures, a deploy did not verify. */
-  failed: 5,
-  /** A wait (--wait, batch progress) ran out of time; the work goes on server-side. */
-  timeout: 6,
-} as const;
+/** The exit codes (also in `troupe --help` and README.md), shared with troupe-admin. */
+export { EXIT };
 
 export const EXIT_HELP = `Exit codes:
   0  success

@@ -1,48 +1,45 @@
-import type { StreamItem } from '../typescript/src/stream.js';
-
-type Data = Record<string, unknown>;
+import type { EventOf, StreamItem } from '../typescript/src/stream.js';
 
 function clip(s: string, n = 160): string {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
 }
 
-function text(blocks: unknown): string {
-  return Array.isArray(blocks) ? blocks.map((b: Data) => (b.type === 'text' ? String(b.text) : `[${String(b.type)} ${String(b.file_id ?? '')}]`)).join(' ') : '';
+function text(blocks: EventOf<'user.message'>['data']['content']): string {
+  return blocks.map((b) => (b.type === 'text' ? String(b.text) : `[${b.type} ${b.file_id ?? ''}]`)).join(' ');
 }
 
 /** One readable line per ledger event, for `troupe tail`; null for records a person does not need. */
 export function describeEvent(item: StreamItem): string | null {
-  if (item.type === 'assistant.delta') {
-    const d = (item as { data: Data }).data;
-    return typeof d?.text === 'string' ? d.text : null;
-  }
+  if (item.type === 'assistant.delta') return typeof item.data?.text === 'string' ? item.data.text : null;
+  // Records of no ledger type (a newer server's) carry no place to show.
   if (!('sequence_number' in item)) return null;
-  const d = item.data as Data;
   const head = `#${String(item.sequence_number).padEnd(4)} ${item.created_at.slice(11, 19)}`;
   switch (item.type) {
     case 'user.message':
-      return `${head}  user       ${clip(text(d.content))}`;
+      return `${head}  user       ${clip(text(item.data.content))}`;
     case 'session.status_changed':
-      return `${head}  session    ${String(d.from)} → ${String(d.to)}`;
-    case 'message.status_changed':
-      return `${head}  message    ${item.message_id} ${d.from ?? 'new'} → ${String(d.to)}${d.error ? `: ${clip(String(d.error))}` : ''}`;
+      return `${head}  session    ${item.data.from} → ${item.data.to}`;
+    case 'message.status_changed': {
+      const d = item.data;
+      return `${head}  message    ${item.message_id} ${d.from ?? 'new'} → ${d.to}${d.error ? `: ${clip(d.error)}` : ''}`;
+    }
     case 'assistant.message_completed': {
-      const parts = (d.parts as Data[] | undefined) ?? [];
-      const lines = parts.map((p) => (p.type === 'text' ? `assistant  ${clip(String(p.text), 400)}` : `tool call  ${String(p.name)}(${clip(JSON.stringify(p.arguments))}) [${String(p.id)}]`));
+      const lines = item.data.parts.map((p) => (p.type === 'text' ? `assistant  ${clip(p.text, 400)}` : `tool call  ${p.name}(${clip(JSON.stringify(p.arguments))}) [${p.id}]`));
       return lines.map((l) => `${head}  ${l}`).join('\n') || `${head}  assistant  (no output)`;
     }
     case 'tool.call_requested':
-      return `${head}  waiting    ${String(d.tool_name)} [${String(d.tool_call_id)}] needs a result: troupe tool-result ${item.session_id} ${String(d.tool_call_id)} --json '{…}'`;
+      return `${head}  waiting    ${item.data.tool_name} [${item.data.tool_call_id}] needs a result: troupe tool-result ${item.session_id} ${item.data.tool_call_id} --json '{…}'`;
     case 'tool.call_completed':
-      return `${head}  tool       ${String(d.tool_name)} → ${clip(JSON.stringify(d.output))}`;
+      return `${head}  tool       ${item.data.tool_name} → ${'output' in item.data ? clip(JSON.stringify(item.data.output)) : '(nothing)'}`;
     case 'tool.call_failed':
-      return `${head}  tool       ${String(d.tool_name)} failed (${String(d.reason)}): ${clip(String(d.error))}`;
+      return `${head}  tool       ${item.data.tool_name} failed (${item.data.reason}): ${clip(item.data.error)}`;
     case 'tool.result_submitted':
-      return `${head}  result     ${String(d.tool_call_id)}${d.is_error ? ' (error)' : ''} → ${clip(JSON.stringify(d.result))}`;
+      return `${head}  result     ${item.data.tool_call_id}${item.data.is_error ? ' (error)' : ''} → ${clip(JSON.stringify(item.data.result))}`;
     case 'webhook.delivery_failed':
-      return `${head}  webhook    ${String(d.event_type)} delivery failed after ${String(d.attempts)} attempts: ${clip(String(d.last_error))}`;
+      return `${head}  webhook    ${item.data.event_type} delivery failed after ${item.data.attempts} attempts: ${clip(item.data.last_error)}`;
     default:
+      // A type this build does not know yet (a newer server): named, not dropped.
       return `${head}  ${(item as { type: string }).type}`;
   }
 }

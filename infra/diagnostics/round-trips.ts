@@ -17,10 +17,15 @@ export interface RoundTrips {
    * `moveToActive session: empty`, `bzpopmin router-proxy: marker`, `moveToFinished session: next`. A fetch that
    * finds nothing is a round trip spent on a queue that had no job for this worker.
    */
-  redis: { total: number; commands: Record<string, number>; pipelines: number; fetches?: Record<string, number> };
+  redis: { total: number; commands: Record<string, number>; pipelines: number; fetches: Record<string, number> };
 }
 
-const counts: RoundTrips = { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0, fetches: {} } };
+/** Counts before the first round trip (a process's start, or the sum of several processes' files). */
+export function noRoundTrips(): RoundTrips {
+  return { mongo: { total: 0, commands: {}, shapes: {} }, redis: { total: 0, commands: {}, pipelines: 0, fetches: {} } };
+}
+
+const counts = noRoundTrips();
 let installed = false;
 
 function bump(map: Record<string, number>, key: string): void {
@@ -70,7 +75,7 @@ function hookRedis(): void {
       command.promise?.then(
         (reply) => {
           const outcome = fetchOutcome(name, command.args ?? [], reply);
-          if (outcome) bump((counts.redis.fetches ??= {}), outcome);
+          if (outcome) bump(counts.redis.fetches, outcome);
         },
         () => undefined,
       );

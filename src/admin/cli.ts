@@ -5,6 +5,7 @@ import { ensureIndexes } from '../store/indexes.js';
 import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
 import { OrgStore, type OrgDoc } from '../store/orgs.js';
 import { LIMIT_ENV, type OrgLimits } from '../config/config.js';
+import { EXIT } from '../domain/exit-codes.js';
 
 const USAGE = `usage: troupe-admin <command> [options]
   org create <name>                         create an org
@@ -20,13 +21,8 @@ const USAGE = `usage: troupe-admin <command> [options]
 Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).
 Exit codes: 0 done, 1 unexpected failure, 2 usage mistake, 3 no such org or key, or it already exists.`;
 
-/**
- * The same numbers as the troupe CLI (clients/cli/exit-codes.ts): a mistake in the command line
- * is told apart from a well-formed command the data refuses, so a script can act on each.
- */
-const EXIT = { internal: 1, usage: 2, refused: 3 } as const;
 
-/** A mistake in the command line: answered with the usage. */
+/** A mistake in the command line (EXIT.usage), told apart from a well-formed command the data refuses (EXIT.refused): a script can act on each. */
 class UsageError extends Error {}
 /** A well-formed command about an org or key that is not there, or already is: one line, nothing changed. */
 class RefusedError extends Error {}

@@ -2,6 +2,10 @@
  * Ledger and read-model types, in the spec's words. No I/O here: the session
  * actor's decisions and projections are pure functions over these.
  */
+import type { EventData } from './event-data.js';
+
+export type { EventData } from './event-data.js';
+
 export const SESSION_STATUSES = ['idle', 'running'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const MESSAGE_STATUSES = ['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled'] as const;
@@ -37,30 +41,36 @@ export interface Actor {
   id: string | null;
 }
 
-/** An event before it has a place in the ledger. */
-export interface NewEvent {
-  type: EventType;
+/** An event of one type before it has a place in the ledger: its data is that type's (EventData). */
+export interface NewEventOf<T extends EventType> {
+  type: T;
   message_id: string | null;
   source: 'user' | 'platform';
   actor: Actor;
-  data: Record<string, unknown>;
+  data: EventData[T];
 }
 
-/** The canonical envelope, exactly as clients see it. */
-export interface EventEnvelope extends NewEvent {
+/** An event before it has a place in the ledger; narrowing on `type` types `data`. */
+export type NewEvent = { [T in EventType]: NewEventOf<T> }[EventType];
+
+/** Where an event stands in the ledger. */
+export interface EventPlace {
   id: string;
   session_id: string;
   sequence_number: number;
   created_at: string;
 }
 
+/** The canonical envelope, exactly as clients see it. */
+export type EventEnvelope = NewEvent & EventPlace;
+
 /**
  * The message this event ends, if it is a terminal `message.status_changed`;
  * else null. Waiters and streams decide "done" by this one rule.
  */
-export function endedMessageId(ev: { type: string; message_id?: string | null; data?: Record<string, unknown> }): string | null {
+export function endedMessageId(ev: { type: string; message_id?: string | null; data?: object }): string | null {
   if (ev.type !== 'message.status_changed' || !ev.message_id) return null;
-  return TERMINAL_MESSAGE_STATUSES.includes(ev.data?.to as MessageStatus) ? ev.message_id : null;
+  return TERMINAL_MESSAGE_STATUSES.includes((ev.data as Partial<EventData['message.status_changed']> | undefined)?.to as MessageStatus) ? ev.message_id : null;
 }
 
 export const SYSTEM_ACTOR: Actor = Object.freeze({ type: 'system', id: null }) as Actor;

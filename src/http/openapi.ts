@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../schemas/validator.js';
+import { querySchema } from './pagination.js';
 import { webhooksSection, WEBHOOK_BODY_SCHEMAS } from './openapi-webhooks.js';
 import { ASSISTANT_DELTA_SCHEMAS, LEDGER_EVENT_SCHEMAS } from './routes/sessions/ledger-events.js';
 import type { RouteSpec } from './types.js';
@@ -67,7 +68,7 @@ function errorStatuses(s: RouteSpec): number[] {
   if (auth !== 'none') out.add(401);
   if (auth === 'api') [403, 429].forEach((c) => out.add(c));
   if (/\{/.test(s.path)) out.add(404);
-  if (s.query || s.body || s.rawBody || /\{/.test(s.path)) out.add(400);
+  if (s.query || s.list || s.body || s.rawBody || /\{/.test(s.path)) out.add(400);
   if (s.body || s.rawBody) [413, 415].forEach((c) => out.add(c));
   return [...out].sort();
 }
@@ -109,7 +110,7 @@ export function buildOpenApi(specs: RouteSpec[], serverUrl: string): Record<stri
   for (const s of specs) {
     const op: Record<string, unknown> = { summary: s.summary, tags: [s.tag], operationId: operationId(s) };
     const params = [...s.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => ({ name: m[1], in: 'path', required: true, schema: { type: 'string' } }));
-    const query = (s.query?.properties ?? {}) as Record<string, unknown>;
+    const query = (querySchema(s)?.properties ?? {}) as Record<string, unknown>;
     for (const [name, schema] of Object.entries(query)) params.push({ name, in: 'query', required: false, schema: schema as { type: string } });
     if (params.length) op.parameters = params;
     if (s.body) op.requestBody = { required: !s.body.optional, content: { 'application/json': { schema: s.body.schema } } };

@@ -1,7 +1,9 @@
 import type { PageRequest } from '../store/page.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import { IdPrefix, type IdKind } from '../domain/ids.js';
+import { nullableString } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validator.js';
+import type { Ctx, RouteSpec } from './types.js';
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 100;
@@ -12,17 +14,17 @@ const SEQUENCE_CURSOR = '^\\d{1,15}$';
 /** What a list's cursor is: the id of its last row (of this kind), or a ledger sequence number. */
 export type CursorKind = IdKind | 'sequence';
 
-/** The one declaration of a cursor's shape: the document shows it and parsePage refuses anything else. */
+/** The one statement of a cursor's shape: the document shows it and parsePage refuses anything else. */
 function cursorPatternSource(kind: CursorKind): string {
   return kind === 'sequence' ? SEQUENCE_CURSOR : `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
 }
 
 /**
- * Query parameters every list endpoint takes; documented in OpenAPI from here. `cursor` is the list's
- * cursor kind, which parsePage must be given too, so a client building `after` from the document
- * is not refused a value the document allows.
+ * The query parameters every list endpoint takes, with the pattern its cursor kind has (none: any string). Routes
+ * declare `list` instead, which documents and parses from this; a list whose cursor is its own (usage groups) builds
+ * its parameters on it.
  */
-export function pageQuery(cursor?: CursorKind): JsonSchema {
+export function pageQuery(cursor: CursorKind | null = null): JsonSchema {
   const pattern = cursor ? { pattern: cursorPatternSource(cursor) } : {};
   return {
     type: 'object',
@@ -33,13 +35,30 @@ export function pageQuery(cursor?: CursorKind): JsonSchema {
   };
 }
 
+/**
+ * A route's query parameters as documented in OpenAPI and checked by the route table: its own, and a list's `limit`
+ * and `after` from its `list` declaration, the one that parsePage checks too.
+ */
+export function querySchema(spec: Pick<RouteSpec, 'query' | 'list'>): JsonSchema | undefined {
+  if (!spec.list) return spec.query;
+  const paging = pageQuery(spec.list.cursor);
+  return { ...paging, properties: { ...(paging.properties as object), ...((spec.query?.properties as object | undefined) ?? {}) } };
+}
+
+/** The page a list route was asked for, parsed by the route table from its `list` declaration. */
+export function requestedPage(ctx: Ctx): PageRequest {
+  const page = ctx.state.page;
+  if (!page) throw new Error(`route ${ctx.state.route} read a page without declaring itself a list`);
+  return page;
+}
+
 export type { PageRequest } from '../store/page.js';
 
 /**
  * `idsOf`: the list's cursor is the id of its last row, so an `after` that is not such an id is
  * refused (it would be compared as a position and answer an empty or shifted page without a word).
  */
-export function parsePage(query: Record<string, string | string[] | undefined>, idsOf?: CursorKind): PageRequest {
+export function parsePage(query: Record<string, string | string[] | undefined>, idsOf: CursorKind | null = null): PageRequest {
   const rawLimit = query.limit;
   let limit = DEFAULT_LIMIT;
   if (rawLimit !== undefined) {
@@ -58,9 +77,14 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
   return { limit, after: (after as string | undefined) ?? null };
 }
 
-/** `after` on ledger-ordered lists (events, messages), from parsePage(query, 'sequence'), which refused any other shape; 0 when absent. */
+/** `after` on ledger-ordered lists (events, messages; `list: { cursor: 'sequence' }`), whose parse refused any other shape; 0 when absent. */
 export function sequenceCursor(after: string | null): number {
   return after === null ? 0 : Number(after);
+}
+
+/** A list's response: its rows under `key`, then whether there is more and the cursor of the next page. */
+export function listResponse(key: string, items: JsonSchema): JsonSchema {
+  return { type: 'object', required: [key, 'has_more', 'next_cursor'], properties: { [key]: { type: 'array', items }, has_more: { type: 'boolean' }, next_cursor: nullableString } };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { Middleware } from 'koa';
 import { InvalidRequestError } from '../domain/errors.js';
 import { compile, type JsonSchema } from '../schemas/validator.js';
 import { parseJsonBody } from './middleware/body.js';
+import { parsePage, querySchema } from './pagination.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
 import type { AppState, Ctx, RouteSpec } from './types.js';
@@ -18,6 +19,7 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
   for (const spec of specs) {
     // Compile now: a broken schema fails the process at start, not a request later.
     if (spec.body) compile(spec.body.schema);
+    const query = querySchema(spec);
     const mw: Middleware<AppState> = async (koaCtx) => {
       const ctx = koaCtx as unknown as Ctx;
       ctx.state.route = spec.path;
@@ -26,7 +28,8 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
         // Counted once authenticated, before the body is read: a refused request costs little.
         if (limiter) ctx.set(await limiter.admit('api', who.orgId, who.key._id));
       }
-      if (spec.query) checkQueryValues(spec.query, ctx.query);
+      if (query) checkQueryValues(query, ctx.query);
+      if (spec.list) ctx.state.page = parsePage(ctx.query, spec.list.cursor);
       if (spec.body) await parseJsonBody(ctx, spec.body, maxBodyBytes);
       const result = await spec.handler(ctx);
       if (result !== undefined) {

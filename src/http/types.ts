@@ -2,6 +2,8 @@ import type { ParameterizedContext } from 'koa';
 import type { Logger } from '../log/logger.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import type { ApiKeyDoc } from '../store/api-keys.js';
+import type { PageRequest } from '../store/page.js';
+import type { CursorKind } from './pagination.js';
 
 /** What the middleware chain puts on `ctx.state` before a handler runs. */
 export interface AppState {
@@ -13,6 +15,8 @@ export interface AppState {
   body?: unknown;
   /** Route template, for metrics and logs. */
   route?: string;
+  /** The page asked for, on a route that declares `list` (requestedPage). */
+  page?: PageRequest;
 }
 
 export type Ctx = ParameterizedContext<AppState> & { params: Record<string, string> };
@@ -41,7 +45,14 @@ export interface RouteSpec {
   body?: JsonBody;
   /** Documented request content type when the handler reads the body itself (uploads). */
   rawBody?: { contentType: string; description: string; schema?: JsonSchema };
+  /** Query parameters besides a list's paging. */
   query?: JsonSchema;
+  /**
+   * A list endpoint and what its cursor (`after`) is: an id of this kind, a sequence number, or `null` for a cursor
+   * of no fixed shape (a router id, which its owner chose). The route table documents `limit` and `after` from this and
+   * parses them into `ctx.state.page`, so the document and the check cannot drift apart.
+   */
+  list?: { cursor: CursorKind | null };
   /** Status of a successful response; 200 by default. */
   status?: number;
   response?: JsonSchema;

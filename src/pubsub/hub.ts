@@ -142,7 +142,8 @@ export class PubSubHub {
     // A refused PING means the connection is already closing, which ioredis handles; only silence is ours.
     const answered = await Promise.race([
       this.sub.ping().then(() => true, () => true),
-      new Promise<boolean>((r) => (timer = setTimeout(() => r(false), timeoutMs).unref())),
+      // Decided after the poll phase: a process stalled past the timeout reads the PONG waiting for it first.
+      new Promise<boolean>((r) => (timer = setTimeout(() => setImmediate(() => r(false)), timeoutMs).unref())),
     ]);
     clearTimeout(timer);
     this.probing = false;

@@ -46,7 +46,9 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
     if (roles.includes('worker') || roles.includes('webhooks')) {
       const { ActorRuntime } = await import('../../actors/runtime/runtime.js');
       const { dispatcher, queues } = core.plane;
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots, membershipKey: core.keys.workerMembers(), fit: () => core.mongoAnswering() });
+      const { Membership } = await import('../../actors/runtime/membership.js');
+      const membership = new Membership({ redis: queues.producer, key: core.keys.workerMembers(), log: core.log, fit: () => core.mongoAnswering() });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots, membership });
       watchActorQueues(core, roles);
       // Draining leaves the worker membership at once: the others take this process's shards on their next beat
       // while it finishes its running turns (both running a shard for a moment is harmless: one turn per shard).

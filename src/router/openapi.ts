@@ -1,13 +1,14 @@
 import { ERROR_STATUS } from '../http/openapi.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import { chatBody, messagesBody, responsesBody, responsesInputItems } from './schemas.js';
+import { nullableString } from '../schemas/common.js';
 
 const SERVICE_ROUTING: JsonSchema = {
   type: 'object',
   required: ['selected_model', 'reasoning_effort', 'reason', 'conversation_id'],
   properties: {
     selected_model: { type: 'string' },
-    reasoning_effort: { type: ['string', 'null'] },
+    reasoning_effort: nullableString,
     reason: { type: 'string', description: 'Why this model: a sentence naming skipped candidates and any fallback.' },
     conversation_id: { type: 'string' },
   },
@@ -16,7 +17,7 @@ const SERVICE_ROUTING: JsonSchema = {
 const OPENAI_ERROR: JsonSchema = {
   type: 'object',
   required: ['error'],
-  properties: { error: { type: 'object', required: ['message', 'type', 'param', 'code'], properties: { message: { type: 'string' }, type: { type: 'string' }, param: { type: ['string', 'null'] }, code: { type: 'string', description: 'Troupe\u2019s error code.' } } } },
+  properties: { error: { type: 'object', required: ['message', 'type', 'param', 'code'], properties: { message: { type: 'string' }, type: { type: 'string' }, param: nullableString, code: { type: 'string', description: 'Troupe\u2019s error code.' } } } },
 };
 
 const ANTHROPIC_ERROR: JsonSchema = {

@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
-import { eventId, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
+import { eventId, type EventData, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
 
 /**
  * A ledger row: the envelope plus bookkeeping that never leaves the server.
@@ -42,12 +42,13 @@ export function envelope(doc: EventDoc): EventEnvelope {
     session_id: doc.session_id,
     sequence_number: doc.sequence_number,
     message_id: doc.message_id,
-    type: doc.type as EventType,
+    type: doc.type,
     source: doc.source,
     actor: doc.actor,
-    data: JSON.parse(doc.data_json) as Record<string, unknown>,
+    // Written from a NewEvent of this type (toEventDoc): its data is that type's.
+    data: JSON.parse(doc.data_json) as EventData[EventType],
     created_at: doc.created_at.toISOString(),
-  };
+  } as EventEnvelope;
 }
 
 export function effectsOf(doc: EventDoc): unknown[] {

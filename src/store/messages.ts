@@ -100,7 +100,8 @@ export class MessageStore {
   saveOps(orgId: string, messages: MessageState[]): AnyBulkWriteOperation<MessageDoc>[] {
     return messages.map(({ id, output, ...rest }) => {
       const filter = byId(id, { session_id: rest.session_id }, this.sharded);
-      const fenced = rest.last_sequence === undefined ? filter : { ...filter, $or: [{ last_sequence: { $lte: rest.last_sequence } }, { last_sequence: { $exists: false } }] };
+      // Not newer than this state: at or below it, or absent (a message stored before the field).
+      const fenced = rest.last_sequence === undefined ? filter : { ...filter, last_sequence: { $not: { $gt: rest.last_sequence } } };
       return { replaceOne: { filter: fenced, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true } };
     });
   }

@@ -53,7 +53,7 @@ describe('actor runtime', function () {
     const { ledger } = h.running.core.stores;
     const writer = new LedgerWriter(ledger);
     const now = new Date();
-    const turn = (sid: string, from: number, n: number) => Array.from({ length: n }, (_, i) => toEventDoc('org_t', sid, from + i, { type: 'session.status_changed', message_id: null, source: 'platform', actor: SYSTEM_ACTOR, data: { i } }, now, {}));
+    const turn = (sid: string, from: number, n: number) => Array.from({ length: n }, (_, i) => toEventDoc('org_t', sid, from + i, { type: 'session.status_changed', message_id: null, source: 'platform', actor: SYSTEM_ACTOR, data: { from: 'idle', to: 'running' } }, now, {}));
     const [a, b, c] = ['ses_lw_a', 'ses_lw_b', 'ses_lw_c'];
     await ledger.append(turn(b, 1, 1));
     // Submitted in one tick, so they share a flush; b's turn collides with the row above.
@@ -187,6 +187,39 @@ describe('actor runtime', function () {
       stop();
       await queues.queue(address.name).obliterate({ force: true });
       await queues.queue(target.name).obliterate({ force: true });
+    }
+  });
+
+  it("remembers a sent job id for the address's rememberMs, after its finished job was dropped; without it the id runs again", async () => {
+    const { queues, dispatcher } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000 });
+    const runs: string[] = [];
+    const remembering = actorAddress('remember-test', { attempts: 1, rememberMs: 60_000 });
+    const forgetting = actorAddress('forget-test', { attempts: 1 });
+    for (const address of [remembering, forgetting]) {
+      await runtime.start(defineActor<{ id: string }, null>({ address, handle: async (_ctx, m) => (runs.push(`${address.name}:${m.id}`), {}) }), null);
+    }
+    const send = (address: typeof remembering) => dispatcher.send([{ to: address, name: 'test', data: { id: 'once' }, job_id: 'event-1' }]);
+    try {
+      await Promise.all([send(remembering), send(forgetting)]);
+      await until(async () => runs.length === 2);
+      // What the kept jobs' age or count limit does in time (removeJobsByMaxAge/-MaxCount: the job's keys and its
+      // place in the completed set go, a deduplication key stays). Not queue.clean, which drops that key too.
+      for (const address of [remembering, forgetting]) {
+        const queue = queues.queue(address.name);
+        await until(async () => (await queue.getJobCounts('completed')).completed === 1);
+        const redis = queues.producer;
+        await redis.zrem(queue.keys.completed, 'event-1');
+        await redis.del(queue.toKey('event-1'), `${queue.toKey('event-1')}:logs`);
+      }
+      // A replay's hand-off: the same ids again.
+      await Promise.all([send(remembering), send(forgetting)]);
+      await until(async () => runs.length === 3);
+      assert.deepEqual(await queues.queue(remembering.name).getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed'), { waiting: 0, prioritized: 0, active: 0, delayed: 0, completed: 0 }, 'the remembered id added no job');
+      assert.deepEqual(runs.sort(), ['forget-test:once', 'forget-test:once', 'remember-test:once']);
+    } finally {
+      await runtime.close();
+      for (const address of [remembering, forgetting]) await queues.queue(address.name).obliterate({ force: true });
     }
   });
 

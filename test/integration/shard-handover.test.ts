@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import type { Job, Worker } from 'bullmq';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { Membership } from '../../actors/runtime/membership.js';
 import { ShardAffinity } from '../../actors/runtime/shard-affinity.js';
 import { SESSION } from '../../actors/session/messages.js';
 import { shardOf } from '../../infra/queues/queues.js';
@@ -69,7 +70,8 @@ describe('shard affinity: a moved shard starts promptly (issue 11)', function ()
     const aMember = a.lines.map((l) => /"member":"([^"]+)"/.exec(l)?.[1]).find(Boolean)!;
 
     // The old owner: a second member whose workers only hold a placeholder job open.
-    const b = new ShardAffinity({ redis: queues.producer, key: h.running.core.keys.workerMembers(), shards: SHARDS, log: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+    const log = { info: () => undefined, warn: () => undefined, error: () => undefined };
+    const b = new ShardAffinity({ redis: queues.producer, membership: new Membership({ redis: queues.producer, key: h.running.core.keys.workerMembers(), log }), shards: SHARDS, log });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     let holding = false;

@@ -204,11 +204,11 @@ describe('MongoDB semantics Troupe relies on', () => {
       const [ledger, messages] = [new LedgerStore(db, sharded), new MessageStore(db, sharded)];
       const [sid, other] = [`ses_sk${Number(sharded)}a`, `ses_sk${Number(sharded)}b`];
       const now = new Date();
-      const event = (s: string, n: number) => toEventDoc('org_sk', s, n, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { n } }, now, {});
+      const event = (s: string, n: number) => toEventDoc('org_sk', s, n, { type: 'message.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { message_id: 'msg_sk', from: null, to: 'queued', attempt: n } }, now, {});
       await ledger.append([1, 2, 3].map((n) => event(sid, n)));
       await ledger.append([1].map((n) => event(other, n)));
       assert.deepEqual((await ledger.after(sid, 1, 10)).map((e) => e.sequence_number), [2, 3]);
-      assert.equal((await ledger.get(sid, 3))?.data_json, '{"n":3}');
+      assert.equal((await ledger.get(sid, 3))?.data_json, '{"message_id":"msg_sk","from":null,"to":"queued","attempt":3}');
       assert.equal(await ledger.get(sid, 4), null);
       const msg = (id: string, s: string, status: 'queued' | 'completed') => ({ id, session_id: s, sequence_number: 1, parts: [], metadata: null, status, attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: now.toISOString(), completed_at: null });
       await messages.save('org_sk', [msg(`msg_sk${Number(sharded)}`, sid, 'queued')]);

@@ -69,6 +69,7 @@ const RULES: Rule[] = [
   { name: 'decision code does no I/O', broken: (e) => DECISION_FILES.test(e.from.replace(/\.ts$/, '')) && !e.typeOnly && (IO_PACKAGES.includes(e.to) || under('src/store')(e.to)) },
   { name: 'the domain imports only the domain', broken: (e) => under('src/domain')(e.from) && !e.typeOnly && (under('src')(e.to) || under('actors')(e.to) || under('infra')(e.to)) && !under('src/domain')(e.to) },
   { name: 'stores import no actor, HTTP or application code', broken: (e) => under('src/store')(e.from) && (under('actors')(e.to) || ['src/http', 'src/batches', 'src/roles'].some((p) => under(p)(e.to))) },
+  { name: 'the server (src, actors) imports nothing from the clients, which build on it', broken: (e) => (under('src')(e.from) || under('actors')(e.from)) && under('clients')(e.to) },
   { name: 'infra imports no actor or HTTP code', broken: (e) => under('infra')(e.from) && !under('infra/services')(e.from) && (under('actors')(e.to) || under('src/http')(e.to)) },
 ];
 
@@ -126,6 +127,7 @@ describe('architecture: the import graph keeps the dependency rules (docs/archit
       { from: 'actors/session/decide.ts', to: 'mongodb', typeOnly: false },
       { from: 'src/domain/ledger.ts', to: 'src/store/ledger', typeOnly: false },
       { from: 'src/store/ledger.ts', to: 'actors/session/messages', typeOnly: true },
+      { from: 'src/admin/cli.ts', to: 'clients/cli/exit-codes', typeOnly: false },
       { from: 'infra/queues/queues.ts', to: 'actors/runtime/actor', typeOnly: false },
     ];
     RULES.forEach((rule, i) => assert.ok(rule.broken(offenders[i]), `rule "${rule.name}" did not catch ${offenders[i].from} -> ${offenders[i].to}`));

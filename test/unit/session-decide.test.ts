@@ -3,7 +3,11 @@ import { decide, MAX_QUEUED_MESSAGES, type DecideInput } from '../../actors/sess
 import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
-import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
+import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
+
+/** The status an event moves to (a status change's `to`), or null for other types. */
+const toOf = (e: NewEvent) => ('to' in e.data ? e.data.to : null);
+const errorOf = (e: NewEvent) => ('error' in e.data ? e.data.error : undefined);
 
 /** Applies a decision's events the way the runtime does, with sequence numbers. */
 const agent: DecideInput['agent'] = {
@@ -36,7 +40,7 @@ describe('session actor decisions', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
     const d = run(s, m, um('m1'));
-    assert.deepEqual(d.events.map((e) => [e.type, e.data.to ?? null]), [['user.message', null], ['message.status_changed', 'queued'], ['session.status_changed', 'running'], ['message.status_changed', 'running']]);
+    assert.deepEqual(d.events.map((e) => [e.type, toOf(e)]), [['user.message', null], ['message.status_changed', 'queued'], ['session.status_changed', 'running'], ['message.status_changed', 'running']]);
     assert.deepEqual(d.events[1].data, { message_id: 'm1', from: null, to: 'queued', attempt: 1 });
     assert.deepEqual(d.effects.map((e) => e.kind), ['model.call']);
     assert.equal(d.reply.message_status, 'queued');
@@ -66,7 +70,7 @@ describe('session actor decisions', () => {
     const second = run(s, m, um('m2'));
     assert.deepEqual(second.effects, [], 'm2 waits for m1');
     const done = run(s, m, ok('m1'));
-    assert.deepEqual(done.events.map((e) => [e.type, e.message_id, e.data.to ?? null]), [
+    assert.deepEqual(done.events.map((e) => [e.type, e.message_id, toOf(e)]), [
       ['assistant.message_completed', 'm1', null],
       ['message.status_changed', 'm1', 'completed'],
       ['message.status_changed', 'm2', 'running'],
@@ -92,8 +96,8 @@ describe('session actor decisions', () => {
     const m = new Map<string, MessageState>();
     run(s, m, um('m1'));
     const d = run(s, m, { kind: 'model.responded', command_id: 'r', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: false, error: 'upstream 400' } });
-    assert.equal(d.events[0].data.to, 'failed');
-    assert.equal(d.events[0].data.error, 'upstream 400');
+    assert.equal(toOf(d.events[0]), 'failed');
+    assert.equal(errorOf(d.events[0]), 'upstream 400');
     assert.equal(m.get('m1')!.status, 'failed');
     assert.equal(s.status, 'idle');
   });
@@ -106,7 +110,7 @@ describe('session actor decisions', () => {
     run(s, m, { kind: 'message.cancel', command_id: 'c2', message_id: 'm2' });
     assert.equal(m.get('m2')!.status, 'cancelled');
     const c1 = run(s, m, { kind: 'message.cancel', command_id: 'c1', message_id: 'm1' });
-    assert.deepEqual(c1.events.map((e) => e.data.to), ['cancelled', 'idle']);
+    assert.deepEqual(c1.events.map(toOf), ['cancelled', 'idle']);
     assert.deepEqual(c1.effects.filter((e) => e.kind === 'work.abort'), [{ kind: 'work.abort', message_id: 'm1' }], 'the work in flight is aborted');
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c3', message_id: 'm1' }), ConflictError);
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
@@ -124,7 +128,7 @@ describe('session actor decisions', () => {
     const failed = d.events.filter((e) => e.type === 'tool.call_failed').map((e) => [e.data.tool_call_id, e.data.reason, e.data.kind]);
     assert.deepEqual(failed.filter(([id]) => id === 'c1'), [['c1', 'cancelled', 'external']]);
     assert.equal(d.events[d.reply.event_index!].type, 'message.status_changed', 'the reply is the cancel event');
-    assert.equal(d.events[d.reply.event_index!].data.to, 'cancelled');
+    assert.equal(toOf(d.events[d.reply.event_index!]), 'cancelled');
   });
 });
 

@@ -4,8 +4,11 @@ import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { MESSAGE_MAX_BYTES, storedBytes } from '../../actors/session/message-size.js';
 import { ConflictError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
-import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
+import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/store/agents.js';
+
+/** The status an event moves to (a status change's `to`), or null for other types. */
+const toOf = (e: NewEvent) => ('to' in e.data ? e.data.to : null);
 
 const external: ToolDef = { name: 'ext', kind: 'external', path: 'e.json', timeout_seconds: 5, description: null, input_schema: { type: 'object' }, output_schema: { type: 'object' } };
 const custom: ToolDef = { name: 'cus', kind: 'custom', path: 'c.js', timeout_seconds: 5, description: null, input_schema: { type: 'object' }, output_schema: null };
@@ -54,13 +57,13 @@ describe('session actor: the tool loop', () => {
     run({ kind: 'user.message', command_id: 'u', message_id: 'm1', content: [{ type: 'text', text: 'x' }], metadata: null });
     const d = run(toolCalls(0, ['c1', 'ext']));
     assert.deepEqual(d.events.map((e) => e.type), ['assistant.message_completed', 'tool.call_requested', 'message.status_changed']);
-    assert.equal(d.events[2].data.to, 'requires_action');
+    assert.equal(toOf(d.events[2]), 'requires_action');
     assert.deepEqual(d.effects.map((e) => e.kind), ['webhook', 'session.command']);
     assert.equal(m.get('m1')!.status, 'requires_action');
     const submit = (result: unknown): SessionCommand => ({ kind: 'tool.result_submitted', command_id: 'x', message_id: 'm1', tool_call_id: 'c1', result, is_error: false });
     assert.throws(() => run(submit({ ok: false })), UnprocessableError);
     const ok = run(submit({ ok: true }));
-    assert.deepEqual(ok.events.map((e) => [e.type, e.data.to ?? null]), [['tool.result_submitted', null], ['message.status_changed', 'running']]);
+    assert.deepEqual(ok.events.map((e) => [e.type, toOf(e)]), [['tool.result_submitted', null], ['message.status_changed', 'running']]);
     assert.equal(ok.effects[0].kind, 'model.call');
     assert.throws(() => run(submit({ ok: true })), ConflictError);
   });

@@ -6,7 +6,7 @@ import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 
 /** The ledger as the stream reads it: events by sequence, from memory. */
 function ledgerOf(count: number): { docs: EventDoc[]; after(sessionId: string, after: number, limit: number): Promise<EventDoc[]> } {
-  const docs = Array.from({ length: count }, (_, i) => toEventDoc('o', 's', i + 1, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { n: i + 1 } }, new Date(0), {}));
+  const docs = Array.from({ length: count }, (_, i) => toEventDoc('o', 's', i + 1, { type: 'session.status_changed', message_id: null, source: 'platform', actor: { type: 'system', id: null }, data: { from: 'idle', to: i % 2 ? 'idle' : 'running' } }, new Date(0), {}));
   return { docs, after: async (_s, after, limit) => docs.filter((d) => d.sequence_number > after).slice(0, limit) };
 }
 
@@ -39,7 +39,7 @@ describe('endedMessageId', () => {
 describe('session events on pub/sub', () => {
   it('carries a turn in one message and gives back each envelope and its JSON, newlines in content included', () => {
     const turn = ledgerOf(2).docs.map(env);
-    turn[1].data = { text: 'two\nlines' };
+    turn[1] = { ...turn[1], type: 'user.message', data: { content: [{ type: 'text', text: 'two\nlines' }], metadata: null, message_id: 'm1' } };
     const raw = encodeSessionEvents(turn);
     const decoded = decodeSessionEvents(raw);
     assert.deepEqual(decoded.map((d) => d.ev), turn);

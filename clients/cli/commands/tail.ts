@@ -36,7 +36,7 @@ export function tailCommand(program: Command): void {
           const line = describeEvent(item);
           if (line) ctx.out(line);
         }
-        if (o.untilIdle && item.type === 'session.status_changed' && (item.data as { to?: string }).to === 'idle') break;
+        if (o.untilIdle && item.type === 'session.status_changed' && item.data.to === 'idle') break;
       }
     });
 }

@@ -1,10 +1,8 @@
-import type { StreamItem } from '../../typescript/src/stream.js';
+import type { EventOf, StreamItem } from '../../typescript/src/stream.js';
 import { h } from './dom.js';
 
-type Data = Record<string, unknown>;
-
-function textOf(blocks: unknown): string {
-  return Array.isArray(blocks) ? blocks.map((b: Data) => (b.type === 'text' ? String(b.text) : `[${String(b.type)} ${String(b.file_id ?? '')}]`)).join(' ') : '';
+function textOf(blocks: EventOf<'user.message'>['data']['content']): string {
+  return blocks.map((b) => (b.type === 'text' ? String(b.text) : `[${b.type} ${b.file_id ?? ''}]`)).join(' ');
 }
 
 function row(cls: string, seq: number | null, type: string, text: string): HTMLLIElement {
@@ -29,8 +27,8 @@ export class Transcript {
 
   private render(item: StreamItem): HTMLLIElement[] {
     if (item.type === 'assistant.delta') {
-      const d = (item as { data: Data }).data ?? {};
-      if (typeof d.text !== 'string') return [];
+      const d = item.data;
+      if (typeof d?.text !== 'string') return [];
       const key = String(d.message_id);
       const bubble = this.live.get(key);
       if (bubble) {
@@ -42,30 +40,31 @@ export class Transcript {
       return [fresh];
     }
     if (!('sequence_number' in item)) return [];
-    const d = item.data as Data;
     const seq = item.sequence_number;
     switch (item.type) {
       case 'user.message':
-        return [row('ev-user', seq, item.type, textOf(d.content))];
+        return [row('ev-user', seq, item.type, textOf(item.data.content))];
       case 'assistant.message_completed': {
         this.live.get(String(item.message_id))?.remove();
         this.live.delete(String(item.message_id));
-        return ((d.parts as Data[]) ?? []).map((p) =>
-          p.type === 'text' ? row('ev-assistant', seq, 'assistant.text', String(p.text)) : row('ev-tool', seq, 'assistant.tool_call', `→ ${String(p.name)}(${JSON.stringify(p.arguments)})  [${String(p.id)}]`),
+        return item.data.parts.map((p) =>
+          p.type === 'text' ? row('ev-assistant', seq, 'assistant.text', p.text) : row('ev-tool', seq, 'assistant.tool_call', `→ ${p.name}(${JSON.stringify(p.arguments)})  [${p.id}]`),
         );
       }
       case 'tool.call_requested':
-        return [row('ev-tool', seq, item.type, `${String(d.tool_name)} [${String(d.tool_call_id)}] waits for a result`)];
+        return [row('ev-tool', seq, item.type, `${item.data.tool_name} [${item.data.tool_call_id}] waits for a result`)];
       case 'tool.call_completed':
-        return [row('ev-tool', seq, item.type, `${String(d.tool_name)} ← ${JSON.stringify(d.output)}`)];
+        return [row('ev-tool', seq, item.type, `${item.data.tool_name} ← ${'output' in item.data ? JSON.stringify(item.data.output) : '(nothing)'}`)];
       case 'tool.call_failed':
-        return [row('ev-tool ev-error', seq, item.type, `${String(d.tool_name)} failed (${String(d.reason)}): ${String(d.error)}`)];
+        return [row('ev-tool ev-error', seq, item.type, `${item.data.tool_name} failed (${item.data.reason}): ${item.data.error}`)];
       case 'tool.result_submitted':
-        return [row('ev-tool', seq, item.type, `result for ${String(d.tool_call_id)}${d.is_error ? ' (error)' : ''} ← ${JSON.stringify(d.result)}`)];
+        return [row('ev-tool', seq, item.type, `result for ${item.data.tool_call_id}${item.data.is_error ? ' (error)' : ''} ← ${JSON.stringify(item.data.result)}`)];
       case 'session.status_changed':
-        return [row('ev-status', seq, item.type, `session ${String(d.from)} → ${String(d.to)}`)];
-      case 'message.status_changed':
-        return [row(`ev-status${d.to === 'failed' ? ' ev-error' : ''}`, seq, item.type, `message ${d.from ?? 'new'} → ${String(d.to)}${d.error ? `: ${String(d.error)}` : ''}`)];
+        return [row('ev-status', seq, item.type, `session ${item.data.from} → ${item.data.to}`)];
+      case 'message.status_changed': {
+        const d = item.data;
+        return [row(`ev-status${d.to === 'failed' ? ' ev-error' : ''}`, seq, item.type, `message ${d.from ?? 'new'} → ${d.to}${d.error ? `: ${d.error}` : ''}`)];
+      }
       default:
         return [row('ev-status', seq, item.type, item.type)];
     }

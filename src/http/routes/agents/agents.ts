@@ -2,7 +2,7 @@ import { NotFoundError } from '../../../domain/errors.js';
 import { newId } from '../../../domain/ids.js';
 import type { AgentDoc, AgentVersionDoc } from '../../../store/agents.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { publishFromSnapshot, type PublishInput } from './publish.js';
 import { agentListResponse, agentResponse, createAgentBody, publishVersionBody, versionListResponse, versionResponse } from './schema.js';
@@ -70,11 +70,11 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       path: '/v1/agents',
       summary: 'List agents (soft-deleted ones are hidden).',
       tag: 'agents',
-      query: pageQuery('agent'),
+      list: { cursor: 'agent' },
       response: agentListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const page = parsePage(ctx.query, 'agent');
+        const page = requestedPage(ctx);
         const { items, has_more, next_cursor } = pageOf(await stores.agents.list(orgId, page), page.limit, (a) => a._id);
         return { agents: items.map((a) => agentView(a, config.publicUrl)), has_more, next_cursor };
       },
@@ -125,12 +125,12 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/versions',
       summary: 'List an agent\u2019s versions, oldest first.',
       tag: 'agents',
-      query: pageQuery('version'),
+      list: { cursor: 'version' },
       response: versionListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const agent = await getAgent(orgId, ctx.params.agent_id);
-        const page = parsePage(ctx.query, 'version');
+        const page = requestedPage(ctx);
         const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
         return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
       },

@@ -1,5 +1,7 @@
 import { manifestSchema } from '../../../agents/manifest.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { nullableString, time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 const source: JsonSchema = {
   type: 'object',
@@ -35,8 +37,8 @@ export const agentResponse: JsonSchema = {
     id: { type: 'string' },
     name: { type: 'string' },
     agent_url: { type: 'string' },
-    active_version_id: { type: ['string', 'null'] },
-    created_at: { type: 'string', format: 'date-time' },
+    active_version_id: nullableString,
+    created_at: time,
     deleted_at: { type: 'string', format: 'date-time', description: 'Present only after soft deletion.' },
   },
 };
@@ -54,11 +56,10 @@ export const versionResponse: JsonSchema = {
     manifest: { type: 'object' },
     llm_ids: { type: 'array', items: { type: 'string' } },
     tools: { type: 'array', items: { type: 'object' } },
-    created_at: { type: 'string', format: 'date-time' },
+    created_at: time,
   },
 };
 
-const page = { has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } };
 
-export const agentListResponse: JsonSchema = { type: 'object', required: ['agents', 'has_more', 'next_cursor'], properties: { agents: { type: 'array', items: agentResponse }, ...page } };
-export const versionListResponse: JsonSchema = { type: 'object', required: ['versions', 'has_more', 'next_cursor'], properties: { versions: { type: 'array', items: versionResponse }, ...page } };
+export const agentListResponse: JsonSchema = listResponse('agents', agentResponse);
+export const versionListResponse: JsonSchema = listResponse('versions', versionResponse);

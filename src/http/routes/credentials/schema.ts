@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { time } from '../../../schemas/common.js';
 
 export const CREDENTIAL_NAME = '^[A-Z_][A-Z0-9_]*$';
 
@@ -12,7 +13,7 @@ export const putCredentialBody: JsonSchema = {
 export const credentialResponse: JsonSchema = {
   type: 'object',
   required: ['name', 'created_at', 'updated_at'],
-  properties: { name: { type: 'string' }, created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } },
+  properties: { name: { type: 'string' }, created_at: time, updated_at: time },
 };
 
 export const credentialListResponse: JsonSchema = {

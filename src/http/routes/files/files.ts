@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../../domain/errors.js';
 import { fileView, type FileDoc } from '../../../store/files.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';
 import { contentDisposition } from './disposition.js';
 import { receiveFile } from './multipart.js';
@@ -48,10 +48,10 @@ export function fileRoutes({ stores, config }: AppDeps): RouteSpec[] {
       path: '/v1/files',
       summary: 'List uploaded files, oldest first.',
       tag: 'files',
-      query: pageQuery('file'),
+      list: { cursor: 'file' },
       response: fileListResponse,
       handler: async (ctx) => {
-        const { limit, after } = parsePage(ctx.query, 'file');
+        const { limit, after } = requestedPage(ctx);
         const rows = await stores.files.list(requireAuth(ctx).orgId, limit, after);
         const page = pageOf(rows, limit, (r) => r._id);
         return { files: page.items.map(fileView), has_more: page.has_more, next_cursor: page.next_cursor };

@@ -1,4 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 export const fileResponse: JsonSchema = {
   type: 'object',
@@ -8,19 +10,11 @@ export const fileResponse: JsonSchema = {
     filename: { type: 'string', description: 'Leaf name; path components are stripped.' },
     size_bytes: { type: 'integer' },
     content_type: { type: 'string' },
-    created_at: { type: 'string', format: 'date-time' },
+    created_at: time,
   },
 };
 
-export const fileListResponse: JsonSchema = {
-  type: 'object',
-  required: ['files', 'has_more', 'next_cursor'],
-  properties: {
-    files: { type: 'array', items: fileResponse },
-    has_more: { type: 'boolean' },
-    next_cursor: { type: ['string', 'null'] },
-  },
-};
+export const fileListResponse: JsonSchema = listResponse('files', fileResponse);
 
 /** The upload form, for the document: the handler reads the "file" part itself and ignores any other part. */
 export const uploadFileForm: JsonSchema = {

@@ -3,6 +3,7 @@ import type { JsonSchema } from '../../../schemas/validator.js';
 import type { OrgDoc } from '../../../store/orgs.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
+import { time } from '../../../schemas/common.js';
 
 /** Up to 100 years; null keeps sessions forever (the default). */
 const retention: JsonSchema = { type: ['integer', 'null'], minimum: 1, maximum: 36500, description: 'Idle sessions whose last activity is older than this many days are deleted; null keeps them forever.' };
@@ -10,7 +11,7 @@ const retention: JsonSchema = { type: ['integer', 'null'], minimum: 1, maximum: 
 const organizationResponse: JsonSchema = {
   type: 'object',
   required: ['id', 'name', 'session_retention_days', 'created_at'],
-  properties: { id: { type: 'string' }, name: { type: 'string' }, session_retention_days: retention, created_at: { type: 'string', format: 'date-time' } },
+  properties: { id: { type: 'string' }, name: { type: 'string' }, session_retention_days: retention, created_at: time },
 };
 
 const updateOrganizationBody: JsonSchema = { type: 'object', additionalProperties: false, minProperties: 1, properties: { session_retention_days: retention } };

@@ -2,7 +2,7 @@ import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
 import { checkModelEndpoint } from '../../../net/model-endpoint.js';
 import { routerView, type RouterInput } from '../../../store/routers.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { putRouterBody, ROUTER_ID, routerListResponse, routerResponse } from './schema.js';
 
@@ -55,10 +55,10 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/routers',
       summary: 'List routers in router_id order.',
       tag: 'routers',
-      query: pageQuery(),
+      list: { cursor: null },
       response: routerListResponse,
       handler: async (ctx) => {
-        const { limit, after } = parsePage(ctx.query);
+        const { limit, after } = requestedPage(ctx);
         const page = pageOf(await stores.routers.list(requireAuth(ctx).orgId, limit, after), limit, (r) => r.router_id);
         return { routers: page.items.map(routerView), has_more: page.has_more, next_cursor: page.next_cursor };
       },

@@ -1,6 +1,8 @@
 import { EFFORTS, PROVIDERS } from '../../../llm/types.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { CREDENTIAL_NAME } from '../credentials/schema.js';
+import { time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 export const ROUTER_ID = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
 
@@ -44,13 +46,9 @@ export const routerResponse: JsonSchema = {
     default: { type: 'boolean' },
     policy: { type: 'string', enum: ['priority', 'cheapest'] },
     candidates: { type: 'array', items: candidate },
-    created_at: { type: 'string', format: 'date-time' },
-    updated_at: { type: 'string', format: 'date-time' },
+    created_at: time,
+    updated_at: time,
   },
 };
 
-export const routerListResponse: JsonSchema = {
-  type: 'object',
-  required: ['routers', 'has_more', 'next_cursor'],
-  properties: { routers: { type: 'array', items: routerResponse }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
-};
+export const routerListResponse: JsonSchema = listResponse('routers', routerResponse);

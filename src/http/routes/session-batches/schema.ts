@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { contentSchema, metadataSchema, sessionFields } from '../sessions/schema.js';
+import { nullableString, stringMap } from '../../../schemas/common.js';
 
 /** Items per batch (spec: not shown). 10,000 is the benchmark's size and keeps a request's work bounded. */
 export const MAX_BATCH_ITEMS = 10_000;
@@ -43,13 +44,13 @@ const batchSession: JsonSchema = {
     index: { type: 'integer' },
     session_id: { type: ['string', 'null'], description: 'Null when the item was rejected.' },
     status: { type: 'string' },
-    last_message_status: { type: ['string', 'null'] },
+    last_message_status: nullableString,
     agent_id: { type: 'string' },
-    version_id: { type: ['string', 'null'] },
-    llm_id: { type: ['string', 'null'] },
-    metadata: { type: 'object', additionalProperties: { type: 'string' } },
-    transcript_url: { type: ['string', 'null'] },
-    error: { type: ['string', 'null'] },
+    version_id: nullableString,
+    llm_id: nullableString,
+    metadata: stringMap,
+    transcript_url: nullableString,
+    error: nullableString,
   },
 };
 

@@ -5,7 +5,7 @@ import { decodeSessionEvents } from '../../../pubsub/session-events.js';
 import { envelope } from '../../../store/ledger.js';
 import { messageView } from '../../../store/messages.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
+import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { NotFoundError } from '../../../domain/errors.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -93,10 +93,10 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
       tag: 'events',
       response: eventListResponse,
-      query: pageQuery('sequence'),
+      list: { cursor: 'sequence' },
       handler: async (ctx) => {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
-        const page = parsePage(ctx.query, 'sequence');
+        const page = requestedPage(ctx);
         const rows = await deps.stores.ledger.after(session._id, sequenceCursor(page.after), page.limit + 1);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (e) => String(e.sequence_number));
         return { events: items.map(envelope), has_more, next_cursor };

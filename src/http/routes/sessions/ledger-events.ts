@@ -1,6 +1,7 @@
 import { EVENT_TYPES, MESSAGE_STATUSES, SESSION_STATUSES, type EventType } from '../../../domain/ledger.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { contentSchema, metadataSchema } from './schema.js';
+import { anyObject, nullableString, str, time } from '../../../schemas/common.js';
 
 /**
  * The ledger event as the API returns it: one schema per `type`, each with
@@ -8,9 +9,6 @@ import { contentSchema, metadataSchema } from './schema.js';
  * actors/session/, write them). They become named components of
  * /v1/openapi.json, and the client's `LedgerEvent` union narrows on `type`.
  */
-const str = { type: 'string' };
-const nullableString = { type: ['string', 'null'] };
-const anyObject = { type: 'object', additionalProperties: {} };
 
 export const textPart: JsonSchema = { type: 'object', additionalProperties: false, required: ['type', 'text'], properties: { type: { type: 'string', const: 'text' }, text: str } };
 export const toolCallPart: JsonSchema = {
@@ -96,7 +94,7 @@ function envelope(type: EventType): JsonSchema {
       source: { type: 'string', const: user ? 'user' : 'platform' },
       actor: data(['type', 'id'], { type: { type: 'string', const: user ? 'user' : 'system' }, id: nullableString }),
       data: DATA[type],
-      created_at: { type: 'string', format: 'date-time' },
+      created_at: time,
     },
   };
 }

@@ -2,7 +2,7 @@ import { NotFoundError } from '../../../domain/errors.js';
 import { messageState, messageView, type MessageDoc } from '../../../store/messages.js';
 import { sessionView } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage, sequenceCursor } from '../../pagination.js';
+import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';
 import { messageListResponse, messageResponse, sessionResponse } from './responses.js';
@@ -32,11 +32,11 @@ export function messageRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'List the session’s messages in sequence order; `after` is a sequence number.',
       tag: 'messages',
       response: messageListResponse,
-      query: pageQuery('sequence'),
+      list: { cursor: 'sequence' },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
-        const page = parsePage(ctx.query, 'sequence');
+        const page = requestedPage(ctx);
         const rows = await deps.stores.messages.list(orgId, session._id, page.limit, sequenceCursor(page.after));
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (m) => String(m.sequence_number));
         return { messages: items.map(messageView), has_more, next_cursor };

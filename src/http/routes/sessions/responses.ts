@@ -1,15 +1,13 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { ledgerEventRef, textPart, toolCallPart } from './ledger-events.js';
+import { anyObject, nullableString, nullableTime, stringMap, time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 /**
  * Response shapes of the session routes, for /v1/openapi.json and the typed
  * client generated from it (clients/typescript). They describe what
  * sessionView and messageView return; ledger events are in ledger-events.ts.
  */
-const nullableString = { type: ['string', 'null'] };
-const time = { type: 'string', format: 'date-time' };
-const page = { has_more: { type: 'boolean' }, next_cursor: nullableString };
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
 
 export const sessionResponse: JsonSchema = {
   type: 'object',
@@ -30,9 +28,9 @@ export const sessionResponse: JsonSchema = {
   },
 };
 
-export const sessionListResponse: JsonSchema = { type: 'object', required: ['sessions', 'has_more', 'next_cursor'], properties: { sessions: { type: 'array', items: sessionResponse }, ...page } };
+export const sessionListResponse: JsonSchema = listResponse('sessions', sessionResponse);
 
-export const eventListResponse: JsonSchema = { type: 'object', required: ['events', 'has_more', 'next_cursor'], properties: { events: { type: 'array', items: ledgerEventRef }, ...page } };
+export const eventListResponse: JsonSchema = listResponse('events', ledgerEventRef);
 
 const outputPart: JsonSchema = {
   oneOf: [
@@ -66,11 +64,11 @@ export const messageResponse: JsonSchema = {
     output: { type: 'object', required: ['parts'], properties: { parts: { type: 'array', items: outputPart } } },
     error: nullableString,
     created_at: time,
-    completed_at: { type: ['string', 'null'], format: 'date-time' },
+    completed_at: nullableTime,
   },
 };
 
-export const messageListResponse: JsonSchema = { type: 'object', required: ['messages', 'has_more', 'next_cursor'], properties: { messages: { type: 'array', items: messageResponse }, ...page } };
+export const messageListResponse: JsonSchema = listResponse('messages', messageResponse);
 
 /** What appending a command answers: the first event it wrote, the message it concerns, the session after it. */
 export const turnReplyResponse: JsonSchema = {
@@ -97,11 +95,11 @@ export const toolCallListResponse: JsonSchema = {
           tool_call_id: { type: 'string' },
           tool_name: { type: 'string' },
           kind: { type: ['string', 'null'], enum: ['custom', 'external', null] },
-          arguments: { type: 'object', additionalProperties: {} },
+          arguments: anyObject,
           input_schema: { type: ['object', 'null'], additionalProperties: {}, description: "The tool's input JSON Schema, null when it declares none." },
           output_schema: { type: ['object', 'null'], additionalProperties: {}, description: "The tool's output JSON Schema (a result is checked against it), null when it declares none." },
           status: { const: 'pending' },
-          expires_at: { type: ['string', 'null'], format: 'date-time' },
+          expires_at: nullableTime,
         },
       },
     },

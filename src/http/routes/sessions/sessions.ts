@@ -7,7 +7,7 @@ import type { ContentBlock } from '../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../sessions/create-session.js';
 import { sessionView, type SessionDoc } from '../../../store/sessions.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
@@ -108,9 +108,9 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND). A filtered page looks at 1,000 sessions at most, so it may hold fewer rows than limit, even none, with has_more true: follow next_cursor.',
       tag: 'sessions',
       response: sessionListResponse,
-      query: pageQuery('session'),
+      list: { cursor: 'session' },
       handler: async (ctx) => {
-        const page = parsePage(ctx.query, 'session');
+        const page = requestedPage(ctx);
         const { rows, walkedTo } = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
         // A filtered page whose bounded walk ended first: fewer rows, and the walk goes on from where it stopped.

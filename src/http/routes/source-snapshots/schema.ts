@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { nullableString, time } from '../../../schemas/common.js';
 
 /** Largest archive a snapshot may reserve; the unpacked archive is capped separately at inspection. */
 export const MAX_SNAPSHOT_BYTES = 100 * 1024 * 1024;
@@ -30,7 +31,7 @@ export const reservationResponse: JsonSchema = {
     source_snapshot_id: { type: 'string' },
     upload_url: { type: 'string', description: 'PUT the archive here, exactly as given.' },
     upload_headers: { type: 'object', additionalProperties: { type: 'string' }, description: 'Send these headers with the upload.' },
-    expires_at: { type: 'string', format: 'date-time' },
+    expires_at: time,
     status,
   },
 };
@@ -41,13 +42,13 @@ export const snapshotResponse: JsonSchema = {
   properties: {
     source_snapshot_id: { type: 'string' },
     status,
-    failure_reason: { type: ['string', 'null'] },
+    failure_reason: nullableString,
     format: { type: 'string' },
     sha256: { type: 'string' },
     size_bytes: { type: 'integer' },
     metadata: { type: 'object' },
-    expires_at: { type: 'string', format: 'date-time' },
-    created_at: { type: 'string', format: 'date-time' },
+    expires_at: time,
+    created_at: time,
   },
 };
 

@@ -1,4 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { nullableString, time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 export const createStorageBindingBody: JsonSchema = {
   type: 'object',
@@ -16,18 +18,14 @@ export const storageBindingResponse: JsonSchema = {
   properties: {
     id: { type: 'string', description: 'sb_…' },
     name: { type: 'string' },
-    description: { type: ['string', 'null'] },
+    description: nullableString,
     file_count: { type: 'integer' },
     size_bytes: { type: 'integer' },
-    created_at: { type: 'string', format: 'date-time' },
+    created_at: time,
   },
 };
 
-export const storageBindingListResponse: JsonSchema = {
-  type: 'object',
-  required: ['storage_bindings', 'has_more', 'next_cursor'],
-  properties: { storage_bindings: { type: 'array', items: storageBindingResponse }, has_more: { type: 'boolean' }, next_cursor: { type: ['string', 'null'] } },
-};
+export const storageBindingListResponse: JsonSchema = listResponse('storage_bindings', storageBindingResponse);
 
 export const storageFileListResponse: JsonSchema = {
   type: 'object',
@@ -38,7 +36,7 @@ export const storageFileListResponse: JsonSchema = {
       items: {
         type: 'object',
         required: ['path', 'size_bytes', 'sha256', 'updated_at'],
-        properties: { path: { type: 'string' }, size_bytes: { type: 'integer' }, sha256: { type: 'string' }, updated_at: { type: 'string', format: 'date-time' } },
+        properties: { path: { type: 'string' }, size_bytes: { type: 'integer' }, sha256: { type: 'string' }, updated_at: time },
       },
     },
   },

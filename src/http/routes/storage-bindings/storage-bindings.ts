@@ -4,7 +4,7 @@ import { StorageArea } from '../../../storage/area.js';
 import { isDuplicateKey } from '../../../store/duplicate-key.js';
 import { storageBindingView, type StorageBindingDoc } from '../../../store/storage-bindings.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { createStorageBindingBody, storageBindingListResponse, storageBindingResponse, storageFileListResponse } from './schema.js';
 
@@ -45,11 +45,11 @@ export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
       path: '/v1/storage-bindings',
       summary: 'List storage bindings, oldest first.',
       tag: 'storage-bindings',
-      query: pageQuery('storageBinding'),
+      list: { cursor: 'storageBinding' },
       response: storageBindingListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const page = parsePage(ctx.query, 'storageBinding');
+        const page = requestedPage(ctx);
         const { items, has_more, next_cursor } = pageOf((await bindings.list(orgId, page)).filter((b) => !b.deleting), page.limit, (b) => b._id);
         return { storage_bindings: await Promise.all(items.map(view)), has_more, next_cursor };
       },

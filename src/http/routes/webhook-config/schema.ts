@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { WEBHOOK_EVENT_TYPES } from '../../../store/webhook-configs.js';
+import { nullableString } from '../../../schemas/common.js';
 
 export const putWebhookBody: JsonSchema = {
   type: 'object',
@@ -20,7 +21,7 @@ export const webhookConfigResponse: JsonSchema = {
   type: 'object',
   required: ['webhook_url', 'signing_enabled', 'event_types'],
   properties: {
-    webhook_url: { type: ['string', 'null'] },
+    webhook_url: nullableString,
     signing_enabled: { type: 'boolean' },
     event_types: { type: 'array', items: { type: 'string', enum: [...WEBHOOK_EVENT_TYPES] } },
     signing_secret: { type: 'string', description: 'Returned only when the secret is created or rotated; store it at once.' },

@@ -1,6 +1,7 @@
 import { MESSAGE_STATUSES, SESSION_STATUSES } from '../../../domain/ledger.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { batchCounts } from '../session-batches/schema.js';
+import { anyObject, nullableString, stringMap, time } from '../../../schemas/common.js';
 
 /**
  * The bodies Troupe POSTs to an agent's webhook (spec: Webhook deliveries),
@@ -8,9 +9,6 @@ import { batchCounts } from '../session-batches/schema.js';
  * `WebhookBody` type. actors/webhook/decide.ts (buildBody) writes them; the
  * shapes are ours, so no field is left open.
  */
-const time = { type: 'string', format: 'date-time' };
-const stringMap = { type: 'object', additionalProperties: { type: 'string' } };
-const anyObject = { type: 'object', additionalProperties: {} };
 
 /** Also the `data` of the `tool.call_requested` ledger event: the same object, byte for byte. */
 export const toolCallRequestedWebhook: JsonSchema = {
@@ -56,7 +54,7 @@ export const sessionLifecycleWebhook: JsonSchema = lifecycleBody(
   ['session_id', 'batch_id', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_status', 'metadata'],
   {
     session_id: { type: 'string' },
-    batch_id: { type: ['string', 'null'] },
+    batch_id: nullableString,
     agent_id: { type: 'string' },
     version_id: { type: 'string' },
     llm_id: { type: 'string' },

@@ -1,8 +1,7 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { nullableString, nullableTime, time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
-const nullableString = { type: ['string', 'null'] };
-const time = { type: 'string', format: 'date-time' };
-const nullableTime = { type: ['string', 'null'], format: 'date-time' };
 
 export const deliveryResponse: JsonSchema = {
   type: 'object',
@@ -40,12 +39,4 @@ export const deliveryResponse: JsonSchema = {
   },
 };
 
-export const deliveryListResponse: JsonSchema = {
-  type: 'object',
-  required: ['deliveries', 'has_more', 'next_cursor'],
-  properties: {
-    deliveries: { type: 'array', items: deliveryResponse },
-    has_more: { type: 'boolean' },
-    next_cursor: nullableString,
-  },
-};
+export const deliveryListResponse: JsonSchema = listResponse('deliveries', deliveryResponse);

@@ -2,7 +2,7 @@ import { redeliverySend } from '../../../../actors/webhook/enqueue.js';
 import { ConflictError, NotFoundError } from '../../../domain/errors.js';
 import { deliveryDetailView, deliveryView, type WebhookDeliveryDoc } from '../../../store/webhook-deliveries.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, pageQuery, parsePage } from '../../pagination.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';
 import { deliveryListResponse, deliveryResponse } from './schema.js';
 
@@ -32,11 +32,11 @@ export function webhookDeliveryRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/agents/{agent_id}/webhook/deliveries',
       summary: 'The agent\u2019s webhook deliveries, newest first.',
       tag: 'webhooks',
-      query: pageQuery('delivery'),
+      list: { cursor: 'delivery' },
       response: deliveryListResponse,
       handler: async (ctx) => {
         const { orgId, agentId } = await agentOf(ctx);
-        const page = parsePage(ctx.query, 'delivery');
+        const page = requestedPage(ctx);
         const rows = await stores.webhookDeliveries.list(orgId, agentId, page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (d) => d._id);
         return { deliveries: items.map(deliveryView), has_more, next_cursor };

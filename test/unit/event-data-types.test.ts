@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { messageStatus, platform } from '../../actors/session/decision.js';
+import { USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
+
+/**
+ * What is appended to the ledger is typed by event type (src/domain/event-data.ts). The checks that matter here are
+ * the compiler's: each `@ts-expect-error` line must fail to compile, or the build fails (an unused expectation is an
+ * error), so a payload that stops being refused breaks `npm run build` before any test runs.
+ */
+describe('ledger event data is typed by event type', () => {
+  const m = { id: 'm1', status: 'running', attempt: 1 } as MessageState;
+
+  it("builds each type's own data, and the build refuses another type's", () => {
+    const changed = platform('session.status_changed', null, { from: 'idle', to: 'running' });
+    assert.equal(changed.data.to, 'running');
+    const failed = messageStatus(m, 'failed', { error: 'upstream 400' });
+    assert.deepEqual(failed.data, { message_id: 'm1', from: 'running', to: 'failed', attempt: 1, error: 'upstream 400' });
+
+    // @ts-expect-error: a session status change carries no reason
+    platform('session.status_changed', null, { from: 'idle', to: 'running', reason: 'timeout' });
+    // @ts-expect-error: a failed tool call says why (reason)
+    platform('tool.call_failed', 'm1', { message_id: 'm1', tool_call_id: 'c1', tool_name: 't', kind: null, error: 'boom' });
+    // @ts-expect-error: a status change's extra is an attempt, an error or a retry delay, not any field
+    messageStatus(m, 'failed', { reason: 'x' });
+    // @ts-expect-error: a user message's data is content, metadata and message_id, not a status change
+    const wrong: NewEvent = { type: 'user.message', message_id: 'm1', source: 'user', actor: USER_ACTOR, data: { from: 'idle', to: 'running' } };
+    void wrong;
+  });
+
+  it('narrows data on type', () => {
+    const events: NewEvent[] = [platform('session.status_changed', null, { from: 'running', to: 'idle' }), messageStatus(m, 'completed')];
+    const to = events.map((e) => (e.type === 'message.status_changed' || e.type === 'session.status_changed' ? e.data.to : null));
+    assert.deepEqual(to, ['idle', 'completed']);
+  });
+});
