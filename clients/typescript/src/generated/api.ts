@@ -1735,9 +1735,9 @@ export type GetV1SessionsSessionIdUsageResponse = {
   };
 };
 
-/** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time. */
+/** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to). */
 export type GetV1UsagePathParams = Record<string, never>;
-export type GetV1UsageQuery = { from?: string; to?: string; group_by?: "model" | "agent" | "session"; limit?: number; after?: string };
+export type GetV1UsageQuery = { limit?: number; after?: string; from?: string; to?: string; group_by?: "model" | "agent" | "session" };
 export type GetV1UsageBody = undefined;
 export type GetV1UsageResponse = {
   from: string | null;

@@ -1,6 +1,4 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
-import { pageQuery } from '../../pagination.js';
-import { GROUP_CURSOR_MAX, GROUP_CURSOR_PATTERN } from './group-cursor.js';
 
 const cost: JsonSchema = {
   type: 'array',
@@ -19,7 +17,7 @@ const figureNames = Object.keys(figures);
 
 export const figuresSchema: JsonSchema = { type: 'object', required: figureNames, properties: figures };
 
-/** The range and grouping; checked as given (limit and after are checked as a page, by parsePage and parseGroupCursor). */
+/** The range and grouping, checked as given; the page (limit, after) is the route's `list` declaration's. */
 export const usageFilterQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -27,21 +25,6 @@ export const usageFilterQuery: JsonSchema = {
     from: { type: 'string', format: 'date-time', description: 'Inclusive; rounded down to the hour (usage is kept per UTC hour).' },
     to: { type: 'string', format: 'date-time', description: 'Exclusive.' },
     group_by: { type: 'string', enum: ['model', 'agent', 'session'], default: 'model' },
-  },
-};
-
-export const usageQuery: JsonSchema = {
-  ...usageFilterQuery,
-  properties: {
-    ...(usageFilterQuery.properties as Record<string, JsonSchema>),
-    limit: { ...(pageQuery().properties as Record<string, JsonSchema>).limit, description: 'Groups per page.' },
-    after: {
-      type: 'string',
-      minLength: 1,
-      maxLength: GROUP_CURSOR_MAX,
-      pattern: GROUP_CURSOR_PATTERN,
-      description: 'Cursor: the next_cursor of the previous page, with the same group_by, from and to.',
-    },
   },
 };
 

@@ -2,11 +2,11 @@ import { InvalidRequestError } from '../../../domain/errors.js';
 import { check } from '../../../schemas/validator.js';
 import { GROUP_FIELD, groupPage, totalOf, type GroupBy } from '../../../usage/report.js';
 import type { AppDeps } from '../../deps.js';
-import { parsePage } from '../../pagination.js';
+import { requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from '../sessions/runtime.js';
 import { groupCursor, parseGroupCursor } from './group-cursor.js';
-import { orgUsageResponse, sessionUsageResponse, usageFilterQuery, usageQuery } from './schema.js';
+import { orgUsageResponse, sessionUsageResponse, usageFilterQuery } from './schema.js';
 
 /** Token usage and cost: per session, and for the org by model, agent or session (routing-interface traffic included). */
 export function usageRoutes(deps: AppDeps): RouteSpec[] {
@@ -30,15 +30,16 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/usage',
-      summary: 'The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time.',
+      summary: 'The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to).',
       tag: 'usage',
-      query: usageQuery,
+      query: usageFilterQuery,
+      list: { cursor: 'group' },
       response: orgUsageResponse,
       handler: async (ctx) => {
-        const { limit: rawLimit, after: rawAfter, ...filters } = ctx.query;
+        const { limit: _limit, after: _after, ...filters } = ctx.query;
         const q = check<{ from?: string; to?: string; group_by: GroupBy }>(usageFilterQuery, filters);
-        const { limit } = parsePage({ limit: rawLimit });
-        const after = parseGroupCursor(rawAfter, q.group_by);
+        const { limit, after: cursor } = requestedPage(ctx);
+        const after = parseGroupCursor(cursor, q.group_by);
         const from = q.from ? new Date(q.from) : null;
         const to = q.to ? new Date(q.to) : null;
         if (from && to && from >= to) throw new InvalidRequestError('from must be before to.', 'from');
