@@ -13,6 +13,22 @@ interface Projection {
 }
 
 /**
+ * The messages a bulk write refused with a duplicate key, when that is all
+ * that went wrong: every other write was applied. Null for any other error,
+ * a network error above all: the driver reports a connection lost mid-write
+ * as a MongoBulkWriteError with no write errors, and that write must fail the
+ * turn (the MongoDB-restart fault test caught it counted as "nothing refused",
+ * which left a completed message `running` in the read model for good).
+ */
+export function fenceRefusals(err: unknown, written: readonly MessageState[]): MessageState[] | null {
+  if (!(err instanceof MongoBulkWriteError) || err.writeConcernError) return null;
+  const errors = [err.writeErrors].flat();
+  if (!errors.length || (err.result?.matchedCount ?? 0) + (err.result?.upsertedCount ?? 0) + errors.length !== written.length) return null;
+  const refused = errors.map((e) => (isDuplicateKey(e) ? written[e.index] : undefined));
+  return refused.every((m): m is MessageState => m?.last_sequence !== undefined) ? refused : null;
+}
+
+/**
  * Writes the session and message read models of many turns in one bulkWrite
  * per collection. Only a session's own actor writes its projection, one turn
  * at a time, after winning the ledger's sequence fence. That alone does not
@@ -50,12 +66,11 @@ export class ProjectionWriter {
    * state than the one written. Any other refusal is a real failure.
    */
   private async onlyStale(err: unknown, written: MessageState[]): Promise<boolean> {
-    if (!(err instanceof MongoBulkWriteError) || err.writeConcernError) return false;
-    const refused = [err.writeErrors].flat().map((e) => (isDuplicateKey(e) ? written[e.index] : undefined));
-    if (refused.some((m) => m?.last_sequence === undefined)) return false;
-    const stored = await this.messages.col.find({ _id: { $in: refused.map((m) => m!.id) } }, { projection: { last_sequence: 1 } }).toArray();
+    const refused = fenceRefusals(err, written);
+    if (!refused) return false;
+    const stored = await this.messages.col.find({ _id: { $in: refused.map((m) => m.id) } }, { projection: { last_sequence: 1 } }).toArray();
     const newer = new Map(stored.map((d) => [d._id, d.last_sequence ?? -1]));
-    return refused.every((m) => (newer.get(m!.id) ?? -1) > m!.last_sequence!);
+    return refused.every((m) => (newer.get(m.id) ?? -1) > m.last_sequence!);
   }
 
   private async write(batch: Pending<Projection>[]): Promise<void> {

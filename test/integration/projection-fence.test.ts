@@ -6,6 +6,7 @@ import { MessageStore } from '../../src/store/messages.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
 import { SessionStore } from '../../src/store/sessions.js';
 import { requiredEnv, uniqueName } from '../support/harness.js';
+import { TcpProxy } from '../support/tcp-proxy.js';
 
 function session(last_sequence: number, status: 'idle' | 'running'): SessionState {
   return { id: 'ses_fence', status, last_sequence, last_message_id: 'msg_fence', last_message_status: status === 'idle' ? 'completed' : 'running', running_message_id: status === 'idle' ? null : 'msg_fence', queued_message_ids: [], recent_commands: [] };
@@ -56,6 +57,36 @@ describe('read-model writes are fenced by last_sequence', () => {
     await writer.save('org_1', session(6, 'idle'), [message(6, 'completed')]);
     await writer.save('org_1', session(7, 'running'), [message(7, 'running')]);
     assert.deepEqual(await stored(), [{ status: 'running', last_sequence: 7 }, { status: 'running', last_sequence: 7 }]);
+  });
+
+  it('a messages write cut off by a lost connection fails the save, though the session write after it would pass', async () => {
+    // The driver reports a connection lost mid-write as a bulk-write error with no write errors; counted as
+    // "only stale refusals", the session moved on without its messages (CI's MongoDB-restart fault test).
+    const url = new URL(requiredEnv('MONGODB_URL'));
+    const proxy = new TcpProxy(Number(url.port));
+    await proxy.start();
+    url.port = String(proxy.port);
+    const cut = new MongoClient(url.toString(), { directConnection: true, serverSelectionTimeoutMS: 5000 });
+    try {
+      await cut.connect();
+      const cdb = cut.db(db.databaseName);
+      const through = new ProjectionWriter(new SessionStore(cdb), new MessageStore(cdb));
+      await through.save('org_1', session(10, 'running'), [message(10, 'running')]);
+      proxy.blackhole();
+      const saved = through.save('org_1', session(12, 'idle'), [message(12, 'completed')]);
+      saved.catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.ok(proxy.dropAll() > 0, 'the held write had a connection to cut');
+      proxy.heal();
+      await assert.rejects(saved, /closed|reset|ECONNRESET/i);
+      assert.deepEqual(await stored(), [{ status: 'running', last_sequence: 10 }, { status: 'running', last_sequence: 10 }]);
+      // The turn's retry writes both.
+      await through.save('org_1', session(12, 'idle'), [message(12, 'completed')]);
+      assert.deepEqual(await stored(), [{ status: 'idle', last_sequence: 12 }, { status: 'completed', last_sequence: 12 }]);
+    } finally {
+      await cut.close().catch(() => undefined);
+      await proxy.close();
+    }
   });
 
   it('a stored message without last_sequence (written before the field) takes any write', async () => {

@@ -59,6 +59,14 @@ export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string,
         a.problems.push(`${sid}: ${k} recorded ${n} times`);
       }
     }
+    // Every message the ledger took must end in the ledger too, not only in the read model.
+    const ended = new Set(evs.filter((e) => e.type === 'message.status_changed' && TERMINAL.includes(e.data.to ?? '')).map((e) => e.message_id));
+    for (const e of evs) {
+      if (e.type === 'user.message' && !ended.has(e.message_id)) {
+        a.stuck++;
+        a.problems.push(`${sid}: message ${e.message_id} never ends in the ledger (${evs.filter((x) => x.message_id === e.message_id).map((x) => `${x.sequence_number} ${x.type}${x.data.to ? ` ${x.data.to}` : ''}`).join(', ')})`);
+      }
+    }
     const last = evs.at(-1);
     if (last && !(last.type === 'session.status_changed' && last.data.to === 'idle')) {
       a.stuck++;
@@ -72,11 +80,15 @@ export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string,
       a.problems.push(`${sid}: acknowledged message ${mid} is not in the ledger`);
     }
   }
-  const messages = await db.collection<{ _id: string; session_id: string; status: string }>('messages').find({ session_id: { $in: sessionIds } }, { projection: { status: 1, session_id: 1 } }).toArray();
+  const messages = await db.collection<{ _id: string; session_id: string; status: string; last_sequence?: number }>('messages').find({ session_id: { $in: sessionIds } }, { projection: { status: 1, session_id: 1, last_sequence: 1 } }).toArray();
   for (const m of messages) {
     if (!TERMINAL.includes(m.status)) {
       a.stuck++;
-      a.problems.push(`${m.session_id}: message ${m._id} is ${m.status}`);
+      // Where the read models stand against the ledger tells a lost projection write from a lost turn.
+      const s = await db.collection<{ _id: string; status: string; last_sequence: number }>('sessions').findOne({ _id: m.session_id }, { projection: { status: 1, last_sequence: 1 } });
+      const ledger = bySession.get(m.session_id)?.at(-1)?.sequence_number;
+      const copies = messages.filter((o) => o._id === m._id).map((o) => `${o.status}@${o.last_sequence}`);
+      a.problems.push(`${m.session_id}: message ${m._id} is ${m.status} (its last_sequence ${m.last_sequence}; stored as ${copies.join(', ')}; the session's read model ${s?.status} at ${s?.last_sequence}; the ledger at ${ledger})`);
     } else if (m.status !== 'completed') a.failed++;
   }
   return a;

@@ -18,7 +18,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/sessions/{session_id}/stream',
       summary: 'Server-Sent Events of the session ledger; resumes after Last-Event-ID (header or last_event_id query); ?deltas=true adds ephemeral assistant.delta records.',
       tag: 'events',
-      query: { type: 'object', properties: { last_event_id: { type: 'string', description: 'Resume after this event id (<session_id>:<n>); the Last-Event-ID header wins.' }, deltas: { type: 'string', enum: ['true', 'false'], description: 'Also send ephemeral assistant.delta records.' } } },
+      query: { type: 'object', properties: { last_event_id: { type: 'string', pattern: '^(?:[^:]+:)?[0-9]{1,15}$', description: 'Resume after this event id (<session_id>:<n>, the session\'s own id, or just <n>); the Last-Event-ID header wins.' }, deltas: { type: 'string', enum: ['true', 'false'], description: 'Also send ephemeral assistant.delta records.' } } },
       responseContent: {
         'text/event-stream': {
           // OpenAPI 3.1 reads an event stream's schema as one event's: the SSE fields as a client's parser yields them.
