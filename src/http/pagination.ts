@@ -10,19 +10,27 @@ export const MAX_LIMIT = 100;
 
 const MAX_CURSOR_LENGTH = 200;
 const SEQUENCE_CURSOR = '^\\d{1,15}$';
+/** A usage group's key (a model name of up to 200 characters, an id, or null) as base64url JSON. */
+const GROUP_CURSOR = '^[A-Za-z0-9_-]+$';
+const MAX_GROUP_CURSOR_LENGTH = 1100;
 
-/** What a list's cursor is: the id of its last row (of this kind), or a ledger sequence number. */
-export type CursorKind = IdKind | 'sequence';
+/** What a list's cursor is: the id of its last row (of this kind), a ledger sequence number, or a usage group's key. */
+export type CursorKind = IdKind | 'sequence' | 'group';
 
 /** The one statement of a cursor's shape: the document shows it and parsePage refuses anything else. */
 function cursorPatternSource(kind: CursorKind): string {
-  return kind === 'sequence' ? SEQUENCE_CURSOR : `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
+  if (kind === 'sequence') return SEQUENCE_CURSOR;
+  if (kind === 'group') return GROUP_CURSOR;
+  return `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
+}
+
+function maxCursorLength(kind: CursorKind | null): number {
+  return kind === 'group' ? MAX_GROUP_CURSOR_LENGTH : MAX_CURSOR_LENGTH;
 }
 
 /**
  * The query parameters every list endpoint takes, with the pattern its cursor kind has (none: any string). Routes
- * declare `list` instead, which documents and parses from this; a list whose cursor is its own (usage groups) builds
- * its parameters on it.
+ * declare `list` instead, which documents and parses from this.
  */
 export function pageQuery(cursor: CursorKind | null = null): JsonSchema {
   const pattern = cursor ? { pattern: cursorPatternSource(cursor) } : {};
@@ -30,7 +38,7 @@ export function pageQuery(cursor: CursorKind | null = null): JsonSchema {
     type: 'object',
     properties: {
       limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
-      after: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH, ...pattern, description: 'Cursor: the next_cursor of the previous page.' },
+      after: { type: 'string', minLength: 1, maxLength: maxCursorLength(cursor), ...pattern, description: 'Cursor: the next_cursor of the previous page.' },
     },
   };
 }
@@ -68,11 +76,12 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
     limit = Number(rawLimit);
   }
   const after = query.after;
-  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > MAX_CURSOR_LENGTH)) {
+  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > maxCursorLength(idsOf))) {
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
   }
   if (idsOf && after !== undefined && !cursorPattern(idsOf).test(after as string)) {
-    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${idsOf === 'sequence' ? 'a sequence number' : `an id like ${IdPrefix[idsOf]}_…`}).`, 'after');
+    const shape = idsOf === 'sequence' ? 'a sequence number' : idsOf === 'group' ? 'base64url' : `an id like ${IdPrefix[idsOf]}_…`;
+    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${shape}).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
 }

@@ -50,6 +50,12 @@ export class CredentialStore {
     return this.col.find({ org_id: orgId }, { projection: { value: 0 } }).sort({ name: 1 }).toArray();
   }
 
+  /** Which of `names` the org has stored: a router's candidates name a few, and the org may hold many. */
+  async stored(orgId: string, names: string[]): Promise<Set<string>> {
+    const rows = await this.col.find({ org_id: orgId, name: { $in: [...new Set(names)] } }, { projection: { _id: 0, name: 1 } }).toArray();
+    return new Set(rows.map((r) => r.name));
+  }
+
   async delete(orgId: string, name: string): Promise<boolean> {
     const r = await this.col.deleteOne({ org_id: orgId, name });
     return r.deletedCount === 1;

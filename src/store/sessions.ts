@@ -68,6 +68,14 @@ export function sessionState(s: SessionDoc): SessionState {
   };
 }
 
+/** Sessions a metadata-filtered list page looks at, at most (SessionStore.list). */
+export const METADATA_WALK = 1000;
+
+const BATCH_CHILD_FIELDS = { status: 1, last_message_status: 1, agent_id: 1, version_id: 1, llm_id: 1, metadata: 1 } as const;
+
+/** What a batch read needs of each child session. */
+export type BatchChild = Pick<SessionDoc, '_id' | 'status' | 'last_message_status' | 'agent_id' | 'version_id' | 'llm_id' | 'metadata'>;
+
 export class SessionStore {
   readonly col: Collection<SessionDoc>;
 
@@ -94,11 +102,28 @@ export class SessionStore {
     return this.col.findOne({ _id: id });
   }
 
-  list(orgId: string, metadata: Record<string, string>, limit: number, after: string | null): Promise<SessionDoc[]> {
+  /**
+   * A page of the org's sessions, newest first, after the cursor `after`. With
+   * metadata filters the store matches each session it walks on fetch (no index
+   * serves client-chosen keys on every server: docs/decisions.md), so the walk
+   * is bounded: it looks at METADATA_WALK sessions at most, and when that window
+   * ends before the page is full, `walkedTo` (the window's last id) is where the
+   * next page starts, though the page holds fewer rows, even none.
+   */
+  async list(orgId: string, metadata: Record<string, string>, limit: number, after: string | null): Promise<{ rows: SessionDoc[]; walkedTo: string | null }> {
+    const ids: { $lt?: string; $gte?: string } = after ? { $lt: after } : {};
+    const filters = Object.entries(metadata);
+    let walkedTo: string | null = null;
+    if (filters.length) {
+      // The window's last id, read from the index alone (a covered query).
+      const [edge] = await this.col.find(after ? { org_id: orgId, _id: { $lt: after } } : { org_id: orgId }, { projection: { _id: 1 } }).sort({ _id: -1 }).skip(METADATA_WALK - 1).limit(1).toArray();
+      if (edge) ids.$gte = walkedTo = edge._id;
+    }
     const filter: Filter<SessionDoc> = { org_id: orgId };
-    for (const [k, v] of Object.entries(metadata)) (filter as Record<string, unknown>)[`metadata.${k}`] = v;
-    if (after) filter._id = { $lt: after };
-    return this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    if (ids.$lt || ids.$gte) filter._id = ids;
+    for (const [k, v] of filters) (filter as Record<string, unknown>)[`metadata.${k}`] = v;
+    const rows = await this.col.find(filter).sort({ _id: -1 }).limit(limit + 1).toArray();
+    return { rows, walkedTo: rows.length > limit ? null : walkedTo };
   }
 
   /** Idle sessions created before `cutoff`, in id order from `after` (retention candidates). */
@@ -106,6 +131,15 @@ export class SessionStore {
     const filter: Filter<SessionDoc> = { org_id: orgId, status: 'idle', created_at: { $lt: cutoff } };
     if (after) filter._id = { $gt: after };
     return this.col.find(filter).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /**
+   * A batch's children, the fields its status is derived from: one query on the
+   * `batch` index. Reading each child by `_id` instead took 2,000 queries for
+   * 2,000 children, and FerretDB v1 scans its table for each (bench/lists).
+   */
+  batchChildren(orgId: string, batchId: string): Promise<BatchChild[]> {
+    return this.col.find({ org_id: orgId, batch_id: batchId }, { projection: BATCH_CHILD_FIELDS }).toArray() as Promise<BatchChild[]>;
   }
 
   /** Ids of up to `limit` sessions that mount the storage binding. */

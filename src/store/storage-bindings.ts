@@ -90,6 +90,11 @@ export class StorageBindingStore {
     return this.files.find({ org_id: orgId, binding_id: bindingId }).sort({ path: 1 }).toArray();
   }
 
+  /** Each file's size only, for a binding's file_count and size_bytes: a listed page of bindings read every full file row. */
+  sizesOf(orgId: string, bindingId: string): Promise<Pick<StorageFileDoc, 'size_bytes'>[]> {
+    return this.files.find({ org_id: orgId, binding_id: bindingId }, { projection: { _id: 0, size_bytes: 1 } }).toArray();
+  }
+
   async putFile(doc: StorageFileDoc): Promise<void> {
     await this.files.replaceOne({ _id: doc._id }, doc, { upsert: true });
   }

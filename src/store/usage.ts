@@ -1,4 +1,4 @@
-import type { Collection, Db, Filter, FindCursor } from 'mongodb';
+import type { Collection, Db, Document, Filter } from 'mongodb';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** A per-million-token price; cost = tokens / 1e6 × price, in `currency`. */
@@ -66,6 +66,8 @@ function idOf(k: UsageKey, hour: Date): string {
  */
 export class UsageStore {
   readonly col: Collection<UsageDoc>;
+  /** Whether the server sums a $group right; null until a range with a record has told (sumsInStore). */
+  private grouping: boolean | null = null;
 
   constructor(db: Db) {
     this.col = db.collection<UsageDoc>('usage');
@@ -85,14 +87,85 @@ export class UsageStore {
     return this.col.find(routerId ? { org_id: orgId, router_id: routerId } : { org_id: orgId }).sort({ hour: 1, model: 1 }).toArray();
   }
 
-  /** Records of an org in [from, to), optionally of one session, as a cursor to stream; hours are the unit, so `from` is rounded down. */
-  range(orgId: string, from: Date | null, to: Date | null, sessionId?: string): FindCursor<UsageDoc> {
+  /**
+   * Sums of the range per key of `field` and per currency, in key order (null
+   * first), only keys after `after` when given. Summed in the store where the
+   * server sums right (sumsInStore); else each record is its own sum, in the
+   * same order, and the caller folds consecutive rows of one key. Either way a
+   * caller that stops after a page stops the read.
+   */
+  async *sums(range: UsageRange, field: UsageField, after?: { key: string | null }): AsyncGenerator<UsageSum> {
+    const filter = this.filterOf(range);
+    // A null key sorts first, so after it come the strings; {$gt} on a string never matches null.
+    if (after) (filter as Record<string, unknown>)[field] = after.key === null ? { $gte: '' } : { $gt: after.key };
+    if (await this.sumsInStore(filter)) {
+      const pipeline = [{ $match: filter }, { $group: { _id: { k: `$${field}`, c: '$currency' }, ...SUMS } }, { $sort: { '_id.k': 1, '_id.c': 1 } }];
+      for await (const g of this.col.aggregate(pipeline, { allowDiskUse: true })) yield sumOf(g._id.k, g._id.c, g);
+    } else {
+      for await (const d of this.col.find(filter, { projection: { [field]: 1, ...FIGURES } }).sort({ [field]: 1 })) yield sumOf(d[field], d.currency, d);
+    }
+  }
+
+  /** Sums of the range per currency (key null), summed in the store where it sums right. */
+  async *totals(range: UsageRange): AsyncGenerator<UsageSum> {
+    const filter = this.filterOf(range);
+    if (await this.sumsInStore(filter)) {
+      for await (const g of this.col.aggregate([{ $match: filter }, { $group: { _id: '$currency', ...SUMS } }])) yield sumOf(null, g._id, g);
+    } else {
+      for await (const d of this.col.find(filter, { projection: FIGURES })) yield sumOf(null, d.currency, d);
+    }
+  }
+
+  /** Records of an org in [from, to), optionally of one session; hours are the unit, so `from` is rounded down. */
+  private filterOf({ orgId, from, to, sessionId }: UsageRange): Filter<UsageDoc> {
     const filter: Filter<UsageDoc> = { org_id: orgId };
     if (sessionId) filter.session_id = sessionId;
     const hour: Record<string, Date> = {};
     if (from) hour.$gte = hourOf(from);
     if (to) hour.$lt = to;
     if (from || to) filter.hour = hour;
-    return this.col.find(filter);
+    return filter;
   }
+
+  /**
+   * Whether the server's $group sums every accumulator. FerretDB v1 gives the
+   * group's documents to the first accumulator only (the rest sum nothing:
+   * stages/group.go shares one iterator), so there the records are read and
+   * summed by the caller. Asked of the range itself, with one record; known once
+   * a range has one.
+   */
+  async sumsInStore(filter: Filter<UsageDoc>): Promise<boolean> {
+    if (this.grouping !== null) return this.grouping;
+    const [probe] = await this.col.aggregate([{ $match: filter }, { $limit: 1 }, { $group: { _id: null, a: { $sum: 1 }, b: { $sum: 1 } } }]).toArray();
+    if (!probe) return false;
+    return (this.grouping = probe.b === 1);
+  }
+}
+
+export type UsageField = 'model' | 'agent_id' | 'session_id';
+
+/** Which records a report reads: an org's (or one session's) in [from, to). */
+export interface UsageRange {
+  orgId: string;
+  from: Date | null;
+  to: Date | null;
+  sessionId?: string;
+}
+
+/** Summed figures of one key and currency: one record, or records the store summed. */
+export interface UsageSum {
+  key: string | null;
+  currency: string | null;
+  requests: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost: number;
+}
+
+const FIGURES = { currency: 1, requests: 1, input_tokens: 1, output_tokens: 1, cost: 1 } as const;
+const SUMS = { requests: { $sum: '$requests' }, input_tokens: { $sum: '$input_tokens' }, output_tokens: { $sum: '$output_tokens' }, cost: { $sum: '$cost' } };
+
+/** Records of an earlier release lack agent_id, session_id, currency and cost: missing is null (or 0). */
+function sumOf(key: unknown, currency: unknown, d: Document): UsageSum {
+  return { key: (key as string | null | undefined) ?? null, currency: (currency as string | null | undefined) ?? null, requests: d.requests ?? 0, input_tokens: d.input_tokens ?? 0, output_tokens: d.output_tokens ?? 0, cost: d.cost ?? 0 };
 }

@@ -1,6 +1,9 @@
-import type { UsageDoc } from '../store/usage.js';
+import type { UsageField, UsageSum } from '../store/usage.js';
 
 export type GroupBy = 'model' | 'agent' | 'session';
+
+/** The record field each grouping keys on. */
+export const GROUP_FIELD: Record<GroupBy, UsageField> = { model: 'model', agent: 'agent_id', session: 'session_id' };
 
 export interface Cost {
   currency: string;
@@ -24,41 +27,56 @@ class Tally {
   unpriced = 0;
   readonly costs = new Map<string, number>();
 
-  add(d: UsageDoc): void {
-    this.calls += d.requests;
-    this.input += d.input_tokens;
-    this.output += d.output_tokens;
-    if (d.currency) this.costs.set(d.currency, (this.costs.get(d.currency) ?? 0) + (d.cost ?? 0));
-    else this.unpriced += d.requests;
+  add(s: UsageSum): void {
+    this.calls += s.requests;
+    this.input += s.input_tokens;
+    this.output += s.output_tokens;
+    if (s.currency) this.costs.set(s.currency, (this.costs.get(s.currency) ?? 0) + s.cost);
+    else this.unpriced += s.requests;
   }
 
   figures(): UsageFigures {
     // Micro-units: enough for per-token prices, and free of float noise like 0.30000000000000004.
-    const cost = [...this.costs].sort(([a], [b]) => a.localeCompare(b)).map(([currency, amount]) => ({ currency, amount: Math.round(amount * 1e6) / 1e6 }));
+    const cost = [...this.costs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([currency, amount]) => ({ currency, amount: Math.round(amount * 1e6) / 1e6 }));
     return { model_calls: this.calls, input_tokens: this.input, output_tokens: this.output, cost, unpriced_model_calls: this.unpriced };
   }
 }
 
-const FIELD = { model: 'model', agent: 'agent_id', session: 'session_id' } as const;
-
-/**
- * Sums usage records into one row per model, agent or session (null agent
- * and session = routing-interface traffic), sorted by key, plus totals.
- */
+/** One row per model, agent or session (null agent and session = routing-interface traffic). */
 export type UsageGroup = UsageFigures & { model?: string | null; agent_id?: string | null; session_id?: string | null };
 
-export async function summarize(docs: Iterable<UsageDoc> | AsyncIterable<UsageDoc>, groupBy: GroupBy): Promise<{ groups: UsageGroup[]; totals: UsageFigures }> {
-  const field = FIELD[groupBy];
-  const groups = new Map<string | null, Tally>();
-  const totals = new Tally();
-  // Read as a stream: an org's hours of usage can be millions of records, and only the tallies are kept.
-  for await (const d of docs) {
-    const key = (d[field] as string | null | undefined) ?? null;
-    let t = groups.get(key);
-    if (!t) groups.set(key, (t = new Tally()));
-    t.add(d);
-    totals.add(d);
+export interface GroupPage {
+  groups: UsageGroup[];
+  has_more: boolean;
+  /** Key of the last group when there are more: where the next page starts. */
+  last: string | null;
+}
+
+/**
+ * Folds sums in key order into rows, at most `limit` of them: consecutive sums
+ * of one key (one per currency, or one per record) make one row. Stops reading
+ * at the first key past the page, so a page costs its own rows, not the range.
+ */
+export async function groupPage(sums: AsyncIterable<UsageSum>, field: UsageField, limit = Infinity): Promise<GroupPage> {
+  const rows: { key: string | null; tally: Tally }[] = [];
+  let has_more = false;
+  for await (const s of sums) {
+    let row = rows[rows.length - 1];
+    if (!row || row.key !== s.key) {
+      if (rows.length === limit) {
+        has_more = true;
+        break;
+      }
+      rows.push((row = { key: s.key, tally: new Tally() }));
+    }
+    row.tally.add(s);
   }
-  const rows: UsageGroup[] = [...groups].sort(([a], [b]) => (a ?? '').localeCompare(b ?? '')).map(([key, t]) => ({ [field]: key, ...t.figures() }));
-  return { groups: rows, totals: totals.figures() };
+  return { groups: rows.map((r) => ({ [field]: r.key, ...r.tally.figures() })), has_more, last: has_more ? rows[rows.length - 1].key : null };
+}
+
+/** All sums added up: the range's totals. */
+export async function totalOf(sums: AsyncIterable<UsageSum>): Promise<UsageFigures> {
+  const t = new Tally();
+  for await (const s of sums) t.add(s);
+  return t.figures();
 }

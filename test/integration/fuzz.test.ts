@@ -40,10 +40,15 @@ const STRICTER_THAN_SCHEMA = new Map<string, string>([
   ['PUT /v1/routers/{router_id}', 'api_key_credential names a stored credential and candidate models are unique'],
   ['GET /v1/sessions/{session_id}/stream', 'last_event_id must name the session of the path: JSON Schema cannot refer to another parameter'],
   ['GET /v1/usage', 'from must be before to: JSON Schema cannot compare two parameters, and the fuzz draws from ≥ to about half the time'],
+  // These two cross the warning's threshold in some runs and not others (a run here: 8 of 91 and 22 of 77 drawn requests refused).
+  ['POST /v1/agents/{agent_id}/messages', "session.llm_id must name one of the agent version's llm options, which the schema cannot list"],
+  ['POST /v1/files', "the form's other fields may have any name in the schema, but a part header cannot carry a control character: busboy refuses it as malformed_multipart"],
 ]);
 
 /** Operations allowed in the "Missing test data" (mostly 404) warning, each with why; none other. */
 const NOT_FOUND_BY_DESIGN = new Map<string, string>([
+  // Which of the two crosses the warning's threshold moves with the document (the seed's draws): both can.
+  ['POST /v1/agents', 'source.source_snapshot_id is in the body, which the config cannot supply: mostly an unknown snapshot'],
   ['POST /v1/agents/{agent_id}/versions', 'source.source_snapshot_id is in the body, which the config cannot supply: mostly an unknown snapshot'],
   ['POST /v1/agents', 'source.source_snapshot_id is in the body, which the config cannot supply: mostly an unknown snapshot'],
   ['POST /v1/sessions/{session_id}/events', 'tool results and cancels name a tool call or message of the session in the body, which the config cannot supply: mostly unknown'],

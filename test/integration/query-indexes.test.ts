@@ -64,6 +64,10 @@ function indexServes(index: IndexDescription, shape: Shape): boolean {
   return same || reversed;
 }
 
+async function drain(rows: AsyncIterable<unknown>): Promise<void> {
+  for await (const _ of rows);
+}
+
 function served(shape: Shape, indexes: Record<string, IndexDescription[]> = INDEXES): boolean {
   const all: IndexDescription[] = [{ key: { _id: 1 }, name: '_id_', unique: true }, ...(indexes[shape.collection] ?? [])];
   return all.some((i) => indexServes(i, shape));
@@ -192,8 +196,18 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.webhookDeliveries.list('org_1', 'agent_1', 10, 'dlv_1');
       await stores.routers.list('org_1', 10, null);
       await stores.credentials.list('org_1');
-      await stores.usage.range('org_1', new Date(0), new Date()).toArray();
-      await stores.usage.range('org_1', null, null, 'sess_1').toArray();
+      await stores.credentials.stored('org_1', ['A', 'B']);
+      await stores.storageBindings.sizesOf('org_1', 'sb_1');
+      await stores.usage.add({ orgId: 'org_1', routerId: null, agentId: 'agt_1', sessionId: 'ses_1', model: 'm', currency: 'USD' }, { requests: 1, input: 1, output: 1, cost: 1 });
+      const range = { orgId: 'org_1', from: new Date(0), to: new Date() };
+      for (const after of [undefined, { key: null }, { key: 'ses_0' }]) await drain(stores.usage.sums(range, 'session_id', after));
+      await drain(stores.usage.totals(range));
+      // Grouped by model or agent only where the server sums a $group (FerretDB v1, which has no secondary index
+      // to serve anything, reads the records sorted by key instead).
+      if (await stores.usage.sumsInStore({ org_id: 'org_1' })) {
+        await drain(stores.usage.sums({ orgId: 'org_1', from: null, to: null, sessionId: 'ses_1' }, 'model'));
+        for (const field of ['model', 'agent_id'] as const) await drain(stores.usage.sums(range, field, { key: 'x' }));
+      }
     });
   });
 
@@ -207,6 +221,7 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.ledger.after('sess_1', 0, 5);
       await stores.messages.byIds('sess_1', ['m1', 'm2']);
       await stores.batches.byKey('org_1', 'key');
+      await stores.sessions.batchChildren('org_1', 'bat_1');
       await stores.webhookConfigs.get('org_1', 'agent_1');
       await stores.routers.byDefault('org_1');
       await stores.apiKeys.findActive('tr_sk_x');

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { MongoClient } from 'mongodb';
+import { newId } from '../../src/domain/ids.js';
+import { UsageStore } from '../../src/store/usage.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, converse } from '../fakes/llm-conversation.js';
 import { agentWith } from '../support/agent-fixture.js';
@@ -13,6 +16,7 @@ interface Figures {
   unpriced_model_calls: number;
 }
 type Row = Figures & { model?: string; agent_id?: string | null; session_id?: string | null };
+type Page = { groups: Row[]; has_more: boolean; next_cursor: string | null; totals: Figures };
 
 const PROVIDERS = ['openai', 'openai-responses', 'anthropic'] as const;
 const INGRESS = ['chat', 'responses', 'messages'] as const;
@@ -119,7 +123,7 @@ describe('usage and cost', function () {
 
   it('documents usage, organization and session deletion in the OpenAPI document', async () => {
     const doc = await json<{ paths: Record<string, Record<string, { parameters?: { name: string }[]; responses: Record<string, unknown> }>> }>(await h.api('/v1/openapi.json'), 200);
-    assert.deepEqual((doc.paths['/v1/usage'].get.parameters ?? []).map((p) => p.name).sort(), ['from', 'group_by', 'to']);
+    assert.deepEqual((doc.paths['/v1/usage'].get.parameters ?? []).map((p) => p.name).sort(), ['after', 'from', 'group_by', 'limit', 'to']);
     assert.ok(doc.paths['/v1/sessions/{session_id}/usage'].get.responses['200']);
     assert.ok(doc.paths['/v1/organization'].patch);
     assert.ok(doc.paths['/v1/sessions/{session_id}'].delete.responses['204']);
@@ -135,5 +139,90 @@ describe('usage and cost', function () {
       const err = await json<{ error: { type: string } }>(await h.api(`/v1/usage?${q}`), 400);
       assert.equal(err.error.type, 'invalid_request_error', q);
     }
+  });
+
+  describe('groups a page at a time', () => {
+    // A day of its own, so the other tests' calls are not in the range.
+    const day = 'from=2001-02-03T00:00:00Z&to=2001-02-04T00:00:00Z';
+    const at = (h: number) => new Date(Date.UTC(2001, 1, 3, h, 30));
+    const sessions = Array.from({ length: 7 }, () => newId('session')).sort();
+    const agents = [newId('agent'), newId('agent')].sort();
+    let mongo: MongoClient;
+
+    before(async () => {
+      const orgId = (await json<{ id: string }>(await h.api('/v1/organization'), 200)).id;
+      mongo = await new MongoClient(h.env.MONGODB_URL).connect();
+      const db = mongo.db(h.env.TROUPE_MONGODB_DB);
+      const store = new UsageStore(db);
+      // Each session: two hours, two currencies and an unpriced model, so a group is several records and sums.
+      for (const [i, sid] of sessions.entries()) {
+        const key = { orgId, routerId: null, agentId: agents[i % 2], sessionId: sid };
+        await store.add({ ...key, model: 'm-eur', currency: 'EUR' }, { requests: 1, input: 10 * (i + 1), output: 1, cost: 0.5 }, at(1));
+        await store.add({ ...key, model: 'm-eur', currency: 'EUR' }, { requests: 2, input: 5, output: 2, cost: 0.25 }, at(2));
+        await store.add({ ...key, model: 'm-usd', currency: 'USD' }, { requests: 1, input: 1, output: 1, cost: 0.1 }, at(3));
+        await store.add({ ...key, model: 'm-free', currency: null }, { requests: 3, input: 1, output: 1, cost: 0 }, at(4));
+      }
+      await store.add({ orgId, routerId: 'r', agentId: null, sessionId: null, model: 'm-usd', currency: 'USD' }, { requests: 4, input: 4, output: 4, cost: 0.4 }, at(5));
+      // A record of the first release: no agent, session, currency or cost (routing-interface traffic, unpriced).
+      await db.collection('usage').insertOne({ _id: `${orgId}:r:m-old:${at(6).toISOString()}` as never, org_id: orgId, router_id: 'r', model: 'm-old', hour: new Date(Date.UTC(2001, 1, 3, 6)), requests: 5, input_tokens: 5, output_tokens: 5 });
+    });
+    after(async () => {
+      await mongo?.close();
+    });
+
+    async function walk(query: string, limit: number): Promise<{ pages: Page[]; rows: Row[] }> {
+      const pages: Page[] = [];
+      for (let after: string | null = null, i = 0; i < 20; i++) {
+        const page: Page = await json<Page>(await h.api(`/v1/usage?${day}&${query}&limit=${limit}${after ? `&after=${after}` : ''}`), 200);
+        pages.push(page);
+        if (!page.has_more) return { pages, rows: pages.flatMap((p) => p.groups) };
+        assert.equal(page.groups.length, limit, 'a page that has more is full');
+        after = page.next_cursor;
+      }
+      throw new Error('more than 20 pages');
+    }
+
+    const expectedTotals: Figures = {
+      model_calls: 7 * (1 + 2 + 1 + 3) + 4 + 5,
+      input_tokens: sessions.reduce((n, _, i) => n + 10 * (i + 1) + 5 + 1 + 1, 0) + 4 + 5,
+      output_tokens: 7 * (1 + 2 + 1 + 1) + 4 + 5,
+      cost: [{ currency: 'EUR', amount: 7 * 0.75 }, { currency: 'USD', amount: Math.round((7 * 0.1 + 0.4) * 1e6) / 1e6 }],
+      unpriced_model_calls: 7 * 3 + 5,
+    };
+
+    it('by session: every session once, in id order, routing traffic (null) first, totals of the whole range on each page', async () => {
+      const { pages, rows } = await walk('group_by=session', 3);
+      assert.equal(pages.length, 3);
+      assert.deepEqual(rows.map((r) => r.session_id), [null, ...sessions]);
+      for (const p of pages) assert.deepEqual(p.totals, expectedTotals);
+      assert.equal(pages[2].next_cursor, null);
+      // The routing group folds the legacy record (missing fields) with the priced one.
+      assert.deepEqual(rows[0], { session_id: null, model_calls: 9, input_tokens: 9, output_tokens: 9, cost: [{ currency: 'USD', amount: 0.4 }], unpriced_model_calls: 5 });
+      assert.deepEqual(rows[3], { session_id: sessions[2], model_calls: 7, input_tokens: 30 + 5 + 1 + 1, output_tokens: 5, cost: [{ currency: 'EUR', amount: 0.75 }, { currency: 'USD', amount: 0.1 }], unpriced_model_calls: 3 });
+      // One page holding everything answers the same rows.
+      assert.deepEqual((await walk('group_by=session', 100)).rows, rows);
+    });
+
+    it('a page can end on the null group, and by agent and by model page the same way', async () => {
+      const bySession = await walk('group_by=session', 1);
+      assert.deepEqual(bySession.rows.map((r) => r.session_id), [null, ...sessions]);
+      const byAgent = await walk('group_by=agent', 1);
+      assert.deepEqual(byAgent.rows.map((r) => r.agent_id), [null, ...agents]);
+      assert.equal(byAgent.rows[1].model_calls, 4 * 7);
+      const byModel = await walk('group_by=model', 2);
+      assert.deepEqual(byModel.rows.map((r) => r.model), ['m-eur', 'm-free', 'm-old', 'm-usd']);
+      assert.deepEqual(byModel.rows[3], { model: 'm-usd', model_calls: 7 + 4, input_tokens: 7 + 4, output_tokens: 7 + 4, cost: [{ currency: 'USD', amount: Math.round((7 * 0.1 + 0.4) * 1e6) / 1e6 }], unpriced_model_calls: 0 });
+    });
+
+    it('refuses a cursor that is not one of this grouping’s, and a bad limit, with a 400', async () => {
+      const first = await json<Page>(await h.api(`/v1/usage?${day}&group_by=session&limit=2`), 200);
+      assert.ok(first.next_cursor);
+      const modelCursor = (await json<Page>(await h.api(`/v1/usage?${day}&group_by=model&limit=1`), 200)).next_cursor;
+      for (const q of [`group_by=agent&after=${first.next_cursor}`, `group_by=session&after=${modelCursor}`, 'group_by=session&after=not*base64', `group_by=session&after=${Buffer.from('{"a":1}').toString('base64url')}`, 'limit=0', 'limit=101', 'limit=two']) {
+        const err = await json<{ error: { type: string; param?: string } }>(await h.api(`/v1/usage?${day}&${q}`), 400);
+        assert.equal(err.error.type, 'invalid_request_error', q);
+        assert.ok(['after', 'limit'].includes(err.error.param ?? ''), `${q}: ${err.error.param}`);
+      }
+    });
   });
 });

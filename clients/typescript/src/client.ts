@@ -75,7 +75,10 @@ export class TroupeClient {
     update: (body: Api.PatchV1OrganizationBody) => this.data('patchV1Organization', { body }),
   };
 
-  /** Tokens, model calls and cost of the org, grouped by model, agent or session. */
+  /**
+   * Tokens, model calls and cost of the org, grouped by model, agent or session, a page of groups at a time
+   * (totals cover the whole range on every page); every group: `each('groups', (page) => troupe.usage.get({ ...query, ...page }))`.
+   */
   readonly usage = {
     get: (query: Api.GetV1UsageQuery = {}) => this.data('getV1Usage', { query }),
   };

@@ -1192,7 +1192,7 @@ export type DeleteV1SessionsSessionIdQuery = { force?: "true" | "false" };
 export type DeleteV1SessionsSessionIdBody = undefined;
 export type DeleteV1SessionsSessionIdResponse = void;
 
-/** GET /v1/sessions: List sessions, newest first; every metadata.<key>=<value> parameter must match (AND). */
+/** GET /v1/sessions: List sessions, newest first; every metadata.<key>=<value> parameter must match (AND). A filtered page looks at 1,000 sessions at most, so it may hold fewer rows than limit, even none, with has_more true: follow next_cursor. */
 export type GetV1SessionsPathParams = Record<string, never>;
 export type GetV1SessionsQuery = { limit?: number; after?: string };
 export type GetV1SessionsBody = undefined;
@@ -1735,15 +1735,15 @@ export type GetV1SessionsSessionIdUsageResponse = {
   };
 };
 
-/** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session. */
+/** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to). */
 export type GetV1UsagePathParams = Record<string, never>;
-export type GetV1UsageQuery = { from?: string; to?: string; group_by?: "model" | "agent" | "session" };
+export type GetV1UsageQuery = { limit?: number; after?: string; from?: string; to?: string; group_by?: "model" | "agent" | "session" };
 export type GetV1UsageBody = undefined;
 export type GetV1UsageResponse = {
   from: string | null;
   to: string | null;
   group_by: "model" | "agent" | "session";
-  /** One row per model, agent_id or session_id; a null agent_id or session_id is routing-interface traffic. */
+  /** One row per model, agent_id or session_id, in key order (null first), a page at a time; a null agent_id or session_id is routing-interface traffic. */
   groups: Array<{
     model?: string;
     agent_id?: string | null;
@@ -1759,6 +1759,9 @@ export type GetV1UsageResponse = {
     /** Calls of models with no configured price; not in cost. */
     unpriced_model_calls: number;
   }>;
+  has_more: boolean;
+  next_cursor: string | null;
+  /** The whole range, on every page. */
   totals: {
     model_calls: number;
     input_tokens: number;

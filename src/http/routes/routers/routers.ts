@@ -17,7 +17,7 @@ function routerIdParam(id: string): string {
 
 async function checkCandidates(deps: AppDeps, orgId: string, input: RouterInput): Promise<void> {
   const seen = new Set<string>();
-  const stored = new Set((await deps.stores.credentials.list(orgId)).map((c) => c.name));
+  const stored = await deps.stores.credentials.stored(orgId, input.candidates.map((c) => c.api_key_credential));
   for (const [i, c] of input.candidates.entries()) {
     if (seen.has(c.model)) throw new InvalidRequestError(`candidates[${i}].model repeats ${c.model}; each candidate model appears once.`, `candidates[${i}].model`, 'duplicate_candidate');
     seen.add(c.model);

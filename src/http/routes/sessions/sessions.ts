@@ -105,14 +105,16 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/sessions',
-      summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND).',
+      summary: 'List sessions, newest first; every metadata.<key>=<value> parameter must match (AND). A filtered page looks at 1,000 sessions at most, so it may hold fewer rows than limit, even none, with has_more true: follow next_cursor.',
       tag: 'sessions',
       response: sessionListResponse,
       list: { cursor: 'session' },
       handler: async (ctx) => {
         const page = requestedPage(ctx);
-        const rows = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
+        const { rows, walkedTo } = await deps.stores.sessions.list(requireAuth(ctx).orgId, metadataFilters(ctx.query), page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
+        // A filtered page whose bounded walk ended first: fewer rows, and the walk goes on from where it stopped.
+        if (walkedTo) return { sessions: items.map(sessionView), has_more: true, next_cursor: walkedTo };
         return { sessions: items.map(sessionView), has_more, next_cursor };
       },
     },

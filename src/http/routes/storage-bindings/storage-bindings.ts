@@ -12,7 +12,7 @@ import { createStorageBindingBody, storageBindingListResponse, storageBindingRes
 export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
   const bindings = stores.storageBindings;
   const area = new StorageArea(bindings, stores.blobs);
-  const view = async (doc: StorageBindingDoc) => storageBindingView(doc, await bindings.filesOf(doc.org_id, doc._id));
+  const view = async (doc: StorageBindingDoc) => storageBindingView(doc, await bindings.sizesOf(doc.org_id, doc._id));
   const getOr404 = async (orgId: string, id: string) => {
     const doc = await bindings.live(orgId, id);
     if (!doc) throw new NotFoundError('storage_binding', id);

@@ -17,7 +17,8 @@ const figureNames = Object.keys(figures);
 
 export const figuresSchema: JsonSchema = { type: 'object', required: figureNames, properties: figures };
 
-export const usageQuery: JsonSchema = {
+/** The range and grouping, checked as given; the page (limit, after) is the route's `list` declaration's. */
+export const usageFilterQuery: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
@@ -29,17 +30,19 @@ export const usageQuery: JsonSchema = {
 
 export const orgUsageResponse: JsonSchema = {
   type: 'object',
-  required: ['from', 'to', 'group_by', 'groups', 'totals'],
+  required: ['from', 'to', 'group_by', 'groups', 'has_more', 'next_cursor', 'totals'],
   properties: {
     from: { type: ['string', 'null'], format: 'date-time' },
     to: { type: ['string', 'null'], format: 'date-time' },
     group_by: { type: 'string', enum: ['model', 'agent', 'session'] },
     groups: {
       type: 'array',
-      description: 'One row per model, agent_id or session_id; a null agent_id or session_id is routing-interface traffic.',
+      description: 'One row per model, agent_id or session_id, in key order (null first), a page at a time; a null agent_id or session_id is routing-interface traffic.',
       items: { type: 'object', required: figureNames, properties: { model: { type: 'string' }, agent_id: { type: ['string', 'null'] }, session_id: { type: ['string', 'null'] }, ...figures } },
     },
-    totals: figuresSchema,
+    has_more: { type: 'boolean' },
+    next_cursor: { type: ['string', 'null'] },
+    totals: { ...figuresSchema, description: 'The whole range, on every page.' },
   },
 };
 

@@ -1,10 +1,12 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
 import { check } from '../../../schemas/validator.js';
-import { summarize, type GroupBy } from '../../../usage/report.js';
+import { GROUP_FIELD, groupPage, totalOf, type GroupBy } from '../../../usage/report.js';
 import type { AppDeps } from '../../deps.js';
+import { requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from '../sessions/runtime.js';
-import { orgUsageResponse, sessionUsageResponse, usageQuery } from './schema.js';
+import { groupCursor, parseGroupCursor } from './group-cursor.js';
+import { orgUsageResponse, sessionUsageResponse, usageFilterQuery } from './schema.js';
 
 /** Token usage and cost: per session, and for the org by model, agent or session (routing-interface traffic included). */
 export function usageRoutes(deps: AppDeps): RouteSpec[] {
@@ -19,24 +21,33 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
-        const { groups, totals } = await summarize(usage.range(orgId, null, null, session._id), 'model');
+        const range = { orgId, from: null, to: null, sessionId: session._id };
+        // A session's models are the few its agent's options and routers name: one page holds them.
+        const [{ groups }, totals] = await Promise.all([groupPage(usage.sums(range, 'model'), 'model'), totalOf(usage.totals(range))]);
         return { session_id: session._id, models: groups, totals };
       },
     },
     {
       method: 'GET',
       path: '/v1/usage',
-      summary: 'The organization’s token usage and cost in [from, to), grouped by model, agent or session.',
+      summary: 'The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to).',
       tag: 'usage',
-      query: usageQuery,
+      query: usageFilterQuery,
+      list: { cursor: 'group' },
       response: orgUsageResponse,
       handler: async (ctx) => {
-        const q = check<{ from?: string; to?: string; group_by: GroupBy }>(usageQuery, { ...ctx.query });
+        const { limit: _limit, after: _after, ...filters } = ctx.query;
+        const q = check<{ from?: string; to?: string; group_by: GroupBy }>(usageFilterQuery, filters);
+        const { limit, after: cursor } = requestedPage(ctx);
+        const after = parseGroupCursor(cursor, q.group_by);
         const from = q.from ? new Date(q.from) : null;
         const to = q.to ? new Date(q.to) : null;
         if (from && to && from >= to) throw new InvalidRequestError('from must be before to.', 'from');
-        const { groups, totals } = await summarize(usage.range(requireAuth(ctx).orgId, from, to), q.group_by);
-        return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, group_by: q.group_by, groups, totals };
+        const range = { orgId: requireAuth(ctx).orgId, from, to };
+        const field = GROUP_FIELD[q.group_by];
+        const [page, totals] = await Promise.all([groupPage(usage.sums(range, field, after), field, limit), totalOf(usage.totals(range))]);
+        const next_cursor = page.has_more ? groupCursor(page.last) : null;
+        return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, group_by: q.group_by, groups: page.groups, has_more: page.has_more, next_cursor, totals };
       },
     },
   ];
