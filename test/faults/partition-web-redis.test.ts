@@ -80,7 +80,9 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => load.session(agentId)));
     // A session with no stream: what the cut process answers after healing is asked there, so that no live event
     // of a streamed session reaches it and repairs its streams for it.
-    const [probeSession] = await Promise.all([load.session(agentId)]);
+    // And one no stream follows until the cut: a stream opened for it then subscribes through the cut.
+    const [probeSession, lateSession] = await Promise.all([load.session(agentId), load.session(agentId)]);
+    const traffic = [...sessions, lateSession];
     const onCut = sessions.map((s) => new ReconnectingStream(s, () => [cutUrl], c.apiKey));
     const onDirect = sessions.map((s) => new ReconnectingStream(s, () => [directUrl], c.apiKey));
     const streams = [...onCut, ...onDirect];
@@ -90,18 +92,18 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     const db = await c.db();
 
     // Before: traffic every stream sees live.
-    await Promise.all(sessions.map((s) => load.messages(s, MESSAGES)));
-    await auditUntilSettled(db, sessions, load.acked, 30_000);
-    const beforeCut = (await ledgerLengths(db, [sessions[0]])).get(sessions[0])!;
+    await Promise.all(traffic.map((s) => load.messages(s, MESSAGES)));
+    await auditUntilSettled(db, traffic, load.acked, 30_000);
+    const beforeCut = (await ledgerLengths(db, [lateSession])).get(lateSession)!;
 
     proxy.blackhole();
     const cutAt = Date.now();
     // A stream opened on the cut process while it is cut: it gets the ledger so far without waiting for the heal.
-    const late = new ReconnectingStream(sessions[0], () => [cutUrl], c.apiKey);
+    const late = new ReconnectingStream(lateSession, () => [cutUrl], c.apiKey);
     late.start();
     const lateBackfilled = within(ANSWER_BOUND_MS, () => late.sequences.length >= beforeCut);
     // During: the workers go on appending; nothing of it can reach the cut process through Redis.
-    const during = Promise.all(sessions.map((s) => load.messages(s, MESSAGES, 0, MESSAGES + 1)));
+    const during = Promise.all(traffic.map((s) => load.messages(s, MESSAGES, 0, MESSAGES + 1)));
     const auth = { Authorization: `Bearer ${c.apiKey}`, 'Content-Type': 'application/json' };
     const [post, ready] = await Promise.all([
       timed(`${cutUrl}/v1/sessions/${probeSession}/events`, { method: 'POST', headers: { ...auth, 'Idempotency-Key': `cut-${probeSession}` }, body: JSON.stringify({ type: 'user.message', content: [{ type: 'text', text: 'while cut' }] }) }),
@@ -109,13 +111,14 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     ]);
     await during;
     const lateAnswered = await lateBackfilled;
-    const settled = await auditUntilSettled(db, sessions, load.acked, 30_000);
+    const settled = await auditUntilSettled(db, traffic, load.acked, 30_000);
     assert.ok(settled.settledAt, `every message terminal while the web process was cut: ${settled.audit.problems.slice(0, 5).join('; ')}`);
     const wait = PARTITION_MS - (Date.now() - cutAt);
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const lengths = await ledgerLengths(db, sessions);
+    const lengths = await ledgerLengths(db, traffic);
     const behind = onCut.filter((s) => s.sequences.length < lengths.get(s.sessionId)!).length;
     // Redis gives up on the cut process's connections; it is not told.
+    const lateAtHeal = late.sequences.length;
     const severed = proxy.sever();
     assert.ok(proxy.partitioned, 'all of it while the partition lasted');
     proxy.heal();
@@ -145,12 +148,12 @@ describe('fault: a web process partitioned from Redis with SSE streams open', fu
     assert.ok(ready.ms <= 3000, `/readyz answered in ${ready.ms} ms`);
     for (const s of onDirect) assert.ok(s.exactly(lengths.get(s.sessionId)!), `control stream of ${s.sessionId}: ${s.sequences.join(',')} of ${lengths.get(s.sessionId)}`);
     for (const s of onCut) assert.ok(s.exactly(lengths.get(s.sessionId)!), `stream on the cut process of ${s.sessionId}: ${s.sequences.join(',')} of ${lengths.get(s.sessionId)}`);
-    assert.ok(lateAnswered, `a stream opened on the cut process while cut had the ledger so far (${beforeCut} events) before the heal: it had ${late.sequences.length}`);
+    assert.ok(lateAnswered, `a stream opened on the cut process while cut had the ledger so far (${beforeCut} events) before the heal: it had ${lateAtHeal}`);
     assert.ok(late.exactly(lengths.get(late.sessionId)!), `the stream opened while cut, after the heal: ${late.sequences.join(',')} of ${lengths.get(late.sessionId)}`);
     assert.ok(current, `every stream current within ${CATCH_UP_BOUND_MS} ms of the heal`);
     assert.ok(readyAgain, 'the cut process is ready again once healed');
     assert.equal(postAfter.acked, 1, `a POST to the healed process is answered (${postAfter.attempts} attempts in ${postAfter.ms} ms)`);
-    const final = await auditUntilSettled(db, [...sessions, probeSession], new Map([...load.acked, ...healedClient.acked]), 30_000);
+    const final = await auditUntilSettled(db, [...traffic, probeSession], new Map([...load.acked, ...healedClient.acked]), 30_000);
     assert.deepEqual([...load.internalErrors, ...healedClient.internalErrors], []);
     assert.equal(load.abandoned.length, 0);
     assertIntact(final.audit);
