@@ -1,4 +1,5 @@
 import { lookup } from 'node:dns/promises';
+import { within } from '../domain/deadline.js';
 
 export interface ResolvedAddress {
   address: string;
@@ -25,13 +26,7 @@ export const systemResolver: Resolver = async (hostname) => {
 
 /** Runs the resolver with a deadline, so a hung DNS server cannot hold a request open. */
 export async function resolveWithin(resolver: Resolver, hostname: string, ms = RESOLVE_TIMEOUT_MS): Promise<ResolvedAddress[]> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`resolving ${hostname} took longer than ${ms} ms`)), ms);
+  return within(resolver(hostname), ms, () => {
+    throw new Error(`resolving ${hostname} took longer than ${ms} ms`);
   });
-  try {
-    return await Promise.race([resolver(hostname), deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

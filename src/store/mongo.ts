@@ -1,4 +1,5 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
+import { within } from '../domain/deadline.js';
 import type { Closeable } from '../lifecycle/shutdown.js';
 import { installDriverFix } from './driver-fix.js';
 import { liveDb } from './live-db.js';
@@ -131,13 +132,10 @@ class MongoOwner implements MongoHandle {
   /** A short-lived client of its own: does the server answer a fresh connection now? */
   private async probe(): Promise<boolean> {
     const probe = new MongoClient(this.url, { ...this.options, appName: `${this.options.appName}-probe`, maxPoolSize: 1, serverSelectionTimeoutMS: CONNECT_TIMEOUT_MS });
-    let timer: NodeJS.Timeout | undefined;
-    const bound = new Promise<boolean>((r) => (timer = setTimeout(() => r(false), 2 * CONNECT_TIMEOUT_MS)));
     try {
       const answered = probe.connect().then((c) => c.db('admin').command({ ping: 1 })).then(() => true, () => false);
-      return await Promise.race([answered, bound]);
+      return await within(answered, 2 * CONNECT_TIMEOUT_MS, () => false);
     } finally {
-      clearTimeout(timer);
       void probe.close().catch(() => undefined);
     }
   }

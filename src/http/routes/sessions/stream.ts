@@ -1,3 +1,4 @@
+import { within } from '../../../domain/deadline.js';
 import { InvalidRequestError } from '../../../domain/errors.js';
 import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
@@ -12,14 +13,6 @@ export const DRAIN_RETRY_MS = 1000;
 
 /** How long a new stream waits for Redis to confirm its subscription before it starts from the ledger anyway. */
 export const SUBSCRIBE_WAIT_MS = 1000;
-
-function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    p.then(() => true, () => true),
-    new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
-  ]).finally(() => clearTimeout(timer));
-}
 
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
@@ -76,7 +69,8 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         // A subscriber cut off from Redis confirms only once the cut heals: the backfill does not wait for it, and
         // what was appended until the confirmation is read from the ledger then.
         const confirmed = Promise.all([events.confirmed, deltas?.confirmed]);
-        if (!(await settlesWithin(confirmed, SUBSCRIBE_WAIT_MS))) void confirmed.then(() => stream.catchUp(), () => undefined);
+        const settled = confirmed.then(() => true, () => true);
+        if (!(await within(settled, SUBSCRIBE_WAIT_MS, () => false))) void confirmed.then(() => stream.catchUp(), () => undefined);
         // The SSE client gauge follows the subscription: counted once, released once, however the stream ends.
         deps.metrics.sseClients.inc();
         let subscribed = true;

@@ -1,3 +1,4 @@
+import { within } from '../../../domain/deadline.js';
 import { UnavailableError } from '../../../domain/errors.js';
 import type { AppDeps } from '../../deps.js';
 import { buildOpenApi } from '../../openapi.js';
@@ -5,18 +6,13 @@ import type { RouteSpec } from '../../types.js';
 
 const PROBE_TIMEOUT_MS = 1500;
 
-function withTimeout<T>(p: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} did not answer within ${PROBE_TIMEOUT_MS} ms`)), PROBE_TIMEOUT_MS);
-  });
-  return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
-}
 
 async function probe(name: string, fn: () => Promise<unknown>): Promise<{ name: string; ok: boolean; error?: string; ms: number }> {
   const started = Date.now();
   try {
-    await withTimeout(fn(), name);
+    await within(fn(), PROBE_TIMEOUT_MS, () => {
+      throw new Error(`${name} did not answer within ${PROBE_TIMEOUT_MS} ms`);
+    });
     return { name, ok: true, ms: Date.now() - started };
   } catch (e) {
     return { name, ok: false, error: (e as Error).message, ms: Date.now() - started };
