@@ -38,6 +38,11 @@ export const IdPrefix = Object.freeze({
 
 export type IdKind = keyof typeof IdPrefix;
 
+/** The shape of an id of `kind` (newId's), as a pattern source for schemas and checks. */
+export function idPattern(kind: IdKind): string {
+  return `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
+}
+
 /** Time-ordered, so ids double as pagination cursors and creation order. */
 export function newId(kind: IdKind): string {
   return `${IdPrefix[kind]}_${next().toLowerCase()}`;

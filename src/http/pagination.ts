@@ -1,6 +1,6 @@
 import type { PageRequest } from '../store/page.js';
 import { InvalidRequestError } from '../domain/errors.js';
-import { IdPrefix, type IdKind } from '../domain/ids.js';
+import { IdPrefix, idPattern, type IdKind } from '../domain/ids.js';
 import { nullableString } from '../schemas/common.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import type { Ctx, RouteSpec } from './types.js';
@@ -21,7 +21,7 @@ export type CursorKind = IdKind | 'sequence' | 'group';
 function cursorPatternSource(kind: CursorKind): string {
   if (kind === 'sequence') return SEQUENCE_CURSOR;
   if (kind === 'group') return GROUP_CURSOR;
-  return `^${IdPrefix[kind]}_[0-9a-z]{26}$`;
+  return idPattern(kind);
 }
 
 function maxCursorLength(kind: CursorKind | null): number {

@@ -1,6 +1,14 @@
 import { InvalidRequestError } from '../../../domain/errors.js';
-import { IdPrefix } from '../../../domain/ids.js';
+import { idPattern } from '../../../domain/ids.js';
 import type { GroupBy } from '../../../usage/report.js';
+
+const AGENT_ID = new RegExp(idPattern('agent'));
+const SESSION_ID = new RegExp(idPattern('session'));
+const KEY_OF: Record<GroupBy, (key: string) => boolean> = {
+  model: (k) => k.length >= 1 && k.length <= 200,
+  agent: (k) => AGENT_ID.test(k),
+  session: (k) => SESSION_ID.test(k),
+};
 
 /**
  * A page of usage groups ends at a key: a model name (any string up to 200
@@ -8,14 +16,6 @@ import type { GroupBy } from '../../../usage/report.js';
  * which sorts first). The cursor carries it as base64url JSON, so null and any
  * model name travel unambiguously in a query string.
  */
-const AGENT_ID = new RegExp(`^${IdPrefix.agent}_[0-9a-z]{26}$`);
-const SESSION_ID = new RegExp(`^${IdPrefix.session}_[0-9a-z]{26}$`);
-const KEY_OF: Record<GroupBy, (key: string) => boolean> = {
-  model: (k) => k.length >= 1 && k.length <= 200,
-  agent: (k) => AGENT_ID.test(k),
-  session: (k) => SESSION_ID.test(k),
-};
-
 export function groupCursor(key: string | null): string {
   return Buffer.from(JSON.stringify(key)).toString('base64url');
 }
