@@ -1,12 +1,9 @@
-import type { EventOf, StreamItem } from '../typescript/src/stream.js';
+import { contentText } from '../typescript/src/content-text.js';
+import type { StreamItem } from '../typescript/src/stream.js';
 
 function clip(s: string, n = 160): string {
   const one = s.replace(/\s+/g, ' ').trim();
   return one.length > n ? `${one.slice(0, n - 1)}…` : one;
-}
-
-function text(blocks: EventOf<'user.message'>['data']['content']): string {
-  return blocks.map((b) => (b.type === 'text' ? String(b.text) : `[${b.type} ${b.file_id ?? ''}]`)).join(' ');
 }
 
 /** One readable line per ledger event, for `troupe tail`; null for records a person does not need. */
@@ -17,7 +14,7 @@ export function describeEvent(item: StreamItem): string | null {
   const head = `#${String(item.sequence_number).padEnd(4)} ${item.created_at.slice(11, 19)}`;
   switch (item.type) {
     case 'user.message':
-      return `${head}  user       ${clip(text(item.data.content))}`;
+      return `${head}  user       ${clip(contentText(item.data.content))}`;
     case 'session.status_changed':
       return `${head}  session    ${item.data.from} → ${item.data.to}`;
     case 'message.status_changed': {

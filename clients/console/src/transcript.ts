@@ -1,9 +1,6 @@
-import type { EventOf, StreamItem } from '../../typescript/src/stream.js';
+import { contentText } from '../../typescript/src/content-text.js';
+import type { StreamItem } from '../../typescript/src/stream.js';
 import { h } from './dom.js';
-
-function textOf(blocks: EventOf<'user.message'>['data']['content']): string {
-  return blocks.map((b) => (b.type === 'text' ? String(b.text) : `[${b.type} ${b.file_id ?? ''}]`)).join(' ');
-}
 
 function row(cls: string, seq: number | null, type: string, text: string): HTMLLIElement {
   return h('li', { class: cls, 'data-type': type, ...(seq !== null ? { 'data-seq': String(seq) } : {}) }, seq !== null ? h('span', { class: 'seq' }, `#${seq}`) : null, text);
@@ -43,7 +40,7 @@ export class Transcript {
     const seq = item.sequence_number;
     switch (item.type) {
       case 'user.message':
-        return [row('ev-user', seq, item.type, textOf(item.data.content))];
+        return [row('ev-user', seq, item.type, contentText(item.data.content))];
       case 'assistant.message_completed': {
         this.live.get(String(item.message_id))?.remove();
         this.live.delete(String(item.message_id));
