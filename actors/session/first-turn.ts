@@ -36,7 +36,7 @@ export function firstTurn(doc: SessionDoc, version: AgentVersionDoc, publicUrl: 
   const messages = new Map<string, MessageState>();
   const command: SessionCommand = { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content, metadata: null, start: 'deferred' };
   const decision = decide({ session: state, messages, agent: agentContext(doc, version, publicUrl, now) }, command);
-  const events = decision.events.map((e, i) => toEventDoc(doc.org_id, doc._id, i + 1, e, now, i === 0 ? { command_id: command.command_id, effects: decision.effects } : {}));
+  const events = decision.events.map((e, i) => toEventDoc(doc.org_id, doc._id, i + 1, e, now, i === 0 ? { command_id: command.command_id, effects: decision.effects, reply_offset: decision.reply.event_index } : {}));
   for (const ev of events) applyEvent(state, messages, envelope(ev));
   noteCommand(state, command.command_id, 1);
   const { id: _id, ...projected } = state;

@@ -133,7 +133,7 @@ function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null,
 async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: string): Promise<EventEnvelope[]> {
   const now = new Date();
   const docs: EventDoc[] = decision.events.map((e, i) =>
-    toEventDoc(l.doc.org_id, l.state.id, l.state.last_sequence + 1 + i, e, now, i === 0 ? { command_id: commandId, effects: decision.effects } : {}),
+    toEventDoc(l.doc.org_id, l.state.id, l.state.last_sequence + 1 + i, e, now, i === 0 ? { command_id: commandId, effects: decision.effects, reply_offset: decision.reply.event_index } : {}),
   );
   try {
     await deps.ledger.append(docs);
@@ -164,10 +164,11 @@ function outcome(deps: TurnDeps, l: Loaded, value: TurnReply, effects: readonly 
 async function replay(deps: TurnDeps, l: Loaded, firstSequence: number, agent: AgentContext): Promise<Outcome | null> {
   const first = await deps.ledger.get(l.state.id, firstSequence);
   if (!first) return null;
+  const answer = first.reply_offset ? await deps.ledger.get(l.state.id, firstSequence + first.reply_offset) : first;
   await loadMessages(deps, l, [first.message_id, ...referenced(l, null)]);
   if (l.dirty) await save(deps, l);
   const effects = stillOwed(effectsOf(first) as Effect[], { session: l.state, messages: l.messages, agent });
-  return outcome(deps, l, reply(l, envelope(first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effects);
+  return outcome(deps, l, reply(l, envelope(answer ?? first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effects);
 }
 
 const MAX_CONFLICTS = 3;

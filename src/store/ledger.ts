@@ -16,9 +16,15 @@ export interface EventDoc extends Omit<EventEnvelope, 'id' | 'created_at' | 'dat
   command_id?: string;
   /** Effects of that turn (JSON), so a redelivered command can re-issue them. */
   effects_json?: string;
+  /**
+   * Set on that first event when the turn's reply is a later event of the turn
+   * (a cancel answers with the message's status change, after the tool calls it
+   * failed): a repeated command is answered with the same event as the first time.
+   */
+  reply_offset?: number;
 }
 
-export function toEventDoc(orgId: string, sessionId: string, sequence: number, e: NewEvent, now: Date, turn: { command_id?: string; effects?: unknown[] }): EventDoc {
+export function toEventDoc(orgId: string, sessionId: string, sequence: number, e: NewEvent, now: Date, turn: { command_id?: string; effects?: unknown[]; reply_offset?: number | null }): EventDoc {
   const doc: EventDoc = {
     _id: eventId(sessionId, sequence),
     org_id: orgId,
@@ -33,6 +39,7 @@ export function toEventDoc(orgId: string, sessionId: string, sequence: number, e
   };
   if (turn.command_id) doc.command_id = turn.command_id;
   if (turn.effects) doc.effects_json = JSON.stringify(turn.effects);
+  if (turn.reply_offset) doc.reply_offset = turn.reply_offset;
   return doc;
 }
 
@@ -55,7 +62,7 @@ export function effectsOf(doc: EventDoc): unknown[] {
   return doc.effects_json ? (JSON.parse(doc.effects_json) as unknown[]) : [];
 }
 
-const ENVELOPE_PROJECTION = { effects_json: 0, org_id: 0 } as const;
+const ENVELOPE_PROJECTION = { effects_json: 0, reply_offset: 0, org_id: 0 } as const;
 
 /**
  * The append-only ledger. The unique (session_id, sequence_number) index is

@@ -99,6 +99,12 @@ describe('cancel stops work', function () {
     assert.deepEqual(failed.map((e) => [e.data.tool_call_id, e.data.reason, e.data.kind]), [['call_a', 'cancelled', 'external'], ['call_b', 'cancelled', 'external']]);
     const cancelledAt = evs.find((e) => e.type === 'message.status_changed' && e.data.to === 'cancelled')!.sequence_number;
     assert.ok(failed.every((e) => e.sequence_number < cancelledAt));
+    // A repeated cancel is the same command again: the same answer, nothing new in the ledger.
+    for (let i = 0; i < 2; i++) {
+      const again = await json<{ event: Ev; message: { status: string } }>(await cancel(sid, mid), 200);
+      assert.deepEqual([again.event.type, again.event.sequence_number, again.message.status], ['message.status_changed', cancelledAt, 'cancelled']);
+    }
+    assert.equal((await events(sid)).length, evs.length);
     // A late result is refused: the call is no longer pending.
     const late = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'call_a', result: {} } });
     assert.equal(late.status >= 400 && late.status < 500, true, `late result answered ${late.status}`);
