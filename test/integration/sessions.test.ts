@@ -302,6 +302,20 @@ describe('sessions and the ledger', () => {
     assert.equal((await json<{ error: { param: string } }>(res, 400)).error.param, 'Last-Event-ID');
   });
 
+  it('rejects a Last-Event-ID past the ledger, and accepts the last event the session has', async () => {
+    const s = await newSession();
+    const ahead = await h.api(`/v1/sessions/${s.id}/stream`, { headers: { 'Last-Event-ID': `${s.id}:5` } });
+    const err = (await json<{ error: { param: string; message: string } }>(ahead, 400)).error;
+    assert.equal(err.param, 'Last-Event-ID');
+    assert.match(err.message, /past the session's last event/);
+    await json(await h.api(`/v1/sessions/${s.id}/messages/sync`, { method: 'POST', json: { parts: text('hi') } }), 200);
+    const last = (await json<{ events: Envelope[] }>(await h.api(`/v1/sessions/${s.id}/events?limit=100`), 200)).events.at(-1)!;
+    const ctl = new AbortController();
+    const ok = await h.api(`/v1/sessions/${s.id}/stream`, { headers: { 'Last-Event-ID': last.id }, signal: ctl.signal });
+    assert.equal(ok.status, 200);
+    ctl.abort();
+  });
+
   it('waits synchronously for the terminal message', async () => {
     const s = await newSession();
     const m = await json<{ status: string; output: { parts: { text: string }[] }; attempt: number; completed_at: string; session_id: string }>(

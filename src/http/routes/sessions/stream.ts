@@ -42,6 +42,11 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
         const after = parseLastEventId(raw, session._id);
         if (after === null) throw new InvalidRequestError(`Last-Event-ID must be an event id of this session, like ${session._id}:12.`, 'Last-Event-ID');
+        // An id the ledger does not have yet was never sent: resuming after it would skip the events up to it. The
+        // session document may trail the ledger by a turn in flight, so only an id past it asks the ledger.
+        if (after > session.last_sequence && !(await deps.stores.ledger.get(session._id, after))) {
+          throw new InvalidRequestError(`Last-Event-ID ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, 'Last-Event-ID');
+        }
         const stream = new SessionStream(deps.stores.ledger, session._id, after);
         // Subscribe before the backfill, so nothing appended in between is missed.
         const hub = runtimeOf(deps).hub;
