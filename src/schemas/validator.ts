@@ -89,11 +89,38 @@ function messageOf(err: ErrorObject, param: string): string {
   }
 }
 
-/** Validates and returns the typed value, or throws a 400 naming the first offending field. */
+const depth = (err: ErrorObject) => err.instancePath.split('/').length + (err.keyword === 'required' ? 1 : 0);
+/** Keywords that only report that a subschema failed; the subschema's own error says what is wrong. */
+const WRAPPERS = new Set(['anyOf', 'oneOf', 'allOf', 'if', 'not']);
+const A_TYPE: Record<string, string> = { string: 'a string', array: 'an array', object: 'an object', integer: 'an integer', number: 'a number', boolean: 'a boolean', null: 'null' };
+
+/**
+ * The error to tell. Validation stops at the first failure, so without an `anyOf` there is one error
+ * (and the wrappers around it). A failed `anyOf` also lists each alternative's failure: the deepest is
+ * the alternative the value was meant to be (an array whose third item is wrong fails "must be a
+ * string" at the array and the item's error further down). When the alternatives all failed on the
+ * value's type at the same place, `types` lists what was allowed.
+ */
+function pick(errors: ErrorObject[]): { err: ErrorObject; types?: string[] } {
+  let best: ErrorObject | undefined;
+  for (const e of errors) {
+    if (WRAPPERS.has(e.keyword)) continue;
+    if (!best || depth(e) > depth(best) || (depth(e) === depth(best) && best.keyword === 'type' && e.keyword !== 'type')) best = e;
+  }
+  if (!best) return { err: errors[0] };
+  if (best.keyword !== 'type') return { err: best };
+  const types = errors.filter((e) => e.keyword === 'type' && e.instancePath === best.instancePath).flatMap((e) => String(e.params.type).split(','));
+  return types.length > 1 ? { err: best, types } : { err: best };
+}
+
+const oneOfList = (words: string[]) => (words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : words[0]);
+
+/** Validates and returns the typed value, or throws a 400 naming the offending field. */
 export function check<T>(schema: JsonSchema, value: unknown, root = ''): T {
   const validate = compile<T>(schema) as ValidateFunction;
   if (validate(value)) return value as T;
-  const err = validate.errors![0];
+  const { err, types } = pick(validate.errors!);
   const param = paramOf(err, root);
-  throw new InvalidRequestError(messageOf(err, param), param || undefined);
+  const message = types ? `${param || 'body'} must be ${oneOfList(types.map((t) => A_TYPE[t] ?? t))}.` : messageOf(err, param);
+  throw new InvalidRequestError(message, param || undefined);
 }
