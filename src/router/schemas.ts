@@ -135,7 +135,7 @@ const inputItem: JsonSchema = {
   allOf: [
     {
       // A message is `type: message`, or an item with a role and no type (EasyInputMessage).
-      if: { anyOf: [{ properties: { type: { const: 'message' } }, required: ['type'] }, { not: { required: ['type'] }, properties: { role: true }, required: ['role'] }] },
+      if: { anyOf: [{ properties: { type: { const: 'message' } }, required: ['type'] }, { properties: { type: { const: 'message' }, role: true }, required: ['role'] }] },
       then: fields(['role', 'content'], { role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] }, content: responsesContent }),
     },
     { if: { properties: { type: { const: 'function_call' } }, required: ['type'] }, then: fields(['call_id', 'name'], { call_id: str, name, arguments: str }) },
