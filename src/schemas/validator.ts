@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import nextVocabulary from 'ajv/dist/vocabularies/next.js';
 import { InvalidRequestError } from '../domain/errors.js';
+import { bestError } from './best-error.js';
 
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
 export type JsonSchema = Record<string, unknown>;
@@ -17,17 +18,23 @@ export type JsonSchema = Record<string, unknown>;
  * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
  * schema is published in the document unchanged.
  */
-export function createAjv(kind: 'api' | 'user'): Ajv {
+export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
   const instance =
-    kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
+    kind === 'api' ? new Ajv({ allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
 }
 
 export const ajv = createAjv('api');
+/**
+ * The same judge, listing every problem: it runs only on a value `ajv` has refused, to explain the refusal
+ * (bestError). Valid requests never reach it, and the first-failure validator stays the fast path.
+ */
+const explainer = createAjv('api', true);
 
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
+const explainCache = new WeakMap<JsonSchema, ValidateFunction>();
 const userCache = new WeakMap<JsonSchema, ValidateFunction>();
 
 /**
@@ -89,38 +96,14 @@ function messageOf(err: ErrorObject, param: string): string {
   }
 }
 
-const depth = (err: ErrorObject) => err.instancePath.split('/').length + (err.keyword === 'required' ? 1 : 0);
-/** Keywords that only report that a subschema failed; the subschema's own error says what is wrong. */
-const WRAPPERS = new Set(['anyOf', 'oneOf', 'allOf', 'if', 'not']);
-const A_TYPE: Record<string, string> = { string: 'a string', array: 'an array', object: 'an object', integer: 'an integer', number: 'a number', boolean: 'a boolean', null: 'null' };
-
-/**
- * The error to tell. Validation stops at the first failure, so without an `anyOf` there is one error
- * (and the wrappers around it). A failed `anyOf` also lists each alternative's failure: the deepest is
- * the alternative the value was meant to be (an array whose third item is wrong fails "must be a
- * string" at the array and the item's error further down). When the alternatives all failed on the
- * value's type at the same place, `types` lists what was allowed.
- */
-function pick(errors: ErrorObject[]): { err: ErrorObject; types?: string[] } {
-  let best: ErrorObject | undefined;
-  for (const e of errors) {
-    if (WRAPPERS.has(e.keyword)) continue;
-    if (!best || depth(e) > depth(best) || (depth(e) === depth(best) && best.keyword === 'type' && e.keyword !== 'type')) best = e;
-  }
-  if (!best) return { err: errors[0] };
-  if (best.keyword !== 'type') return { err: best };
-  const types = errors.filter((e) => e.keyword === 'type' && e.instancePath === best.instancePath).flatMap((e) => String(e.params.type).split(','));
-  return types.length > 1 ? { err: best, types } : { err: best };
-}
-
-const oneOfList = (words: string[]) => (words.length > 1 ? `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}` : words[0]);
-
-/** Validates and returns the typed value, or throws a 400 naming the offending field. */
+/** Validates and returns the typed value, or throws a 400 naming the offending field (bestError). */
 export function check<T>(schema: JsonSchema, value: unknown, root = ''): T {
   const validate = compile<T>(schema) as ValidateFunction;
   if (validate(value)) return value as T;
-  const { err, types } = pick(validate.errors!);
-  const param = paramOf(err, root);
-  const message = types ? `${param || 'body'} must be ${oneOfList(types.map((t) => A_TYPE[t] ?? t))}.` : messageOf(err, param);
-  throw new InvalidRequestError(message, param || undefined);
+  let explain = explainCache.get(schema);
+  if (!explain) explainCache.set(schema, (explain = explainer.compile(schema)));
+  explain(value);
+  const best = bestError(explain.errors ?? validate.errors!);
+  const param = paramOf(best, root);
+  throw new InvalidRequestError(messageOf(best, param), param || undefined);
 }

@@ -169,7 +169,7 @@ describe('routing interface: nested input', function () {
   it('responses: input of the wrong type says what is allowed', async () => {
     const err = await refused('responses', await post('responses', { model: 'service/routing', input: 42 }));
     assert.equal(err.param, 'input');
-    assert.equal(err.message, 'input must be a string or an array.');
+    assert.equal(err.message, 'input must be string or array.');
     const empty = await refused('responses', await post('responses', { model: 'service/routing', input: [] }));
     assert.equal(empty.param, 'input');
     assert.equal(fake.requests.length, 0);
