@@ -31,7 +31,6 @@ async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): 
   if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
   refuseContentEncoding(req.headers);
   const valid = check<Record<string, unknown>>(ingress.schema, parseJsonText(await readRaw(req, limit)));
-  for (const p of ingress.parts ?? []) if (Array.isArray(valid[p.field])) check(p.schema, valid[p.field], p.field);
   if (valid.previous_response_id !== undefined) {
     throw new InvalidRequestError('previous_response_id is not supported; resend the full input history.', 'previous_response_id', 'unsupported_parameter');
   }
