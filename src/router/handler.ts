@@ -37,7 +37,6 @@ async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): 
     throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
   }
   const valid = check<Record<string, unknown>>(ingress.schema, body);
-  for (const p of ingress.parts ?? []) if (Array.isArray(valid[p.field])) check(p.schema, valid[p.field], p.field);
   if (valid.previous_response_id !== undefined) {
     throw new InvalidRequestError('previous_response_id is not supported; resend the full input history.', 'previous_response_id', 'unsupported_parameter');
   }

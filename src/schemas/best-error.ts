@@ -56,7 +56,8 @@ function explainUnion(union: ErrorObject, branches: ErrorObject[][]): ErrorObjec
       return [{ ...union, keyword: 'enum', instancePath: field, params: { allowedValues: [...new Set(allowed)] }, message: 'must be equal to one of the allowed values' }];
     }
   }
-  const meant = branches.filter((_, i) => tags[i].length === 0);
+  // A branch refused only for the value's type (`string` when an array came) was not meant, when another took the type.
+  const meant = branches.filter((b, i) => tags[i].length === 0 && !b.every((e) => e.keyword === 'type' && e.instancePath === at));
   const pool = meant.length ? meant : branches;
   return pool.reduce((best, b) => (b.length < best.length ? b : best));
 }

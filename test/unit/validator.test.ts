@@ -27,6 +27,23 @@ describe('check', () => {
     assert.throws(() => check(schema, { items: [], format: 'zip' }), /format must be one of: "tar.gz"/);
   });
 
+  it('tells a string-or-array union by the array branch when an array came: the error inside it, not "must be string"', () => {
+    const union = {
+      type: 'object',
+      properties: {
+        content: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } }] },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      },
+    };
+    const fails = (value: unknown, param: string, message: string) =>
+      assert.throws(() => check(union, value), (e: unknown) => e instanceof InvalidRequestError && e.param === param && e.message === message);
+    fails({ content: 42 }, 'content', 'content must be string or array.');
+    fails({ note: 1 }, 'note', 'note must be string or null.');
+    fails({ content: [{ type: 'text' }, null] }, 'content[1]', 'content[1] must be object.');
+    fails({ content: [{}] }, 'content[0].type', 'content[0].type is required.');
+    fails({ content: [] }, 'content', 'content must NOT have fewer than 1 items.');
+  });
+
   it('returns valid input unchanged', () => {
     assert.deepEqual(check(schema, { items: [] }), { items: [] });
   });
