@@ -3,6 +3,7 @@ import addFormats from 'ajv-formats';
 import nextVocabulary from 'ajv/dist/vocabularies/next.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import { bestError } from './best-error.js';
+import { NO_CONTROL_CHARACTERS } from './common.js';
 
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
 export type JsonSchema = Record<string, unknown>;
@@ -91,6 +92,9 @@ function messageOf(err: ErrorObject, param: string): string {
       return `${where} must be one of: ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}.`;
     case 'const':
       return `${where} must be ${JSON.stringify(err.params.allowedValue)}.`;
+    case 'pattern':
+      if (err.params.pattern === NO_CONTROL_CHARACTERS) return `${where} must not contain control characters (U+0000-U+001F, U+007F).`;
+      return `${where} ${err.message ?? 'is invalid'}.`;
     default:
       return `${where} ${err.message ?? 'is invalid'}.`;
   }
