@@ -1,4 +1,5 @@
 import type { ContentBlock, MessageState } from '../../src/domain/ledger.js';
+import { wellFormedJson } from '../../src/domain/well-formed.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import { envelope, toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 import type { MessageDoc } from '../../src/store/messages.js';
@@ -20,7 +21,7 @@ export interface FirstTurn {
 
 function messageDoc(orgId: string, m: MessageState): MessageDoc {
   const { id, output, ...rest } = m;
-  return { _id: id, ...rest, org_id: orgId, output_json: JSON.stringify(output) };
+  return { _id: id, ...rest, org_id: orgId, output_json: wellFormedJson(output) };
 }
 
 /**

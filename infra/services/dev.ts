@@ -28,7 +28,7 @@ function devKeysScope(dataDir: string): string {
  */
 export async function main(_args: string[]): Promise<void> {
   const dataDir = resolve(process.env.TROUPE_DATA_DIR || join(ROOT, '.data'));
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);
   const env = {

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMongoWire, type MongoKind } from './mongo-wire.js';
+import { makePrivate } from './private-dir.js';
 import type { ManagedProcess } from './process.js';
 import { startRedis, startRedisCluster } from './redis-server.js';
 
@@ -43,6 +44,8 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
   const log = opts.log ?? ((m: string) => process.stderr.write(`[services] ${m}\n`));
   const throwaway = !opts.dataDir;
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'troupe-'));
+  // Kept data is message text: the folder is the owner's alone, also one made before this rule (the servers' umask covers new files).
+  if (!throwaway) makePrivate(dataDir);
   const processes: ManagedProcess[] = [];
   let stopping: Promise<void> | null = null;
   const stop = () =>

@@ -49,7 +49,7 @@ export async function startMongoWire(
   log: (msg: string) => void,
   opts: MongoWireOptions = {},
 ): Promise<{ url: string; proc: ManagedProcess; kind: MongoKind }> {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const kind = opts.kind ?? localMongoKind();
   const port = opts.port ?? (await freePort());
   const url = `mongodb://127.0.0.1:${port}/`;

@@ -42,7 +42,9 @@ export interface ManagedProcess {
  * cleaning up (SIGKILL, crash), so a test run never leaves a server behind.
  */
 export function startManaged(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ManagedProcess {
-  const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // Through sh for umask 077: the files a service writes (MongoDB's data file, Redis's AOF) hold message text and are
+  // not for other users. `exec` keeps the pid the service's own.
+  const child = spawn('sh', ['-c', 'umask 077 && exec "$0" "$@"', cmd, ...args], { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);

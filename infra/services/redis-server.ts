@@ -68,7 +68,7 @@ export function redisArgs(port: number, dataDir: string, persistent: boolean): s
 
 export async function startRedis(dataDir: string, log: (msg: string) => void, opts: RedisOptions = {}): Promise<{ url: string; proc: ManagedProcess }> {
   const bin = ensureRedisServer(log);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const port = opts.port ?? (await freePort());
   const proc = startManaged('redis-server', bin, redisArgs(port, dataDir, opts.persistent === true));
   await waitUntil(proc, () => pingRedis(port), 15_000);
@@ -101,7 +101,7 @@ export async function startRedisCluster(
       // The cluster bus gets a free port of its own: the default (port + 10000) may be taken or out of range.
       const [port, busPort] = [await freePort(), await freePort()];
       const dir = join(dataDir, `node-${port}`);
-      mkdirSync(dir, { recursive: true });
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
       procs.push(
         startManaged(`redis-cluster-${port}`, bin, [
           '--port', String(port),

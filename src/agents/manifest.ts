@@ -1,4 +1,5 @@
 import { InvalidRequestError } from '../domain/errors.js';
+import { nameString } from '../schemas/common.js';
 import { check, type JsonSchema } from '../schemas/validator.js';
 import type { Manifest } from '../store/agents.js';
 import { manifestPath } from './paths.js';
@@ -61,7 +62,7 @@ export const manifestSchema: JsonSchema = {
   additionalProperties: false,
   required: ['name', 'sdk', 'entrypoint', 'llm_options'],
   properties: {
-    name: { type: 'string', minLength: 1, maxLength: 200 },
+    name: { ...nameString(200), minLength: 1 },
     description: { type: 'string', maxLength: 2000 },
     version: { type: 'string', maxLength: 100 },
     sdk: { type: 'string', const: SUPPORTED_SDK },

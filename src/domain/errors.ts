@@ -98,6 +98,12 @@ export class UnsupportedMediaTypeError extends TroupeError {
   }
 }
 
+export class UnsupportedContentEncodingError extends TroupeError {
+  constructor(encoding: string) {
+    super(415, ErrorType.unsupportedMediaType, 'unsupported_content_encoding', `Content-Encoding ${JSON.stringify(encoding)} is not supported; send the body uncompressed (identity).`);
+  }
+}
+
 export class UnprocessableError extends TroupeError {
   constructor(message: string, code = 'unprocessable', param?: string) {
     super(422, ErrorType.unprocessable, code, message, param);

@@ -29,12 +29,13 @@ export const ERROR_STATUS: Record<number, string> = {
   401: 'Missing or invalid API key.',
   403: 'A key of the wrong kind.',
   404: 'No such resource (including one of another organization).',
+  408: 'The request body stopped arriving.',
   409: 'Conflict with the current state.',
   413: 'Request too large.',
   415: 'Wrong Content-Type.',
   422: 'Well-formed but unprocessable.',
   429: 'Rate limited: see Retry-After and the RateLimit-* headers.',
-  503: 'Not ready or shutting down.',
+  503: 'Not ready, shutting down, or a data store or session briefly unreachable: retry (with the same Idempotency-Key, if any).',
 };
 
 const RATE_HEADERS = {
@@ -61,15 +62,19 @@ const TAGS: Record<string, string> = {
   webhooks: 'Webhook configuration and the delivery log.',
 };
 
-/** Error statuses an operation can answer, from what it declares: auth, path ids, query, body. */
-function errorStatuses(s: RouteSpec): number[] {
+/**
+ * Error statuses an operation can answer: those its auth, path ids, query and body imply, and the route's own
+ * `errors`. An authenticated request reads the store, which can be briefly unreachable (503). The integration
+ * suite checks every status a route answered against this (test/support/api-statuses.ts).
+ */
+export function errorStatuses(s: RouteSpec): number[] {
   const out = new Set<number>(s.errors ?? []);
   const auth = s.auth ?? 'api';
-  if (auth !== 'none') out.add(401);
+  if (auth !== 'none') [401, 503].forEach((c) => out.add(c));
   if (auth === 'api') [403, 429].forEach((c) => out.add(c));
   if (/\{/.test(s.path)) out.add(404);
   if (s.query || s.list || s.body || s.rawBody || /\{/.test(s.path)) out.add(400);
-  if (s.body || s.rawBody) [413, 415].forEach((c) => out.add(c));
+  if (s.body || s.rawBody) [408, 413, 415].forEach((c) => out.add(c));
   return [...out].sort();
 }
 
@@ -86,7 +91,9 @@ function successResponse(s: RouteSpec): Record<string, unknown> {
   const content: Record<string, { schema: JsonSchema }> = {};
   if (s.response || !s.responseContent) content['application/json'] = { schema: s.response ?? { type: 'object' } };
   for (const [type, schema] of Object.entries(s.responseContent ?? {})) content[type] = { schema };
-  return { [ok]: { description: 'Success.', content } };
+  const out: Record<string, unknown> = { [ok]: { description: 'Success.', content } };
+  for (const [status, description] of Object.entries(s.alsoSucceeds ?? {})) out[status] = { description, content };
+  return out;
 }
 
 function operationId(s: RouteSpec): string {

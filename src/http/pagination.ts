@@ -13,19 +13,30 @@ const SEQUENCE_CURSOR = '^\\d{1,15}$';
 /** A usage group's key (a model name of up to 200 characters, an id, or null) as base64url JSON. */
 const GROUP_CURSOR = '^[A-Za-z0-9_-]+$';
 const MAX_GROUP_CURSOR_LENGTH = 1100;
+/**
+ * A file path in a storage binding as a cursor: any characters, up to 1,024 of them, so that the URL that carries
+ * it (each character up to 12 bytes percent-encoded) stays within Node's 16 KiB request-header limit (pathCursor).
+ */
+const MAX_PATH_CURSOR_LENGTH = 1024;
 
-/** What a list's cursor is: the id of its last row (of this kind), a ledger sequence number, or a usage group's key. */
-export type CursorKind = IdKind | 'sequence' | 'group';
+/**
+ * What a list's cursor is: the id of its last row (of this kind), a ledger sequence number, a usage group's key, or
+ * the path of a storage binding's last file.
+ */
+export type CursorKind = IdKind | 'sequence' | 'group' | 'path';
 
-/** The one statement of a cursor's shape: the document shows it and parsePage refuses anything else. */
-function cursorPatternSource(kind: CursorKind): string {
+/** The one statement of a cursor's shape: the document shows it and parsePage refuses anything else (null: any string). */
+function cursorPatternSource(kind: CursorKind): string | null {
   if (kind === 'sequence') return SEQUENCE_CURSOR;
   if (kind === 'group') return GROUP_CURSOR;
+  if (kind === 'path') return null;
   return idPattern(kind);
 }
 
 function maxCursorLength(kind: CursorKind | null): number {
-  return kind === 'group' ? MAX_GROUP_CURSOR_LENGTH : MAX_CURSOR_LENGTH;
+  if (kind === 'group') return MAX_GROUP_CURSOR_LENGTH;
+  if (kind === 'path') return MAX_PATH_CURSOR_LENGTH;
+  return MAX_CURSOR_LENGTH;
 }
 
 /**
@@ -33,7 +44,8 @@ function maxCursorLength(kind: CursorKind | null): number {
  * declare `list` instead, which documents and parses from this.
  */
 export function pageQuery(cursor: CursorKind | null = null): JsonSchema {
-  const pattern = cursor ? { pattern: cursorPatternSource(cursor) } : {};
+  const source = cursor ? cursorPatternSource(cursor) : null;
+  const pattern = source ? { pattern: source } : {};
   return {
     type: 'object',
     properties: {
@@ -76,14 +88,25 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
     limit = Number(rawLimit);
   }
   const after = query.after;
-  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || after.length > maxCursorLength(idsOf))) {
+  // Characters as JSON Schema counts them (code points), so the document's maxLength and this check agree.
+  if (after !== undefined && (typeof after !== 'string' || after.length === 0 || [...after].length > maxCursorLength(idsOf))) {
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
   }
-  if (idsOf && after !== undefined && !cursorPattern(idsOf).test(after as string)) {
-    const shape = idsOf === 'sequence' ? 'a sequence number' : idsOf === 'group' ? 'base64url' : `an id like ${IdPrefix[idsOf]}_…`;
+  if (idsOf && after !== undefined && cursorPatternSource(idsOf) !== null && !cursorPattern(idsOf).test(after as string)) {
+    const shape = idsOf === 'sequence' ? 'a sequence number' : idsOf === 'group' ? 'base64url' : `an id like ${IdPrefix[idsOf as IdKind]}_…`;
     throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${shape}).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
+}
+
+/**
+ * The cursor after a storage file: its path, or for a path longer than a cursor may be, its first 1,024 characters.
+ * Paths sort after their prefixes, so the next page starts no later than the row after; it repeats the rows of
+ * this page that share that whole prefix, never misses one.
+ */
+export function pathCursor(path: string): string {
+  const chars = [...path];
+  return chars.length <= MAX_PATH_CURSOR_LENGTH ? path : chars.slice(0, MAX_PATH_CURSOR_LENGTH).join('');
 }
 
 /** `after` on ledger-ordered lists (events, messages; `list: { cursor: 'sequence' }`), whose parse refused any other shape; 0 when absent. */
@@ -111,6 +134,6 @@ const CURSOR_PATTERNS = new Map<CursorKind, RegExp>();
 /** A cursor of `kind` (an id is newId's shape), compiled once per kind rather than per request. */
 function cursorPattern(kind: CursorKind): RegExp {
   let p = CURSOR_PATTERNS.get(kind);
-  if (!p) CURSOR_PATTERNS.set(kind, (p = new RegExp(cursorPatternSource(kind))));
+  if (!p) CURSOR_PATTERNS.set(kind, (p = new RegExp(cursorPatternSource(kind) ?? '')));
   return p;
 }

@@ -55,10 +55,15 @@ export interface RouteSpec {
   list?: { cursor: CursorKind | null };
   /** Status of a successful response; 200 by default. */
   status?: number;
+  /** Other success statuses, with the same body, and when each is answered (the synchronous wait's 202). */
+  alsoSucceeds?: Record<number, string>;
   response?: JsonSchema;
   /** Other (or extra) media types of the success response, e.g. `text/event-stream` for the stream. */
   responseContent?: Record<string, JsonSchema>;
-  /** Error statuses this operation answers beyond those its auth, parameters and body imply (409, 422, 503...). */
+  /**
+   * Error statuses this operation answers beyond those its auth, parameters and body imply (openapi.ts errorStatuses):
+   * what its handler and what it calls throw, e.g. 409 from a state check, 422 from an Idempotency-Key.
+   */
   errors?: number[];
   /** With auth `custom`: the security scheme the handler checks (documented in OpenAPI). */
   customAuth?: 'uploadToken';

@@ -24,6 +24,8 @@ export class Metrics {
   readonly eventsAppended: Counter<'type'>;
   readonly toolCalls: Counter<'outcome'>;
   readonly sseClients: Gauge;
+  readonly sseLedgerReads: Counter;
+  readonly sseLedgerReadsWaiting: Gauge;
   readonly modelCallDuration: Histogram<'provider' | 'model' | 'mode' | 'outcome'>;
   readonly modelTokens: Counter<'provider' | 'model' | 'direction'>;
   readonly modelErrors: Counter<'provider' | 'model' | 'kind'>;
@@ -48,6 +50,8 @@ export class Metrics {
     this.eventsAppended = new Counter({ name: 'troupe_ledger_events_appended_total', help: 'Events appended to session ledgers, by event type.', labelNames: ['type'], registers });
     this.toolCalls = new Counter({ name: 'troupe_tool_calls_total', help: 'Tool calls by outcome: requested, completed, submitted, or failed_<reason>.', labelNames: ['outcome'], registers });
     this.sseClients = new Gauge({ name: 'troupe_sse_clients', help: 'Open session event streams on this process.', registers });
+    this.sseLedgerReads = new Counter({ name: 'troupe_sse_ledger_reads_total', help: 'Ledger reads of session event streams sent to the store (backfills, gap repairs, catch-ups after a subscriber reconnect), after streams of one session shared them.', registers });
+    this.sseLedgerReadsWaiting = new Gauge({ name: 'troupe_sse_ledger_reads_waiting', help: 'Ledger reads of session event streams waiting for one of the few that may run at once (a catch-up burst after a subscriber reconnect).', registers });
     this.modelCallDuration = new Histogram({ name: 'troupe_model_call_duration_seconds', help: 'Upstream model calls, whole call, by provider, model, mode (complete, stream) and outcome.', labelNames: ['provider', 'model', 'mode', 'outcome'], buckets: SECONDS_SLOW, registers });
     this.modelTokens = new Counter({ name: 'troupe_model_tokens_total', help: 'Tokens reported by upstream models, by direction (input, output).', labelNames: ['provider', 'model', 'direction'], registers });
     this.modelErrors = new Counter({ name: 'troupe_model_call_errors_total', help: 'Failed upstream model calls by kind (an HTTP status, network, stream, refused).', labelNames: ['provider', 'model', 'kind'], registers });

@@ -2,6 +2,7 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { ConfigError } from '../config/config.js';
 import type { Drain } from '../lifecycle/drain.js';
 import { once, type Closeable } from '../lifecycle/shutdown.js';
+import { answerClientError } from './client-error.js';
 
 export interface ListenOptions {
   port: number;
@@ -25,6 +26,7 @@ export async function listen(name: string, handler: RequestListener, opts: Liste
     if (drain.draining) res.shouldKeepAlive = false;
     handler(req, res);
   });
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => {
       // An operator's mistake (a port taken, a privileged port, an address not on this host): one line, no stack.

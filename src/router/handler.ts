@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { InvalidRequestError, UnsupportedMediaTypeError } from '../domain/errors.js';
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
-import { isJsonType, readRaw } from '../http/middleware/body.js';
+import { isJsonType, parseJsonText, readRaw, refuseContentEncoding } from '../http/middleware/body.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
@@ -29,15 +29,8 @@ export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices
 
 async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
   if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
-  const raw = await readRaw(req, limit);
-  let body: unknown;
-  try {
-    body = JSON.parse(raw.toString('utf8'));
-  } catch (e) {
-    throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
-  }
-  const valid = check<Record<string, unknown>>(ingress.schema, body);
-  for (const p of ingress.parts ?? []) if (Array.isArray(valid[p.field])) check(p.schema, valid[p.field], p.field);
+  refuseContentEncoding(req.headers);
+  const valid = check<Record<string, unknown>>(ingress.schema, parseJsonText(await readRaw(req, limit)));
   if (valid.previous_response_id !== undefined) {
     throw new InvalidRequestError('previous_response_id is not supported; resend the full input history.', 'previous_response_id', 'unsupported_parameter');
   }

@@ -2,15 +2,13 @@ import { FORMATS, type WireFormat } from '../llm/formats/index.js';
 import { effortOut } from '../llm/formats/openai-responses/request.js';
 import type { Effort, Provider } from '../llm/types.js';
 import type { JsonSchema } from '../schemas/validator.js';
-import { chatBody, messagesBody, responsesBody, responsesInputItems } from './schemas.js';
+import { chatBody, messagesBody, responsesBody } from './schemas.js';
 
 /** One of the three routing endpoints: its body schema, wire format and effort vocabulary. */
 export interface Ingress {
   format: Provider;
   wire: WireFormat;
   schema: JsonSchema;
-  /** Extra schemas for parts of the body, checked when present. */
-  parts?: { field: string; schema: JsonSchema }[];
   /** The effort as this format writes it. */
   effortLabel(e: Effort): string;
 }
@@ -20,13 +18,7 @@ const same = (e: Effort) => e;
 export const INGRESS: Record<'messages' | 'chat' | 'responses', Ingress> = {
   messages: { format: 'anthropic', wire: FORMATS.anthropic, schema: messagesBody, effortLabel: same },
   chat: { format: 'openai', wire: FORMATS.openai, schema: chatBody, effortLabel: same },
-  responses: {
-    format: 'openai-responses',
-    wire: FORMATS['openai-responses'],
-    schema: responsesBody,
-    parts: [{ field: 'input', schema: responsesInputItems }],
-    effortLabel: effortOut,
-  },
+  responses: { format: 'openai-responses', wire: FORMATS['openai-responses'], schema: responsesBody, effortLabel: effortOut },
 };
 
 /** The exact paths of the spec: the default router under /v1, a specific one under /{router_id}. */

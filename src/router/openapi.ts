@@ -1,6 +1,6 @@
 import { ERROR_STATUS } from '../http/openapi.js';
 import type { JsonSchema } from '../schemas/validator.js';
-import { chatBody, messagesBody, responsesBody, responsesInputItems } from './schemas.js';
+import { chatBody, messagesBody, responsesBody } from './schemas.js';
 import { nullableString } from '../schemas/common.js';
 
 const SERVICE_ROUTING: JsonSchema = {
@@ -103,7 +103,7 @@ function probe(summary: string, content: Record<string, unknown>, id: string): R
 export function buildRoutingOpenApi(serverUrl: string): Record<string, unknown> {
   const messages: Ingress = { summary: 'Anthropic Messages, routed.', tag: 'messages', body: messagesBody, result: { type: 'object', description: 'An Anthropic Message; metadata.service_routing says how it was routed.', properties: { metadata: { type: 'object', properties: { service_routing: SERVICE_ROUTING } } } }, error: ANTHROPIC_ERROR, xApiKey: true };
   const chat: Ingress = { summary: 'OpenAI Chat Completions, routed.', tag: 'chat', body: chatBody, result: { type: 'object', description: 'An OpenAI chat completion with service_routing added.', properties: { service_routing: SERVICE_ROUTING } }, error: OPENAI_ERROR, xApiKey: false };
-  const responses: Ingress = { summary: 'OpenAI Responses, routed.', tag: 'responses', body: { ...responsesBody, properties: { ...(responsesBody.properties as object), input: { anyOf: [{ type: 'string' }, responsesInputItems] } } }, result: { type: 'object', description: 'An OpenAI response with service_routing added.', properties: { service_routing: SERVICE_ROUTING } }, error: OPENAI_ERROR, xApiKey: false };
+  const responses: Ingress = { summary: 'OpenAI Responses, routed.', tag: 'responses', body: responsesBody, result: { type: 'object', description: 'An OpenAI response with service_routing added.', properties: { service_routing: SERVICE_ROUTING } }, error: OPENAI_ERROR, xApiKey: false };
   return {
     openapi: '3.1.0',
     info: { title: 'Troupe routing interface', version: 'v1', description: 'Anthropic Messages, OpenAI Chat Completions and OpenAI Responses in; the router\u2019s selected model out. The model is always service/routing.', license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } },

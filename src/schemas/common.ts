@@ -10,3 +10,6 @@ export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'dat
 export const anyObject: JsonSchema = { type: 'object', additionalProperties: {} };
 /** String keys to string values (metadata, labels). */
 export const stringMap: JsonSchema = { type: 'object', additionalProperties: { type: 'string' } };
+/** A name people read (agents, sessions, router models): any text but control characters, which terminals and logs misrender. */
+export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f]*$';
+export const nameString = (maxLength: number): JsonSchema => ({ type: 'string', maxLength, pattern: NO_CONTROL_CHARACTERS });

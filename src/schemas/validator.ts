@@ -2,6 +2,8 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import nextVocabulary from 'ajv/dist/vocabularies/next.js';
 import { InvalidRequestError } from '../domain/errors.js';
+import { bestError } from './best-error.js';
+import { NO_CONTROL_CHARACTERS } from './common.js';
 
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
 export type JsonSchema = Record<string, unknown>;
@@ -17,17 +19,23 @@ export type JsonSchema = Record<string, unknown>;
  * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
  * schema is published in the document unchanged.
  */
-export function createAjv(kind: 'api' | 'user'): Ajv {
+export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
   const instance =
-    kind === 'api' ? new Ajv({ allErrors: false, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
+    kind === 'api' ? new Ajv({ allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
 }
 
 export const ajv = createAjv('api');
+/**
+ * The same judge, listing every problem: it runs only on a value `ajv` has refused, to explain the refusal
+ * (bestError). Valid requests never reach it, and the first-failure validator stays the fast path.
+ */
+const explainer = createAjv('api', true);
 
 const cache = new WeakMap<JsonSchema, ValidateFunction>();
+const explainCache = new WeakMap<JsonSchema, ValidateFunction>();
 const userCache = new WeakMap<JsonSchema, ValidateFunction>();
 
 /**
@@ -84,16 +92,22 @@ function messageOf(err: ErrorObject, param: string): string {
       return `${where} must be one of: ${(err.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}.`;
     case 'const':
       return `${where} must be ${JSON.stringify(err.params.allowedValue)}.`;
+    case 'pattern':
+      if (err.params.pattern === NO_CONTROL_CHARACTERS) return `${where} must not contain control characters (U+0000-U+001F, U+007F).`;
+      return `${where} ${err.message ?? 'is invalid'}.`;
     default:
       return `${where} ${err.message ?? 'is invalid'}.`;
   }
 }
 
-/** Validates and returns the typed value, or throws a 400 naming the first offending field. */
+/** Validates and returns the typed value, or throws a 400 naming the offending field (bestError). */
 export function check<T>(schema: JsonSchema, value: unknown, root = ''): T {
   const validate = compile<T>(schema) as ValidateFunction;
   if (validate(value)) return value as T;
-  const err = validate.errors![0];
-  const param = paramOf(err, root);
-  throw new InvalidRequestError(messageOf(err, param), param || undefined);
+  let explain = explainCache.get(schema);
+  if (!explain) explainCache.set(schema, (explain = explainer.compile(schema)));
+  explain(value);
+  const best = bestError(explain.errors ?? validate.errors!);
+  const param = paramOf(best, root);
+  throw new InvalidRequestError(messageOf(best, param), param || undefined);
 }

@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import type { Sealed, SecretBox } from '../crypto/secret-box.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
+import type { PageRequest } from './page.js';
 
 export interface CredentialDoc {
   _id: string;
@@ -46,8 +47,10 @@ export class CredentialStore {
     return doc!;
   }
 
-  list(orgId: string): Promise<CredentialDoc[]> {
-    return this.col.find({ org_id: orgId }, { projection: { value: 0 } }).sort({ name: 1 }).toArray();
+  /** In name order after the cursor `after` (a name), on the (org_id, name) index; `limit + 1` rows for pageOf. */
+  list(orgId: string, page: PageRequest): Promise<CredentialDoc[]> {
+    const filter = page.after === null ? { org_id: orgId } : { org_id: orgId, name: { $gt: page.after } };
+    return this.col.find(filter, { projection: { value: 0 } }).sort({ name: 1 }).limit(page.limit + 1).toArray();
   }
 
   /** Which of `names` the org has stored: a router's candidates name a few, and the org may hold many. */

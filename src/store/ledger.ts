@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
 import { eventId, type EventData, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
+import { wellFormedJson } from '../domain/well-formed.js';
 
 /**
  * A ledger row: the envelope plus bookkeeping that never leaves the server.
@@ -34,11 +35,12 @@ export function toEventDoc(orgId: string, sessionId: string, sequence: number, e
     type: e.type,
     source: e.source,
     actor: e.actor,
-    data_json: JSON.stringify(e.data),
+    // Model output and tool results can hold a lone surrogate; the ledger's text never does (strict parsers refuse it).
+    data_json: wellFormedJson(e.data),
     created_at: now,
   };
   if (turn.command_id) doc.command_id = turn.command_id;
-  if (turn.effects) doc.effects_json = JSON.stringify(turn.effects);
+  if (turn.effects) doc.effects_json = wellFormedJson(turn.effects);
   if (turn.reply_offset) doc.reply_offset = turn.reply_offset;
   return doc;
 }

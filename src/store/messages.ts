@@ -1,6 +1,7 @@
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
 import type { MessageState } from '../domain/ledger.js';
+import { wellFormedJson } from '../domain/well-formed.js';
 
 /** As stored: `output` is JSON text, since tool-call arguments are client JSON FerretDB v1 may not store. */
 export interface MessageDoc extends Omit<MessageState, 'id' | 'output'> {
@@ -102,7 +103,7 @@ export class MessageStore {
       const filter = byId(id, { session_id: rest.session_id }, this.sharded);
       // Not newer than this state: at or below it, or absent (a message stored before the field).
       const fenced = rest.last_sequence === undefined ? filter : { ...filter, last_sequence: { $not: { $gt: rest.last_sequence } } };
-      return { replaceOne: { filter: fenced, replacement: { ...rest, output_json: JSON.stringify(output), org_id: orgId }, upsert: true } };
+      return { replaceOne: { filter: fenced, replacement: { ...rest, output_json: wellFormedJson(output), org_id: orgId }, upsert: true } };
     });
   }
 }

@@ -84,6 +84,12 @@ export class RouterStore {
     return this.col.find(filter).sort({ router_id: 1 }).limit(limit + 1).toArray();
   }
 
+  /** Up to `limit` router ids whose candidates name the credential, in router_id order. */
+  async naming(orgId: string, credential: string, limit: number): Promise<string[]> {
+    const rows = await this.col.find({ org_id: orgId, 'candidates.api_key_credential': credential }, { projection: { _id: 0, router_id: 1 } }).sort({ router_id: 1 }).limit(limit).toArray();
+    return rows.map((r) => r.router_id);
+  }
+
   async delete(orgId: string, routerId: string): Promise<boolean> {
     return (await this.col.deleteOne({ org_id: orgId, router_id: routerId })).deletedCount === 1;
   }

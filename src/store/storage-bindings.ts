@@ -86,6 +86,13 @@ export class StorageBindingStore {
     return this.bindings.find(filter).sort({ _id: 1 }).limit(page.limit + 1).toArray();
   }
 
+  /** A page of the binding's files in path order after the cursor `after` (a path); `limit + 1` rows for pageOf. */
+  filesPage(orgId: string, bindingId: string, page: PageRequest): Promise<StorageFileDoc[]> {
+    const filter: Record<string, unknown> = { org_id: orgId, binding_id: bindingId };
+    if (page.after !== null) filter.path = { $gt: page.after };
+    return this.files.find(filter).sort({ path: 1 }).limit(page.limit + 1).toArray();
+  }
+
   filesOf(orgId: string, bindingId: string): Promise<StorageFileDoc[]> {
     return this.files.find({ org_id: orgId, binding_id: bindingId }).sort({ path: 1 }).toArray();
   }

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -107,6 +107,27 @@ describe('local services launcher: data kept across a restart', function () {
       assert.deepEqual(await agents.find({}).sort({ _id: 1 }).toArray(), [{ _id: 'agt_1', name: 'first' }, { _id: 'agt_2', name: 'second' }]);
       await assert.rejects(agents.insertOne({ _id: 'agt_3', name: 'first' }), { code: 11000 }, 'the unique index survived too');
     });
+  });
+
+  it('keeps the data folder its owner\'s alone: 0700, nothing in it open to others, also a folder made before (npm start)', async () => {
+    // Was 0755 with troupe.mv and Redis's AOF at 0644: message text readable by every user of the machine.
+    const dir = join(dataDir, 'modes');
+    mkdirSync(join(dir, 'mongo'), { recursive: true });
+    chmodSync(dir, 0o755);
+    chmodSync(join(dir, 'mongo'), 0o755);
+    writeFileSync(join(dir, 'left-from-before.json'), '{}');
+    chmodSync(join(dir, 'left-from-before.json'), 0o644);
+    await withMongo(async (client) => {
+      await client.db('troupe_modes').collection('events').insertOne({ _id: 'evt_1' as never, text: 'private' });
+    }, dir);
+    const open: string[] = [];
+    const walk = (d: string): string[] => readdirSync(d).flatMap((n) => [join(d, n), ...(lstatSync(join(d, n)).isDirectory() ? walk(join(d, n)) : [])]);
+    const entries = walk(dir);
+    for (const p of entries) if (lstatSync(p).mode & 0o077) open.push(`${p} ${(lstatSync(p).mode & 0o777).toString(8)}`);
+    assert.equal(statSync(dir).mode & 0o777, 0o700);
+    assert.deepEqual(open, []);
+    assert.ok(entries.some((p) => p.includes('/redis/') && statSync(p).isFile()), `Redis wrote its AOF: ${entries.join(', ')}`);
+    assert.ok(entries.some((p) => p.includes('/mongo/') && statSync(p).isFile()), `the MongoDB-wire server wrote its data: ${entries.join(', ')}`);
   });
 
   it('finds every key of a unique index, and refuses its duplicates, from a file written before a restart', async () => {

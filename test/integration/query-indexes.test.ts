@@ -193,9 +193,11 @@ describe('every hot and list query has an index that serves it', () => {
       await stores.agents.listVersions('org_1', 'agent_1', { limit: 10, after: null });
       await stores.storageBindings.list('org_1', { limit: 10, after: 'sb_1' });
       await stores.storageBindings.filesOf('org_1', 'sb_1');
+      await stores.storageBindings.filesPage('org_1', 'sb_1', { limit: 10, after: 'notes/a.md' });
       await stores.webhookDeliveries.list('org_1', 'agent_1', 10, 'dlv_1');
       await stores.routers.list('org_1', 10, null);
-      await stores.credentials.list('org_1');
+      await stores.credentials.list('org_1', { limit: 10, after: 'OPENAI_API_KEY' });
+      await stores.routers.naming('org_1', 'OPENAI_API_KEY', 3);
       await stores.credentials.stored('org_1', ['A', 'B']);
       await stores.storageBindings.sizesOf('org_1', 'sb_1');
       await stores.usage.add({ orgId: 'org_1', routerId: null, agentId: 'agt_1', sessionId: 'ses_1', model: 'm', currency: 'USD' }, { requests: 1, input: 1, output: 1, cost: 1 });

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Job, Queue, Worker } from 'bullmq';
 import { startHarness, uniqueName, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 /** BullMQ's default drainDelay: how long a worker sleeps on an unwoken queue before it looks again. */
 const DRAIN_DELAY_MS = 5_000;
@@ -31,14 +32,29 @@ describe('BullMQ wake-up marker (issue 11)', function () {
   });
 
   /** A fresh queue and a worker on it that fetches only when asked. */
-  function queueAndWorker(processor: (job: Job) => Promise<unknown> = async () => 'ok'): { queue: Queue; worker: Worker; name: string } {
+  function queueAndWorker(processor: (job: Job) => Promise<unknown> = async () => 'ok', concurrency = 1): { queue: Queue; worker: Worker; name: string } {
     const { queues } = h.running.core.plane;
     const name = uniqueName('marker');
     const queue = queues.queue(name);
-    const worker = queues.worker(name, processor, { autorun: false, concurrency: 1 });
+    const worker = queues.worker(name, processor, { autorun: false, concurrency });
     opened.push(worker);
     return { queue, worker, name };
   }
+
+  /** The worker's own fetch (its moveToActive), each call recorded as it returns: a job, or empty. */
+  function recordFetches(worker: Worker): ('job' | 'empty')[] {
+    const fetches: ('job' | 'empty')[] = [];
+    const w = worker as unknown as { moveToActive(token: string, name?: string): Promise<Job | undefined> };
+    const real = w.moveToActive.bind(worker);
+    w.moveToActive = async (token, name) => {
+      const job = await real(token, name);
+      fetches.push(job ? 'job' : 'empty');
+      return job;
+    };
+    return fetches;
+  }
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
   const markers = (w: Worker) => h.running.core.redis.zcard(w.keys.marker);
 
@@ -119,5 +135,124 @@ describe('BullMQ wake-up marker (issue 11)', function () {
     // Each burst's jobs run one after another (30 ms + 2 short ones); a job left unwoken would wait drainDelay.
     const worst = Math.max(...[...added].map(([id, at]) => started.get(id)! - at));
     assert.ok(worst < 1_000, `a job waited ${worst} ms to start`);
+  });
+
+  describe('the word "nothing left" (a worker that runs several jobs at once)', () => {
+    it('the script says so with the last job it hands out, and only then', async () => {
+      const { queue, worker } = queueAndWorker(async () => 'ok', 4);
+      const backend = (worker as unknown as { backend: { moveToActive(token: string, name?: string): Promise<unknown[]> } }).backend;
+      await queue.add('a', {});
+      await takeMarker(worker);
+      // The fetch's raw answer: [job, id, rate-limit delay, next delayed time, nothing left].
+      const raw = await backend.moveToActive('t0');
+      assert.ok(raw[0], 'the job was not handed out');
+      assert.equal(raw[4], 1, 'the script did not say that nothing else could be taken');
+      await queue.add('b', {});
+      await queue.add('c', {}, { priority: 1 });
+      await takeMarker(worker);
+      assert.equal((await backend.moveToActive('t1'))[4], undefined, 'a job is left: the worker must fetch again');
+      assert.equal((await backend.moveToActive('t2'))[4], 1);
+      // A delayed job's time comes with the word, as an empty fetch returns it.
+      const delayed = await queue.add('d', {}, { delay: 60_000 });
+      await queue.add('e', {});
+      await takeMarker(worker);
+      const withDelayed = await backend.moveToActive('t3');
+      assert.equal(withDelayed[4], 1);
+      assert.equal(withDelayed[3], delayed.timestamp + 60_000);
+    });
+
+    it('a worker woken for a lone job takes it and waits on the marker again, with no fetch that finds nothing (upstream: one per job)', async () => {
+      const started: string[] = [];
+      const { queue, worker } = queueAndWorker(async (job) => void started.push(job.id!), 4);
+      const fetches = recordFetches(worker);
+      void worker.run();
+      await sleep(200); // the first look of a fresh worker finds the queue empty
+      fetches.length = 0;
+      for (let i = 0; i < 5; i++) {
+        const job = await queue.add('lone', { i });
+        await until(async () => started.includes(job.id!), 2_000);
+        await sleep(100);
+      }
+      assert.deepEqual(fetches, ['job', 'job', 'job', 'job', 'job'], `fetches: ${fetches.join(', ')}`);
+    });
+
+    it('a job added after the word, before the worker waits, starts at once (its add left the marker)', async () => {
+      const started = new Map<string, number>();
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const { queue, worker } = queueAndWorker(async (job) => {
+        started.set(job.id!, Date.now());
+        if (job.name === 'first') await held;
+      }, 4);
+      const fetches = recordFetches(worker);
+      // Between the fetch that said "nothing left" and the blocking wait: the narrowest window there is.
+      const w = worker as unknown as { waitForJob(blockUntil: number): Promise<number> };
+      const realWait = w.waitForJob.bind(worker);
+      const late: { job?: Job; at?: number } = {};
+      w.waitForJob = async (blockUntil) => {
+        if (fetches.length && !late.job) {
+          late.job = await queue.add('late', {});
+          late.at = Date.now();
+        }
+        return realWait(blockUntil);
+      };
+      await queue.add('first', {});
+      void worker.run();
+      try {
+        await until(async () => late.job && started.has(late.job.id!), DRAIN_DELAY_MS - 1_000);
+        const waited = started.get(late.job!.id!)! - late.at!;
+        assert.ok(waited < 1_000, `the late job waited ${waited} ms`);
+        assert.ok(!fetches.includes('empty'), `fetches: ${fetches.join(', ')}`);
+        // And one added while the worker waits, with the first job still running.
+        const third = await queue.add('third', {});
+        const at = Date.now();
+        await until(async () => started.has(third.id!), DRAIN_DELAY_MS - 1_000);
+        assert.ok(started.get(third.id!)! - at < 1_000);
+      } finally {
+        release();
+      }
+    });
+
+    it('several jobs waiting are all taken at once, up to the concurrency', async () => {
+      let running = 0;
+      let most = 0;
+      let release: () => void = () => undefined;
+      const held = new Promise<void>((r) => (release = r));
+      const { queue, worker } = queueAndWorker(async () => {
+        most = Math.max(most, ++running);
+        await held;
+        running--;
+      }, 3);
+      await queue.addBulk([1, 2, 3, 4].map((i) => ({ name: 'j', data: { i }, opts: { priority: i } })));
+      void worker.run();
+      try {
+        await until(async () => running === 3, 2_000);
+        await sleep(200);
+        assert.equal(most, 3);
+      } finally {
+        release();
+      }
+      await until(async () => (await queue.getJobCounts('completed')).completed === 4, 2_000);
+    });
+
+    it('a delayed job still starts on time when the word came with the last job (the script returns its time, as an empty fetch would)', async () => {
+      const started = new Map<string, number>();
+      const { queue, worker } = queueAndWorker(async (job) => {
+        started.set(job.name, Date.now());
+        if (job.name === 'long') await sleep(4_000);
+      }, 2);
+      void worker.run();
+      await sleep(300); // the worker waits on the marker
+      const due = Date.now() + 1_000;
+      await queue.add('delayed', {}, { delay: 1_000 });
+      // The worker took the delayed job's marker and waits until its time: no other marker is left to tell it.
+      await until(async () => (await markers(worker)) === 0, 2_000);
+      await queue.add('long', {});
+      await until(async () => started.has('delayed'), DRAIN_DELAY_MS);
+      const late = started.get('delayed')! - due;
+      // Without the time it starts at the long job's end, 3 s late; the bound leaves room for a loaded host.
+      assert.ok(late < 1_500, `the delayed job started ${late} ms after its time`);
+      assert.ok(started.get('delayed')! < started.get('long')! + 3_500, 'the delayed job waited for the long one to end');
+    });
   });
 });

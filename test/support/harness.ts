@@ -6,6 +6,7 @@ import { createRedis, isCluster } from '../../infra/redis/connection.js';
 import { freePort } from '../../infra/services/process.js';
 import { createLogger } from '../../src/log/logger.js';
 import { startRoles, type Role, type Running } from '../../src/roles/start.js';
+import { observeBaseApi } from './api-statuses.js';
 
 /** A Troupe started in-process on random ports, with its own database and Redis prefix. */
 export interface Harness {
@@ -65,6 +66,8 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
   });
   const running = await startRoles(opts.roles ?? ['web', 'router', 'worker', 'webhooks'], env, createLogger('debug', sink));
   const baseUrl = `http://127.0.0.1:${running.ports.web}`;
+  // Every status this base API answers is checked against the document at the end of the run.
+  const unobserve = running.ports.web === undefined ? () => false : observeBaseApi(running.ports.web);
   return {
     running,
     baseUrl,
@@ -85,6 +88,7 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
     },
     async close() {
       await running.close();
+      unobserve();
       await dropTestData(env.MONGODB_URL, db, env.REDIS_URL, prefix);
     },
   };

@@ -27,6 +27,23 @@ describe('check', () => {
     assert.throws(() => check(schema, { items: [], format: 'zip' }), /format must be one of: "tar.gz"/);
   });
 
+  it('tells a string-or-array union by the array branch when an array came: the error inside it, not "must be string"', () => {
+    const union = {
+      type: 'object',
+      properties: {
+        content: { anyOf: [{ type: 'string' }, { type: 'array', minItems: 1, items: { type: 'object', required: ['type'], properties: { type: { type: 'string' } } } }] },
+        note: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+      },
+    };
+    const fails = (value: unknown, param: string, message: string) =>
+      assert.throws(() => check(union, value), (e: unknown) => e instanceof InvalidRequestError && e.param === param && e.message === message);
+    fails({ content: 42 }, 'content', 'content must be string or array.');
+    fails({ note: 1 }, 'note', 'note must be string or null.');
+    fails({ content: [{ type: 'text' }, null] }, 'content[1]', 'content[1] must be object.');
+    fails({ content: [{}] }, 'content[0].type', 'content[0].type is required.');
+    fails({ content: [] }, 'content', 'content must NOT have fewer than 1 items.');
+  });
+
   it('returns valid input unchanged', () => {
     assert.deepEqual(check(schema, { items: [] }), { items: [] });
   });
@@ -56,5 +73,54 @@ describe('user schemas: publish and turn judge them alike', () => {
 
   it('tool arguments are checked with the same options', () => {
     assert.equal(checkArguments({ type: 'object', properties: { city: { type: 'string', example: 'Oslo' } } }, { city: 'Oslo' }), null);
+  });
+});
+
+describe('check: the message names the real problem of a union or a conditional', () => {
+  const block = {
+    oneOf: [
+      { type: 'object', additionalProperties: false, required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string' } } },
+      { type: 'object', additionalProperties: false, required: ['type', 'file_id'], properties: { type: { const: 'file' }, file_id: { type: 'string' } } },
+    ],
+  };
+  const body = {
+    type: 'object',
+    properties: {
+      content: { type: 'array', items: block },
+      input: { anyOf: [{ type: 'string' }, { type: 'array' }] },
+      kind: { enum: ['a', 'b'] },
+      is_error: { type: 'boolean' },
+      result: {},
+    },
+    if: { properties: { is_error: { const: true } }, required: ['is_error'] },
+    else: { properties: { result: {} }, required: ['result'] },
+  };
+  const refusal = (value: unknown) => {
+    try {
+      check(body, value);
+    } catch (e) {
+      return [(e as InvalidRequestError).param, (e as InvalidRequestError).message];
+    }
+    return null;
+  };
+
+  it('a tag no branch has: the tag and its values, not the first branch’s missing field', () => {
+    assert.deepEqual(refusal({ result: 1, content: [{ type: 'video' }] }), ['content[0].type', 'content[0].type must be one of: "text", "file".']);
+  });
+
+  it('a tag one branch has: that branch’s complaint', () => {
+    assert.deepEqual(refusal({ result: 1, content: [{ type: 'file' }] }), ['content[0].file_id', 'content[0].file_id is required.']);
+    assert.deepEqual(refusal({ result: 1, content: [{ type: 'file', file_id: 'f', text: 'x' }] }), ['content[0].text', 'content[0].text is not a recognised field.']);
+    assert.deepEqual(refusal({ result: 1, content: [{ type: 'text', text: 1 }] }), ['content[0].text', 'content[0].text must be string.']);
+  });
+
+  it('a union of types: each type it may have', () => {
+    assert.deepEqual(refusal({ result: 1, input: 42 }), ['input', 'input must be string or array.']);
+  });
+
+  it('a wrong value before the field a conditional then requires', () => {
+    assert.deepEqual(refusal({ is_error: 'yes' }), ['is_error', 'is_error must be boolean.']);
+    assert.deepEqual(refusal({ kind: 'c' }), ['kind', 'kind must be one of: "a", "b".']);
+    assert.deepEqual(refusal({}), ['result', 'result is required.']);
   });
 });

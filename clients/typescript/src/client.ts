@@ -85,7 +85,7 @@ export class TroupeClient {
 
   readonly credentials = {
     put: (name: string, value: string) => this.data('putV1CredentialsName', { path: { name }, body: { value } }),
-    list: () => this.data('getV1Credentials', {}),
+    list: (page: Page = {}) => this.data('getV1Credentials', { query: page }),
     delete: (name: string) => this.data('deleteV1CredentialsName', { path: { name } }),
   };
 

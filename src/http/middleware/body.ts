@@ -1,5 +1,6 @@
-import type { IncomingMessage } from 'node:http';
-import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../domain/errors.js';
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
+import { InvalidRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../../domain/errors.js';
+import { mayHoldLoneSurrogate, wellFormed } from '../../domain/well-formed.js';
 import { check } from '../../schemas/validator.js';
 import type { Ctx, JsonBody } from '../types.js';
 
@@ -14,6 +15,32 @@ export function isJsonType(contentType: string | undefined): boolean {
   if (!contentType) return false;
   const mime = contentType.split(';')[0].trim().toLowerCase();
   return mime === 'application/json' || (mime.startsWith('application/') && mime.endsWith('+json'));
+}
+
+/**
+ * Request bodies are taken as sent (identity) only: a compressed body was
+ * parsed as if plain (a gzip JSON body was a 400 malformed_json, a plain one
+ * labelled br a 201). Refused rather than inflated, so the body limit stays a
+ * limit on what is parsed and no request can make the server inflate a bomb.
+ */
+export function refuseContentEncoding(headers: IncomingHttpHeaders): void {
+  const enc = headers['content-encoding']?.trim();
+  if (enc && enc.toLowerCase() !== 'identity') throw new UnsupportedContentEncodingError(enc);
+}
+
+/**
+ * A JSON body's value, every string well formed (see src/domain/well-formed.ts):
+ * a lone surrogate escape becomes U+FFFD here, once, for every route.
+ */
+export function parseJsonText(raw: Buffer): unknown {
+  const text = raw.toString('utf8');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (e) {
+    throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
+  }
+  return mayHoldLoneSurrogate(text) ? wellFormed(parsed) : parsed;
 }
 
 /**
@@ -61,16 +88,11 @@ export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Pr
     throw new InvalidRequestError('A JSON request body is required.', undefined, 'body_required');
   }
   if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
+  refuseContentEncoding(ctx.req.headers);
   const raw = await readRaw(ctx.req, limit);
   if (raw.length === 0 && spec.optional) {
     ctx.state.body = check(spec.schema, {});
     return;
   }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(raw.toString('utf8'));
-  } catch (e) {
-    throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
-  }
-  ctx.state.body = check(spec.schema, parsed);
+  ctx.state.body = check(spec.schema, parseJsonText(raw));
 }

@@ -379,15 +379,15 @@ export type PutV1CredentialsNameResponse = {
   updated_at: string;
 };
 
-/** DELETE /v1/credentials/{name}: Delete a stored credential. */
+/** DELETE /v1/credentials/{name}: Delete a stored credential; 409 while a router’s candidate names it. */
 export type DeleteV1CredentialsNamePathParams = { name: string };
 export type DeleteV1CredentialsNameQuery = Record<string, never>;
 export type DeleteV1CredentialsNameBody = undefined;
 export type DeleteV1CredentialsNameResponse = void;
 
-/** GET /v1/credentials: List stored credential names. */
+/** GET /v1/credentials: List stored credential names, in name order. */
 export type GetV1CredentialsPathParams = Record<string, never>;
-export type GetV1CredentialsQuery = Record<string, never>;
+export type GetV1CredentialsQuery = { limit?: number; after?: string };
 export type GetV1CredentialsBody = undefined;
 export type GetV1CredentialsResponse = {
   credentials: Array<{
@@ -395,6 +395,8 @@ export type GetV1CredentialsResponse = {
     created_at: string;
     updated_at: string;
   }>;
+  has_more: boolean;
+  next_cursor: string | null;
 };
 
 /** GET /v1/organization: Read the organization of the API key, with its settings. */
@@ -953,9 +955,9 @@ export type DeleteV1StorageBindingsStorageBindingIdQuery = Record<string, never>
 export type DeleteV1StorageBindingsStorageBindingIdBody = undefined;
 export type DeleteV1StorageBindingsStorageBindingIdResponse = void;
 
-/** GET /v1/storage-bindings/{storage_binding_id}/files: List the files tools have left in a storage binding. */
+/** GET /v1/storage-bindings/{storage_binding_id}/files: List the files tools have left in a storage binding, in path order; the cursor is a path. */
 export type GetV1StorageBindingsStorageBindingIdFilesPathParams = { storage_binding_id: string };
-export type GetV1StorageBindingsStorageBindingIdFilesQuery = Record<string, never>;
+export type GetV1StorageBindingsStorageBindingIdFilesQuery = { limit?: number; after?: string };
 export type GetV1StorageBindingsStorageBindingIdFilesBody = undefined;
 export type GetV1StorageBindingsStorageBindingIdFilesResponse = {
   files: Array<{
@@ -964,6 +966,8 @@ export type GetV1StorageBindingsStorageBindingIdFilesResponse = {
     sha256: string;
     updated_at: string;
   }>;
+  has_more: boolean;
+  next_cursor: string | null;
 };
 
 /** GET /v1/agents/{agent_id}/webhook: The agent’s webhook configuration, without the secret. */

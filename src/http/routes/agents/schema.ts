@@ -2,6 +2,7 @@ import { manifestSchema } from '../../../agents/manifest.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { nullableString, time } from '../../../schemas/common.js';
 import { listResponse } from '../../pagination.js';
+import { nameString } from '../../../schemas/common.js';
 
 const source: JsonSchema = {
   type: 'object',
@@ -20,7 +21,7 @@ export const createAgentBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name', 'manifest', 'source'],
-  properties: { name: { type: 'string', minLength: 1, maxLength: 200 }, manifest, source },
+  properties: { name: { ...nameString(200), minLength: 1 }, manifest, source },
 };
 
 export const publishVersionBody: JsonSchema = {

@@ -1,6 +1,7 @@
-import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
+import { ConflictError, InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
 import { credentialView } from '../../../store/credentials.js';
 import type { AppDeps } from '../../deps.js';
+import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { CREDENTIAL_NAME, credentialListResponse, credentialResponse, putCredentialBody } from './schema.js';
 
@@ -32,20 +33,32 @@ export function credentialRoutes({ stores }: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/credentials',
-      summary: 'List stored credential names.',
+      summary: 'List stored credential names, in name order.',
       tag: 'credentials',
+      list: { cursor: null },
       response: credentialListResponse,
-      handler: async (ctx) => ({ credentials: (await stores.credentials.list(requireAuth(ctx).orgId)).map(credentialView) }),
+      handler: async (ctx) => {
+        const page = requestedPage(ctx);
+        const { items, has_more, next_cursor } = pageOf(await stores.credentials.list(requireAuth(ctx).orgId, page), page.limit, (c) => c.name);
+        return { credentials: items.map(credentialView), has_more, next_cursor };
+      },
     },
     {
       method: 'DELETE',
       path: '/v1/credentials/{name}',
-      summary: 'Delete a stored credential.',
+      summary: 'Delete a stored credential; 409 while a router\u2019s candidate names it.',
+      errors: [409],
       tag: 'credentials',
       status: 204,
       handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
         const name = nameParam(ctx.params.name);
-        if (!(await stores.credentials.delete(requireAuth(ctx).orgId, name))) throw new NotFoundError('credential', name);
+        // Like a storage binding in use: deleting it would turn the routers' calls into 502s, found only when routed.
+        const users = await stores.routers.naming(orgId, name, 3);
+        if (users.length > 0) {
+          throw new ConflictError(`Credential ${name} is named by routers (${users.join(', ')}${users.length === 3 ? ', …' : ''}); change or delete them first.`, 'credential_in_use');
+        }
+        if (!(await stores.credentials.delete(orgId, name))) throw new NotFoundError('credential', name);
         return undefined;
       },
     },

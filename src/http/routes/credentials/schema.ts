@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { time } from '../../../schemas/common.js';
+import { listResponse } from '../../pagination.js';
 
 export const CREDENTIAL_NAME = '^[A-Z_][A-Z0-9_]*$';
 
@@ -16,8 +17,4 @@ export const credentialResponse: JsonSchema = {
   properties: { name: { type: 'string' }, created_at: time, updated_at: time },
 };
 
-export const credentialListResponse: JsonSchema = {
-  type: 'object',
-  required: ['credentials'],
-  properties: { credentials: { type: 'array', items: credentialResponse } },
-};
+export const credentialListResponse: JsonSchema = listResponse('credentials', credentialResponse);

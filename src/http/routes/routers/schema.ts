@@ -1,7 +1,7 @@
 import { EFFORTS, PROVIDERS } from '../../../llm/types.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { CREDENTIAL_NAME } from '../credentials/schema.js';
-import { time } from '../../../schemas/common.js';
+import { NO_CONTROL_CHARACTERS, time } from '../../../schemas/common.js';
 import { listResponse } from '../../pagination.js';
 
 export const ROUTER_ID = '^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$';
@@ -11,9 +11,9 @@ const candidate: JsonSchema = {
   additionalProperties: false,
   required: ['model', 'provider', 'upstream_model', 'api_key_credential'],
   properties: {
-    model: { type: 'string', minLength: 1, maxLength: 200, description: 'The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini.' },
+    model: { type: 'string', minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini.' },
     provider: { type: 'string', enum: [...PROVIDERS] },
-    upstream_model: { type: 'string', minLength: 1, maxLength: 200, description: 'The model name sent to the provider.' },
+    upstream_model: { type: 'string', minLength: 1, maxLength: 200, pattern: NO_CONTROL_CHARACTERS, description: 'The model name sent to the provider.' },
     base_url: { type: 'string', format: 'uri', pattern: '^https?://', description: 'Defaults to the provider\u2019s public endpoint.' },
     api_key_credential: { type: 'string', pattern: CREDENTIAL_NAME, maxLength: 128, description: 'Name of a stored credential holding the provider key.' },
     reasoning_efforts: { type: 'array', items: { type: 'string', enum: [...EFFORTS] }, uniqueItems: true, default: [], description: 'Levels the model runs at; a request naming another level skips it.' },

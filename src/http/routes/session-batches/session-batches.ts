@@ -23,6 +23,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/session-batches',
       summary: 'Create one session per item, each with its first user message; results in input order.',
+      errors: [404, 409, 422],
       tag: 'session-batches',
       // Parsed by the handler: a batch may exceed the global body limit.
       rawBody: { contentType: 'application/json', description: `{idempotency_key?, items[]}; at most ${MAX_BATCH_ITEMS} items, all with one agent_id; see the spec’s Session batches. Only envelope problems are 400; an invalid item is returned with status "failed" and an error.`, schema: createBatchDocBody },

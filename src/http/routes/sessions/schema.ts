@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../../schemas/validator.js';
+import { NO_CONTROL_CHARACTERS } from '../../../schemas/common.js';
 
 export const MAX_CONTENT_BLOCKS = 100;
 export const MAX_METADATA_KEYS = 50;
@@ -22,7 +23,7 @@ const contentBlock: JsonSchema = {
 export const contentSchema: JsonSchema = { type: 'array', minItems: 1, maxItems: MAX_CONTENT_BLOCKS, items: contentBlock };
 
 export const sessionFields: Record<string, JsonSchema> = {
-  name: { type: ['string', 'null'], maxLength: 200 },
+  name: { type: ['string', 'null'], maxLength: 200, pattern: NO_CONTROL_CHARACTERS },
   storage_binding_id: { type: ['string', 'null'], maxLength: 64 },
   metadata: metadataSchema,
   secrets: {

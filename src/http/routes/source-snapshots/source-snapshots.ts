@@ -61,7 +61,8 @@ export function sourceSnapshotRoutes({ config, stores }: AppDeps): RouteSpec[] {
       tag: 'source-snapshots',
       auth: 'custom',
       customAuth: 'uploadToken',
-      errors: [409],
+      // 403: the upload target expired (upload_expired).
+      errors: [403, 409],
       rawBody: { contentType: UPLOAD_CONTENT_TYPE, description: 'The .tar.gz archive, exactly size_bytes long.' },
       response: uploadResponse,
       handler: (ctx) => handleUpload(ctx, stores, tokens),
@@ -70,6 +71,7 @@ export function sourceSnapshotRoutes({ config, stores }: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/source-snapshots/{source_snapshot_id}/finalize',
       summary: 'Verify the uploaded archive against the reservation.',
+      errors: [409],
       tag: 'source-snapshots',
       response: snapshotResponse,
       handler: async (ctx) => {
@@ -96,6 +98,7 @@ export function sourceSnapshotRoutes({ config, stores }: AppDeps): RouteSpec[] {
       method: 'DELETE',
       path: '/v1/source-snapshots/{source_snapshot_id}',
       summary: 'Delete a snapshot no version references, with its archive.',
+      errors: [409],
       tag: 'source-snapshots',
       status: 204,
       handler: async (ctx) => {

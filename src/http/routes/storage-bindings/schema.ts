@@ -27,17 +27,8 @@ export const storageBindingResponse: JsonSchema = {
 
 export const storageBindingListResponse: JsonSchema = listResponse('storage_bindings', storageBindingResponse);
 
-export const storageFileListResponse: JsonSchema = {
+export const storageFileListResponse: JsonSchema = listResponse('files', {
   type: 'object',
-  required: ['files'],
-  properties: {
-    files: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['path', 'size_bytes', 'sha256', 'updated_at'],
-        properties: { path: { type: 'string' }, size_bytes: { type: 'integer' }, sha256: { type: 'string' }, updated_at: time },
-      },
-    },
-  },
-};
+  required: ['path', 'size_bytes', 'sha256', 'updated_at'],
+  properties: { path: { type: 'string' }, size_bytes: { type: 'integer' }, sha256: { type: 'string' }, updated_at: time },
+});

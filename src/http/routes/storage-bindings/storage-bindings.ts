@@ -4,7 +4,7 @@ import { StorageArea } from '../../../storage/area.js';
 import { isDuplicateKey } from '../../../store/duplicate-key.js';
 import { storageBindingView, type StorageBindingDoc } from '../../../store/storage-bindings.js';
 import type { AppDeps } from '../../deps.js';
-import { pageOf, requestedPage } from '../../pagination.js';
+import { pageOf, pathCursor, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { createStorageBindingBody, storageBindingListResponse, storageBindingResponse, storageFileListResponse } from './schema.js';
 
@@ -23,6 +23,7 @@ export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/storage-bindings',
       summary: 'Create a storage binding: a named, persistent file area for sessions.',
+      errors: [409],
       tag: 'storage-bindings',
       body: { schema: createStorageBindingBody },
       status: 201,
@@ -65,20 +66,23 @@ export function storageBindingRoutes({ stores }: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/storage-bindings/{storage_binding_id}/files',
-      summary: 'List the files tools have left in a storage binding.',
+      summary: 'List the files tools have left in a storage binding, in path order; the cursor is a path.',
       tag: 'storage-bindings',
+      list: { cursor: 'path' },
       response: storageFileListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const doc = await getOr404(orgId, ctx.params.storage_binding_id);
-        const files = await bindings.filesOf(orgId, doc._id);
-        return { files: files.map((f) => ({ path: f.path, size_bytes: f.size_bytes, sha256: f.sha256, updated_at: f.updated_at.toISOString() })) };
+        const page = requestedPage(ctx);
+        const { items, has_more, next_cursor } = pageOf(await bindings.filesPage(orgId, doc._id, page), page.limit, (f) => pathCursor(f.path));
+        return { files: items.map((f) => ({ path: f.path, size_bytes: f.size_bytes, sha256: f.sha256, updated_at: f.updated_at.toISOString() })), has_more, next_cursor };
       },
     },
     {
       method: 'DELETE',
       path: '/v1/storage-bindings/{storage_binding_id}',
       summary: 'Delete a storage binding and its files; 409 while sessions use it.',
+      errors: [409],
       tag: 'storage-bindings',
       status: 204,
       handler: async (ctx) => {

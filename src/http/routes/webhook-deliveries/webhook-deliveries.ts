@@ -54,6 +54,7 @@ export function webhookDeliveryRoutes(deps: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/agents/{agent_id}/webhook/deliveries/{delivery_id}/redeliver',
       summary: 'Send a delivery again now, with the same webhook id and body; the attempt is added to its log.',
+      errors: [409],
       tag: 'webhooks',
       response: deliveryResponse,
       handler: async (ctx) => {

@@ -50,6 +50,7 @@ function toolChoiceOf(v: unknown): ToolChoice | undefined {
   return undefined;
 }
 
+/** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
   const thinking = (body.thinking ?? null) as Json | null;
   return {

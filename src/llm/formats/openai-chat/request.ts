@@ -35,7 +35,7 @@ function itemsOf(messages: Json[], system: string[]): Item[] {
   return items;
 }
 
-/** Chat completions request body → canonical request. */
+/** Chat completions request body → canonical request. The body has passed the router's `chatBody` schema (nested parts included). */
 export function parseChatRequest(body: Json): LlmRequest {
   const system: string[] = [];
   const items = itemsOf(asArray(body.messages), system);
@@ -49,8 +49,8 @@ export function parseChatRequest(body: Json): LlmRequest {
     }),
     toolChoice: toolChoiceOf(body.tool_choice),
     maxTokens: (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
-    temperature: body.temperature as number | undefined,
-    topP: body.top_p as number | undefined,
+    temperature: (body.temperature ?? undefined) as number | undefined,
+    topP: (body.top_p ?? undefined) as number | undefined,
     stop,
     effort: body.reasoning_effort as Effort | undefined,
     stream: body.stream === true,

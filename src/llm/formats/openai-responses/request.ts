@@ -57,6 +57,7 @@ function toolChoiceOf(v: unknown): ToolChoice | undefined {
   return typeof name === 'string' ? { name } : undefined;
 }
 
+/** Responses request body → canonical request. The body has passed the router's `responsesBody` schema (input items included). */
 export function parseResponsesRequest(body: Json): LlmRequest {
   const system: string[] = typeof body.instructions === 'string' && body.instructions ? [body.instructions] : [];
   const items = typeof body.input === 'string' ? [{ kind: 'message', role: 'user', content: [{ type: 'text', text: body.input }] } as Item] : asArray(body.input).flatMap((it) => itemOf(it, system) ?? []);
@@ -66,8 +67,8 @@ export function parseResponsesRequest(body: Json): LlmRequest {
     tools: body.tools === undefined ? undefined : toolsOf(asArray(body.tools)),
     toolChoice: toolChoiceOf(body.tool_choice),
     maxTokens: body.max_output_tokens as number | undefined,
-    temperature: body.temperature as number | undefined,
-    topP: body.top_p as number | undefined,
+    temperature: (body.temperature ?? undefined) as number | undefined,
+    topP: (body.top_p ?? undefined) as number | undefined,
     effort: effortIn((body.reasoning as Json | undefined)?.effort),
     stream: body.stream === true,
   };

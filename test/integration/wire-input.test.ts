@@ -1,0 +1,133 @@
+import assert from 'node:assert/strict';
+import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
+import { scriptedAgent } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { json, until } from '../support/wait.js';
+
+/** A `\uD800`-`\uDFFF` escape: JSON.stringify writes a pair as the raw character, so only a lone surrogate shows as one. */
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
+/** Writes `request` on a fresh connection and reads until the server closes it (or fails after `ms`). */
+function rawExchange(port: number, request: string, ms = 5000): Promise<{ status: number; head: string; body: string }> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1');
+    let got = '';
+    const timer = setTimeout(() => (sock.destroy(), reject(new Error(`connection not closed in ${ms} ms; got ${JSON.stringify(got.slice(0, 200))}`))), ms);
+    sock.on('connect', () => sock.write(request));
+    sock.on('data', (d) => (got += d.toString()));
+    sock.on('error', () => undefined);
+    sock.on('close', () => {
+      clearTimeout(timer);
+      const split = got.indexOf('\r\n\r\n');
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(got)?.[1] ?? 0), head: got.slice(0, split), body: got.slice(split + 4) });
+    });
+  });
+}
+
+/** Wire-level input: text encodings, compressed bodies, what Node's parser refuses, names. */
+describe('wire input', function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let agentId: string;
+  before(async () => {
+    h = await startHarness();
+    // The model's answer holds a lone surrogate too: the ledger must not carry it whatever its source.
+    ({ agentId } = await scriptedAgent(h, [{ text: 'answer \ud800 end' }]));
+  });
+  after(async () => h?.close());
+
+  const post = (path: string, raw: string) => h.api(path, { method: 'POST', body: raw, headers: { 'Content-Type': 'application/json' } });
+
+  it('makes a lone surrogate U+FFFD alike in the echo, the ledger (page and stream) and the projections', async () => {
+    // Was: 201 echoing "\ud800" raw, the events page and SSE carrying it (jq refuses it), the projections U+FFFD.
+    const created = await post(`/v1/agents/${agentId}/sessions`, '{"name":"\\ud800 s"}');
+    const createdText = await created.text();
+    assert.equal(created.status, 201, createdText);
+    assert.doesNotMatch(createdText, SURROGATE_ESCAPE);
+    const sid = (JSON.parse(createdText) as { id: string; name: string }).id;
+    assert.equal(JSON.parse(createdText).name, '\ufffd s');
+    const sent = await post(`/v1/sessions/${sid}/events`, '{"type":"user.message","content":[{"type":"text","text":"\\ud800 hi \\udfff"}]}');
+    const sentText = await sent.text();
+    assert.equal(sent.status, 201, sentText);
+    assert.doesNotMatch(sentText, SURROGATE_ESCAPE);
+    const page = await until(async () => {
+      const text = await (await h.api(`/v1/sessions/${sid}/events?limit=100`)).text();
+      return text.includes('assistant.message_completed') && text;
+    });
+    assert.doesNotMatch(page, SURROGATE_ESCAPE);
+    const texts = JSON.stringify(JSON.parse(page));
+    assert.ok(texts.includes('\ufffd hi \ufffd'), 'the user message, well formed');
+    assert.ok(texts.includes('answer \ufffd end'), 'the model answer, well formed');
+    const stream = await h.api(`/v1/sessions/${sid}/stream`, { headers: { 'Last-Event-ID': `${sid}:0`, Accept: 'text/event-stream' } });
+    assert.equal(stream.status, 200);
+    const reader = stream.body!.getReader();
+    let sse = '';
+    for (let read = await reader.read(); !read.done && !sse.includes('answer'); ) {
+      sse += new TextDecoder().decode(read.value);
+      if (!sse.includes('answer')) read = await reader.read();
+    }
+    await reader.cancel();
+    assert.ok(sse.includes('answer'), 'the stream replayed the ledger');
+    assert.doesNotMatch(sse, SURROGATE_ESCAPE);
+    const session = await json<{ name: string }>(await h.api(`/v1/sessions/${sid}`), 200);
+    assert.equal(session.name, '\ufffd s', 'the BSON projection says the same as the echo');
+  });
+
+  it('refuses a request body with a Content-Encoding other than identity, naming it, on the base API and the router', async () => {
+    // Was: gzip with Content-Encoding: gzip a 400 malformed_json, a plain body labelled br a 201.
+    const body = JSON.stringify({ value: 'sk-test' });
+    for (const [enc, payload] of [['gzip', gzipSync(body)], ['br', Buffer.from(body)]] as const) {
+      const res = await h.api('/v1/credentials/WIRE_KEY', { method: 'PUT', body: payload, headers: { 'Content-Type': 'application/json', 'Content-Encoding': enc } });
+      const err = (await json<{ error: { type: string; code: string; message: string } }>(res, 415)).error;
+      assert.deepEqual([err.type, err.code], ['unsupported_media_type', 'unsupported_content_encoding'], enc);
+      assert.match(err.message, new RegExp(`"${enc}"`));
+      const routed = await fetch(`${h.routerUrl}/v1/chat/completions`, { method: 'POST', body: payload, headers: { 'Content-Type': 'application/json', 'Content-Encoding': enc, Authorization: `Bearer ${h.routingKey}` } });
+      assert.equal(routed.status, 415, enc);
+      assert.match(await routed.text(), new RegExp(`Content-Encoding \\\\"${enc}\\\\"`));
+    }
+    const plain = await h.api('/v1/credentials/WIRE_KEY', { method: 'PUT', body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } });
+    assert.ok(plain.status < 300, `identity is a plain body: ${plain.status}`);
+  });
+
+  it('answers a URL or headers past the limit, and bytes that are not HTTP, in the error shape, then closes', async () => {
+    // Was: Node's bare "HTTP/1.1 431" with no body.
+    for (const url of [h.baseUrl, h.routerUrl]) {
+      const port = Number(new URL(url).port);
+      const cases = [
+        ['long URL', `GET /v1/sessions?x=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`, 431, 'headers_too_large'],
+        ['big header', `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'headers_too_large'],
+        ['not HTTP', 'HELLO THERE\r\n\r\n', 400, 'malformed_http'],
+      ] as const;
+      for (const [what, request, status, code] of cases) {
+        const res = await rawExchange(port, request);
+        assert.equal(res.status, status, `${url} ${what}`);
+        assert.match(res.head, /\r\nConnection: close/i, `${url} ${what}`);
+        assert.match(res.head, /\r\nContent-Type: application\/json/i, `${url} ${what}`);
+        const err = (JSON.parse(res.body) as { error: { type: string; code: string; message: string } }).error;
+        assert.equal(err.code, code, `${url} ${what}`);
+        assert.ok(err.type && err.message, `${url} ${what}`);
+      }
+    }
+    assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200, 'the server goes on answering');
+  });
+
+  it('refuses control characters in names with a 400 naming the field, and keeps them in message text', async () => {
+    // Was: an agent named "\u0000" created.
+    const cases: [string, string, string, unknown][] = [
+      ['POST', '/v1/agents', 'name', { name: 'a\u0000', manifest: {}, source: {} }],
+      ['POST', `/v1/agents/${agentId}/sessions`, 'name', { name: 'bell\u0007' }],
+      ['PUT', '/v1/routers/wire', 'candidates[0].model', { candidates: [{ model: 'm\nx', provider: 'openai', upstream_model: 'u', api_key_credential: 'WIRE_KEY' }] }],
+      ['PUT', '/v1/routers/wire', 'candidates[0].upstream_model', { candidates: [{ model: 'm', provider: 'openai', upstream_model: 'u\u007f', api_key_credential: 'WIRE_KEY' }] }],
+    ];
+    for (const [method, path, param, body] of cases) {
+      const err = (await json<{ error: { code: string; param: string; message: string } }>(await h.api(path, { method, json: body }), 400)).error;
+      assert.deepEqual([err.param, err.message], [param, `${param} must not contain control characters (U+0000-U+001F, U+007F).`], path);
+    }
+    const { id: sid } = await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { name: 'plain name' } }), 201);
+    const text = 'tab\there, nul\u0000, bell\u0007';
+    await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text }] } }), 201);
+    const page = await json<{ events: { data: { content?: { text: string }[] } }[] }>(await h.api(`/v1/sessions/${sid}/events?limit=10`), 200);
+    assert.ok(page.events.some((e) => e.data.content?.[0]?.text === text), 'message text is the user\u2019s, control characters and all');
+  });
+});
