@@ -241,6 +241,20 @@ describe('TypeScript client', function () {
     assert.deepEqual(seqs, seqs.map((_, i) => i + 1), 'the ledger, gapless, across pages');
   });
 
+  it('sync with a timeout returns by it, showing the message waiting on its external tool to onPoll', async () => {
+    const session = await client.sessions.create(agentId);
+    const polled: string[] = [];
+    const started = Date.now();
+    const m = await client.sessions.sync(session.id, 'Weather?', { timeoutMs: 2_000, pollMs: 100, onPoll: (x) => void polled.push(x.status) });
+    const took = Date.now() - started;
+    assert.ok(took < 6_000, `returned after ${took} ms, past its 2 s timeout (the server's sync wait is 60 s)`);
+    assert.equal(m.status, 'requires_action');
+    assert.ok(polled.includes('requires_action'), `onPoll saw ${polled.join(', ')}`);
+    const [call] = await client.sessions.pendingToolCalls(session.id);
+    await client.sessions.submitToolResult(session.id, call, { city: 'Oslo', summary: 'fog', high_c: 3, low_c: 1 });
+    assert.equal((await client.sessions.waitForMessage(session.id, m.id, { timeoutMs: 20_000, pollMs: 100 })).status, 'completed');
+  });
+
   it('sync waits for a terminal message; batches poll until terminal', async () => {
     const session = await client.sessions.create(agentId);
     const polled: string[] = [];

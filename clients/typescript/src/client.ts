@@ -195,13 +195,22 @@ export class TroupeClient {
     events: (id: string, page: Page = {}) => this.data('getV1SessionsSessionIdEvents', { path: { session_id: id }, query: page }),
     cancel: (id: string, messageId: string) => this.data('postV1SessionsSessionIdMessagesMessageIdCancel', { path: { session_id: id, message_id: messageId } }),
     /**
-     * Sends a message and waits for it to finish: the server's sync wait
-     * first, then polling past it (a message waiting on an external tool
-     * needs someone to answer it). Resolves with the message in whatever
-     * status it has when it is terminal or `timeoutMs` passes.
+     * Sends a message and waits for it to finish. Resolves with the message in
+     * whatever status it has when it is terminal or `timeoutMs` passes.
+     *
+     * With neither `timeoutMs` nor `onPoll`, it holds the server's sync wait
+     * first (one request, the answer as soon as the message ends), then polls
+     * past it. With either, it sends and polls from the start: the server's
+     * wait (60 s by default) would outlast a shorter `timeoutMs`, and `onPoll`
+     * is how a caller sees a message waiting on an external tool and answers it.
      */
     sync: async (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; timeoutMs?: number; pollMs?: number; onPoll?: (m: Message) => void | Promise<void> } = {}): Promise<Message> => {
       const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
+      if (opts.timeoutMs !== undefined || opts.onPoll) {
+        const sent = await this.sessions.send(id, content, { metadata: opts.metadata });
+        if (!sent.message) throw new Error('the server accepted the message without a message record');
+        return this.sessions.waitForMessage(id, sent.message.id, { ...opts, deadline });
+      }
       const first = await this.transport.call('postV1SessionsSessionIdMessagesSync', { path: { session_id: id }, body: { parts: parts(content), metadata: opts.metadata } }, { timeoutMs: 0 });
       return this.sessions.waitForMessage(id, first.data, { ...opts, deadline });
     },
