@@ -1,18 +1,18 @@
-import { maxHeaderSize, type ServerResponse } from 'node:http';
+import { maxHeaderSize, STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { ErrorType, type ErrorBody } from '../domain/errors.js';
+import { ErrorType, InvalidRequestError, PayloadTooLargeError, TroupeError } from '../domain/errors.js';
 
-/** What Node's parser refused, as status, reason phrase and error body (the codes Node's own handler maps). */
-function answerFor(code: string | undefined): [number, string, ErrorBody] {
+/** What Node's parser refused, as the domain error a route would have thrown (the codes Node's own handler maps). */
+function errorFor(code: string | undefined): TroupeError {
   switch (code) {
     case 'HPE_HEADER_OVERFLOW':
-      return [431, 'Request Header Fields Too Large', { type: ErrorType.tooLarge, code: 'headers_too_large', message: `The request line and headers exceed ${maxHeaderSize} bytes, the most this server reads; shorten the URL or the headers.` }];
+      return new TroupeError(431, ErrorType.tooLarge, 'headers_too_large', `The request line and headers exceed ${maxHeaderSize} bytes, the most this server reads; shorten the URL or the headers.`);
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
-      return [413, 'Payload Too Large', { type: ErrorType.tooLarge, code: 'chunk_extensions_too_large', message: 'The chunk extensions of the request body are too large.' }];
+      return new PayloadTooLargeError('The chunk extensions of the request body are too large.', 'chunk_extensions_too_large');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return [408, 'Request Timeout', { type: ErrorType.invalidRequest, code: 'request_timeout', message: 'The request did not arrive in time; it was abandoned.' }];
+      return new TroupeError(408, ErrorType.invalidRequest, 'request_timeout', 'The request did not arrive in time; it was abandoned.');
     default:
-      return [400, 'Bad Request', { type: ErrorType.invalidRequest, code: 'malformed_http', message: `The request is not valid HTTP/1.1 (${code ?? 'unparsable'}).` }];
+      return new InvalidRequestError(`The request is not valid HTTP/1.1 (${code ?? 'unparsable'}).`, undefined, 'malformed_http');
   }
 }
 
@@ -29,7 +29,7 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     socket.destroy();
     return;
   }
-  const [status, reason, body] = answerFor(err.code);
-  const json = JSON.stringify({ error: body });
-  socket.end(`HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`);
+  const e = errorFor(err.code);
+  const json = JSON.stringify({ error: e.toBody() });
+  socket.end(`HTTP/1.1 ${e.status} ${STATUS_CODES[e.status]}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(json)}\r\nConnection: close\r\n\r\n${json}`);
 }
