@@ -17,11 +17,12 @@ export type JsonSchema = Record<string, unknown>;
  * (OpenAPI's; Ajv takes it without `mapping`) lets `api` judge the document's
  * own unions, such as the ledger events by `type`. `api` also takes the 2019-09 keywords
  * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
- * schema is published in the document unchanged.
+ * schema is published in the document unchanged. `allErrors`: list every problem rather than stop at the
+ * first (by default only for `user`).
  */
 export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
   const instance =
-    kind === 'api' ? new Ajv({ allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
+    kind === 'api' ? new Ajv({ allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
