@@ -35,8 +35,13 @@ export const ajv = createAjv('api');
  */
 const explainer = createAjv('api', true);
 
-const cache = new WeakMap<JsonSchema, ValidateFunction>();
-const explainCache = new WeakMap<JsonSchema, ValidateFunction>();
+/** A request schema's validators: the fast one, and the explainer's, compiled the first time a value is refused. */
+interface Compiled {
+  validate: ValidateFunction;
+  explain?: ValidateFunction;
+}
+
+const cache = new WeakMap<JsonSchema, Compiled>();
 const userCache = new WeakMap<JsonSchema, ValidateFunction>();
 
 /**
@@ -61,13 +66,17 @@ export function userSchemaProblem(schema: JsonSchema, value: unknown): string | 
   return e ? `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}` : 'invalid';
 }
 
-export function compile<T>(schema: JsonSchema): (value: unknown) => value is T {
-  let fn = cache.get(schema);
-  if (!fn) {
-    fn = ajv.compile(schema);
-    cache.set(schema, fn);
+function compiled(schema: JsonSchema): Compiled {
+  let entry = cache.get(schema);
+  if (!entry) {
+    entry = { validate: ajv.compile(schema) };
+    cache.set(schema, entry);
   }
-  return fn as (value: unknown) => value is T;
+  return entry;
+}
+
+export function compile<T>(schema: JsonSchema): (value: unknown) => value is T {
+  return compiled(schema).validate as (value: unknown) => value is T;
 }
 
 /** `/items/0/agent_id` → `items[0].agent_id`, the form clients see in `param`. */
@@ -103,12 +112,11 @@ function messageOf(err: ErrorObject, param: string): string {
 
 /** Validates and returns the typed value, or throws a 400 naming the offending field (bestError). */
 export function check<T>(schema: JsonSchema, value: unknown, root = ''): T {
-  const validate = compile<T>(schema) as ValidateFunction;
-  if (validate(value)) return value as T;
-  let explain = explainCache.get(schema);
-  if (!explain) explainCache.set(schema, (explain = explainer.compile(schema)));
+  const entry = compiled(schema);
+  if (entry.validate(value)) return value as T;
+  const explain = (entry.explain ??= explainer.compile(schema));
   explain(value);
-  const best = bestError(explain.errors ?? validate.errors!);
+  const best = bestError(explain.errors ?? entry.validate.errors!);
   const param = paramOf(best, root);
   throw new InvalidRequestError(messageOf(best, param), param || undefined);
 }
