@@ -29,6 +29,7 @@ export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices
 
 async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
   if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
+  // The router's one check: its routed calls are served outside Koa (routing-http.ts), with no route table to hold it.
   refuseContentEncoding(req.headers);
   const valid = check<Record<string, unknown>>(ingress.schema, parseJsonText(await readRaw(req, limit)));
   if (valid.previous_response_id !== undefined) {

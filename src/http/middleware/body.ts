@@ -21,7 +21,10 @@ export function isJsonType(contentType: string | undefined): boolean {
  * Request bodies are taken as sent (identity) only: a compressed body was
  * parsed as if plain (a gzip JSON body was a 400 malformed_json, a plain one
  * labelled br a 201). Refused rather than inflated, so the body limit stays a
- * limit on what is parsed and no request can make the server inflate a bomb.
+ * limit on what is parsed and no request can make the server inflate a bomb
+ * (and an upload is not stored still encoded). Checked once, where a body is
+ * first accepted: the route table for every base-API route that takes one,
+ * and the router's readBody for routed calls.
  */
 export function refuseContentEncoding(headers: IncomingHttpHeaders): void {
   const enc = headers['content-encoding']?.trim();
@@ -88,7 +91,6 @@ export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Pr
     throw new InvalidRequestError('A JSON request body is required.', undefined, 'body_required');
   }
   if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
-  refuseContentEncoding(ctx.req.headers);
   const raw = await readRaw(ctx.req, limit);
   if (raw.length === 0 && spec.optional) {
     ctx.state.body = check(spec.schema, {});
