@@ -7,7 +7,8 @@ export interface BatchView {
   batch_id: string;
   status: string;
   counts: BatchCounts;
-  sessions: BatchItemView[];
+  /** Left out on request: a progress read needs only status and counts. */
+  sessions?: BatchItemView[];
 }
 
 /** One item as read now: what a client sees of it, and the state it counts as. */
@@ -42,13 +43,16 @@ export async function readRows(batches: BatchStore, sessions: SessionStore, batc
 /**
  * `GET /v1/session-batches/{id}`: the children are the source of truth, so
  * each item's status is read from its session, and the batch status and
- * counts are derived from them (`readRows`).
+ * counts are derived from them (`readRows`). The progress form reads the
+ * same and leaves the items out, so its status and counts are the full
+ * read's.
  */
-export async function readBatch(batches: BatchStore, sessions: SessionStore, orgId: string, id: string): Promise<BatchView> {
+export async function readBatch(batches: BatchStore, sessions: SessionStore, orgId: string, id: string, opts: { sessions: boolean } = { sessions: true }): Promise<BatchView> {
   const batch = await batches.get(orgId, id);
   if (!batch || batch.state !== 'ready') throw new NotFoundError('batch', id);
   const rows = await readRows(batches, sessions, batch);
-  return { batch_id: batch._id, ...batchProgress(rows.map((r) => r.state)), sessions: rows.map((r) => r.view) };
+  const progress = { batch_id: batch._id, ...batchProgress(rows.map((r) => r.state)) };
+  return opts.sessions ? { ...progress, sessions: rows.map((r) => r.view) } : progress;
 }
 
 /**

@@ -4,6 +4,7 @@ import { BATCH, batchJobId, type BatchChildSettled } from '../../actors/batch/me
 import type { Send } from '../../actors/runtime/actor.js';
 import { SESSION } from '../../actors/session/messages.js';
 import { WEBHOOKS, type WebhookJob } from '../../actors/webhook/messages.js';
+import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { createBatch } from '../../src/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';
 import { batchItemSchema } from '../../src/http/routes/session-batches/schema.js';
@@ -91,6 +92,46 @@ describe('session batches', () => {
     assert.ok(evs.events.some((e) => e.type === 'assistant.message_completed'), 'the first turn ran');
     const transcript = await json<{ messages: { output: { parts: { text?: string }[] } }[] }>(await h.api(ok.transcript_url!), 200);
     assert.equal(transcript.messages[0].output.parts[0].text, 'Batch reply.');
+  });
+
+  it('answers status and counts alone with include_sessions=false, as the full read has them, in a small body', async () => {
+    const b = await json<Batch>(await post({ items: [...Array.from({ length: 40 }, (_, i) => item(`light ${i}`, { metadata: { row: String(i) } })), item('bad', { llm_id: 'nope' })] }), 201);
+    const raw = async (q: string) => {
+      const res = await h.api(`/v1/session-batches/${b.batch_id}${q}`);
+      assert.equal(res.status, 200);
+      return res.text();
+    };
+    const done = await until(async () => {
+      const r = await read(b.batch_id);
+      return r.status === 'partial_failed' && r;
+    });
+    const [fullText, lightText, explicitFull] = await Promise.all([raw(''), raw('?include_sessions=false'), raw('?include_sessions=true')]);
+    const full = JSON.parse(fullText) as Batch;
+    const light = JSON.parse(lightText) as Batch;
+    assert.deepEqual(light, { batch_id: b.batch_id, status: full.status, counts: full.counts });
+    assert.deepEqual(full.counts, { queued: 0, running: 0, completed: 40, failed: 1 });
+    assert.deepEqual(done.counts, full.counts);
+    assert.equal(explicitFull, fullText, 'include_sessions=true is the default answer');
+    assert.equal(full.sessions.length, 41);
+    assert.ok(Buffer.byteLength(lightText) < 200, `${Buffer.byteLength(lightText)} bytes`);
+    assert.ok(Buffer.byteLength(fullText) > 41 * 150, `${Buffer.byteLength(fullText)} bytes`);
+    const bad = await json<{ error: { param: string } }>(await h.api(`/v1/session-batches/${b.batch_id}?include_sessions=no`), 400);
+    assert.equal(bad.error.param, 'include_sessions');
+  });
+
+  it("the client's wait polls the light form and resolves with the full batch", async () => {
+    const urls: string[] = [];
+    const client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey, fetch: (url, init) => (urls.push(String(url)), fetch(url, init)) });
+    const created = await client.batches.create([{ agent_id: agentId, message: { content: text('w1') } }, { agent_id: agentId, message: { content: text('w2') } }]);
+    const seen: (string | undefined)[] = [];
+    const final = await client.batches.wait(created.batch_id, { timeoutMs: 20_000, pollMs: 20, onProgress: (p) => void seen.push(p.status) });
+    assert.equal(final.status, 'completed');
+    assert.equal(final.sessions.length, 2);
+    const reads = urls.filter((u) => u.includes(`/v1/session-batches/${created.batch_id}`));
+    assert.ok(reads.length >= 2, reads.join());
+    assert.ok(reads.slice(0, -1).every((u) => u.endsWith('?include_sessions=false')), reads.join());
+    assert.ok(!reads.at(-1)!.includes('include_sessions'), 'the last read has the items');
+    assert.equal(seen.at(-1), 'completed');
   });
 
   it('fails an item whose message is larger than a stored message may be, creating the others', async function () {

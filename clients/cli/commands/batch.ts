@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Presets, SingleBar } from 'cli-progress';
 import type { Command } from 'commander';
-import type { Batch, BatchItem } from '../../typescript/src/client.js';
+import type { BatchItem, BatchProgress } from '../../typescript/src/client.js';
 import { context, positiveSeconds } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 
@@ -40,7 +40,7 @@ export function readItems(file: string, agentId: string | undefined): BatchItem[
   return items;
 }
 
-function summary(b: Batch): string {
+function summary(b: BatchProgress): string {
   const c = b.counts;
   return `batch ${b.batch_id} ${b.status}: ${c.completed} completed, ${c.failed} failed, ${c.running} running, ${c.queued} queued`;
 }
@@ -85,8 +85,9 @@ export function batchCommands(program: Command): void {
     .command('show')
     .description('Print a batch: status, counts and sessions.')
     .argument('<batch_id>')
-    .action(async (id: string, _o: unknown, cmd: Command) => {
+    .option('--counts', 'status and counts only, without the sessions (a small read for a large batch)')
+    .action(async (id: string, o: { counts?: boolean }, cmd: Command) => {
       const ctx = context(cmd);
-      ctx.out(JSON.stringify(await ctx.client.batches.get(id), null, 2));
+      ctx.out(JSON.stringify(o.counts ? await ctx.client.batches.progress(id) : await ctx.client.batches.get(id), null, 2));
     });
 }

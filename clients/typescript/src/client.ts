@@ -9,7 +9,11 @@ export type Session = Api.GetV1SessionsSessionIdResponse;
 export type Message = Api.GetV1SessionsSessionIdMessagesMessageIdResponse;
 export type TurnReply = Api.PostV1SessionsSessionIdEventsResponse;
 export type PendingToolCall = Api.GetV1SessionsSessionIdToolCallsResponse['tool_calls'][number];
-export type Batch = Api.GetV1SessionBatchesBatchIdResponse;
+type BatchRead = Api.GetV1SessionBatchesBatchIdResponse;
+/** A batch with its items, as `GET /v1/session-batches/{id}` answers by default. */
+export type Batch = Omit<BatchRead, 'sessions'> & Required<Pick<BatchRead, 'sessions'>>;
+/** A batch's status and counts without its items (`include_sessions=false`): what progress polling reads. */
+export type BatchProgress = Omit<BatchRead, 'sessions'>;
 export type BatchItem = Api.PostV1SessionBatchesBody['items'][number];
 export type WebhookDelivery = Api.GetV1AgentsAgentIdWebhookDeliveriesDeliveryIdResponse;
 export type ContentPart = Api.PostV1SessionsSessionIdMessagesSyncBody['parts'][number];
@@ -25,6 +29,16 @@ export interface Page {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * How long `batches.wait` sleeps before its next read: a tenth of the time it
+ * has waited so far, within [pollMs, maxPollMs]. A batch that ends in seconds
+ * is seen within a second; a long one is read every few seconds instead of
+ * every second, and is seen at most a tenth (or maxPollMs) late.
+ */
+export function batchPollDelay(elapsedMs: number, pollMs = 1000, maxPollMs = 15_000): number {
+  return Math.max(pollMs, Math.min(maxPollMs, Math.round(elapsedMs / 10)));
+}
 
 /** Text, or parts as the API takes them. */
 function parts(content: string | ContentPart[]): ContentPart[] {
@@ -240,15 +254,26 @@ export class TroupeClient {
     /** Without `idempotencyKey` a fresh one is sent, so a retry after a lost answer returns the same batch. */
     create: (items: BatchItem[], opts: { idempotencyKey?: string } = {}) =>
       this.data('postV1SessionBatches', { body: { items, idempotency_key: opts.idempotencyKey ?? newIdempotencyKey() } }, { timeoutMs: 0, idempotent: true }),
-    get: (id: string) => this.data('getV1SessionBatchesBatchId', { path: { batch_id: id } }),
-    /** Polls until the batch is terminal (completed, failed, partial_failed) or the timeout passes. */
-    wait: async (id: string, opts: { timeoutMs?: number; pollMs?: number; onProgress?: (b: Batch) => void } = {}): Promise<Batch> => {
-      const deadline = Date.now() + (opts.timeoutMs ?? 600_000);
+    get: async (id: string): Promise<Batch> => (await this.data('getV1SessionBatchesBatchId', { path: { batch_id: id }, query: {} })) as Batch,
+    /** Status and counts only, without the items: a small read whatever the batch's size. */
+    progress: async (id: string): Promise<BatchProgress> => {
+      const { sessions: _none, ...progress } = await this.data('getV1SessionBatchesBatchId', { path: { batch_id: id }, query: { include_sessions: 'false' } });
+      return progress;
+    },
+    /**
+     * Polls the batch's progress (status and counts, `onProgress` gets each
+     * read) until it is terminal (completed, failed, partial_failed) or the
+     * timeout passes, then reads it once with its items and resolves with
+     * that. Polls back off with the time waited (`batchPollDelay`).
+     */
+    wait: async (id: string, opts: { timeoutMs?: number; pollMs?: number; maxPollMs?: number; onProgress?: (b: BatchProgress) => void } = {}): Promise<Batch> => {
+      const start = Date.now();
+      const deadline = start + (opts.timeoutMs ?? 600_000);
       for (;;) {
-        const b = await this.batches.get(id);
+        const b = await this.batches.progress(id);
         opts.onProgress?.(b);
-        if ((TERMINAL_BATCH_STATUSES as readonly string[]).includes(b.status) || Date.now() >= deadline) return b;
-        await sleep(Math.min(opts.pollMs ?? 1000, Math.max(0, deadline - Date.now())));
+        if ((TERMINAL_BATCH_STATUSES as readonly string[]).includes(b.status) || Date.now() >= deadline) return this.batches.get(id);
+        await sleep(Math.min(batchPollDelay(Date.now() - start, opts.pollMs, opts.maxPollMs), Math.max(0, deadline - Date.now())));
       }
     },
   };

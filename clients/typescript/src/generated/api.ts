@@ -1676,9 +1676,9 @@ export type PostV1SessionBatchesResponse = {
   }>;
 };
 
-/** GET /v1/session-batches/{batch_id}: Read a batch: status and counts derived from its child sessions, and the items in input order. */
+/** GET /v1/session-batches/{batch_id}: Read a batch: status and counts derived from its child sessions, and the items in input order (left out with include_sessions=false). */
 export type GetV1SessionBatchesBatchIdPathParams = { batch_id: string };
-export type GetV1SessionBatchesBatchIdQuery = Record<string, never>;
+export type GetV1SessionBatchesBatchIdQuery = { include_sessions?: "true" | "false" };
 export type GetV1SessionBatchesBatchIdBody = undefined;
 export type GetV1SessionBatchesBatchIdResponse = {
   batch_id: string;
@@ -1689,7 +1689,8 @@ export type GetV1SessionBatchesBatchIdResponse = {
     completed: number;
     failed: number;
   };
-  sessions: Array<{
+  /** Always present unless include_sessions=false. */
+  sessions?: Array<{
     index: number;
     /** Null when the item was rejected. */
     session_id: string | null;

@@ -6,7 +6,7 @@ import type { AppDeps } from '../../deps.js';
 import { checkFileRefs } from '../../../sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../schemas/validator.js';
-import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
+import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchReadQuery, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
 
 /** Session batches (spec: Session batches). */
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
@@ -41,10 +41,14 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'GET',
       path: '/v1/session-batches/{batch_id}',
-      summary: 'Read a batch: status and counts derived from its child sessions, and the items in input order.',
+      summary: 'Read a batch: status and counts derived from its child sessions, and the items in input order (left out with include_sessions=false).',
       tag: 'session-batches',
+      query: batchReadQuery,
       response: batchResponse,
-      handler: async (ctx) => readBatch(batches, deps.stores.sessions, requireAuth(ctx).orgId, ctx.params.batch_id),
+      handler: async (ctx) => {
+        const { include_sessions } = check<{ include_sessions?: string }>(batchReadQuery, { ...ctx.query });
+        return readBatch(batches, deps.stores.sessions, requireAuth(ctx).orgId, ctx.params.batch_id, { sessions: include_sessions !== 'false' });
+      },
     },
   ];
 }
