@@ -5,8 +5,8 @@
 
 export type Error = {
   error: {
-    /** Stable family, e.g. invalid_request_error. */
-    type: string;
+    /** Stable family of the status (README "Errors"); switch on code for the reason. */
+    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "api_error" | "service_unavailable";
     /** Machine-readable reason, e.g. malformed_json. */
     code: string;
     message: string;
