@@ -1,3 +1,4 @@
+import { NAME_TEXT_PATTERN } from '../domain/name-text.js';
 import type { JsonSchema } from './validator.js';
 
 /** The small schemas every schema file uses, each written once. Spread them to add a description: `{ ...time, description }`. */
@@ -10,6 +11,6 @@ export const nullableTime: JsonSchema = { type: ['string', 'null'], format: 'dat
 export const anyObject: JsonSchema = { type: 'object', additionalProperties: {} };
 /** String keys to string values (metadata, labels). */
 export const stringMap: JsonSchema = { type: 'object', additionalProperties: { type: 'string' } };
-/** A name people read (agents, sessions, router models): any text but control characters, which terminals and logs misrender. */
-export const NO_CONTROL_CHARACTERS = '^[^\\u0000-\\u001f\\u007f]*$';
+/** A name people read (agents, sessions, router models): any text but control, bidirectional and invisible characters (src/domain/name-text.ts). */
+export const NO_CONTROL_CHARACTERS = NAME_TEXT_PATTERN;
 export const nameString = (maxLength: number): JsonSchema => ({ type: 'string', maxLength, pattern: NO_CONTROL_CHARACTERS });

@@ -2,6 +2,7 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import nextVocabulary from 'ajv/dist/vocabularies/next.js';
 import { InvalidRequestError } from '../domain/errors.js';
+import { refusedInName } from '../domain/name-text.js';
 import { bestError } from './best-error.js';
 import { NO_CONTROL_CHARACTERS } from './common.js';
 
@@ -21,7 +22,8 @@ export type JsonSchema = Record<string, unknown>;
  */
 export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
   const instance =
-    kind === 'api' ? new Ajv({ allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
+    // verbose on the explainer (allErrors): its errors carry the refused value, so a message can name what in it was wrong.
+    kind === 'api' ? new Ajv({ allErrors, verbose: allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
@@ -93,7 +95,10 @@ function messageOf(err: ErrorObject, param: string): string {
     case 'const':
       return `${where} must be ${JSON.stringify(err.params.allowedValue)}.`;
     case 'pattern':
-      if (err.params.pattern === NO_CONTROL_CHARACTERS) return `${where} must not contain control characters (U+0000-U+001F, U+007F).`;
+      if (err.params.pattern === NO_CONTROL_CHARACTERS) {
+        const found = typeof err.data === 'string' ? refusedInName(err.data) : null;
+        return `${where} contains ${found ?? 'a character names may not hold'}; names may not hold control, bidirectional or invisible characters.`;
+      }
       return `${where} ${err.message ?? 'is invalid'}.`;
     default:
       return `${where} ${err.message ?? 'is invalid'}.`;

@@ -174,6 +174,30 @@ describe('console in a browser', function () {
     }
   });
 
+  it('shows an agent name as text, not markup', async () => {
+    // Any text but controls is a valid name (src/domain/name-text.ts); the console must never parse one as HTML.
+    const name = '<img src=x onerror=alert(1)><b>bold</b>';
+    const { agent } = await deployFolder(client, join(ROOT, 'examples/weather-agent'), { name, createNew: true });
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    const seen: string[] = [];
+    tab.on('dialog', (d) => (seen.push(`dialog: ${d.message()}`), void d.dismiss()));
+    tab.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
+    tab.on('pageerror', (e) => seen.push(`page: ${e.message}`));
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      const item = tab.locator(`#agents li[data-agent="${agent.id}"]`);
+      await item.waitFor();
+      assert.equal((await item.innerText()).split('\n')[0], name, 'the name, character for character');
+      assert.equal(await tab.locator('#agents img, #agents b').count(), 0, 'no element made of the name');
+      await item.click();
+      assert.deepEqual(seen, [], 'no dialog, script error or CSP violation');
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('serves only the console’s own files, each with the policy', async () => {
     const js = await fetch(`${h.baseUrl}/console/js/clients/console/src/main.js`);
     assert.equal(js.status, 200);

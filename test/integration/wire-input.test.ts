@@ -112,20 +112,30 @@ describe('wire input', function () {
     assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200, 'the server goes on answering');
   });
 
-  it('refuses control characters in names with a 400 naming the field, and keeps them in message text', async () => {
-    // Was: an agent named "\u0000" created.
-    const cases: [string, string, string, unknown][] = [
-      ['POST', '/v1/agents', 'name', { name: 'a\u0000', manifest: {}, source: {} }],
-      ['POST', `/v1/agents/${agentId}/sessions`, 'name', { name: 'bell\u0007' }],
-      ['PUT', '/v1/routers/wire', 'candidates[0].model', { candidates: [{ model: 'm\nx', provider: 'openai', upstream_model: 'u', api_key_credential: 'WIRE_KEY' }] }],
-      ['PUT', '/v1/routers/wire', 'candidates[0].upstream_model', { candidates: [{ model: 'm', provider: 'openai', upstream_model: 'u\u007f', api_key_credential: 'WIRE_KEY' }] }],
+  it('refuses control, bidirectional and invisible characters in names with a 400 naming the field and the character, and keeps them in message text', async () => {
+    // Was: an agent named "\u0000" created; then one named "\u202e" (a right-to-left override: "Trojan Source").
+    const cases: [string, string, string, string, unknown][] = [
+      ['POST', '/v1/agents', 'name', 'U+0000', { name: 'a\u0000', manifest: {}, source: {} }],
+      ['POST', '/v1/agents', 'name', 'U+202E', { name: 'admin\u202enimda', manifest: {}, source: {} }],
+      ['POST', '/v1/agents', 'manifest.name', 'U+2066', { name: 'ok', manifest: { name: 'x\u2066y\u2069', sdk: 'troupe-js@1', entrypoint: 'a.js:a', llm_options: [{ id: 'main', provider: 'scripted', script: 's.json' }] }, source: { type: 'upload', source_snapshot_id: 'snap_x' } }],
+      ['POST', `/v1/agents/${agentId}/sessions`, 'name', 'U+0007', { name: 'bell\u0007' }],
+      ['POST', `/v1/agents/${agentId}/sessions`, 'name', 'U+009B', { name: 'csi\u009b31m' }],
+      ['POST', `/v1/agents/${agentId}/sessions`, 'name', 'U+200B', { name: 'ad\u200bmin' }],
+      ['POST', `/v1/agents/${agentId}/messages`, 'session.name', 'U+FEFF', { type: 'user.message', content: [{ type: 'text', text: 'hi' }], session: { name: '\ufeffbom' } }],
+      ['PUT', '/v1/routers/wire', 'candidates[0].model', 'U+000A', { candidates: [{ model: 'm\nx', provider: 'openai', upstream_model: 'u', api_key_credential: 'WIRE_KEY' }] }],
+      ['PUT', '/v1/routers/wire', 'candidates[0].upstream_model', 'U+007F', { candidates: [{ model: 'm', provider: 'openai', upstream_model: 'u\u007f', api_key_credential: 'WIRE_KEY' }] }],
+      ['PUT', '/v1/routers/wire', 'candidates[0].model', 'U+202D', { candidates: [{ model: 'gpt\u202d-4', provider: 'openai', upstream_model: 'u', api_key_credential: 'WIRE_KEY' }] }],
     ];
-    for (const [method, path, param, body] of cases) {
+    for (const [method, path, param, char, body] of cases) {
       const err = (await json<{ error: { code: string; param: string; message: string } }>(await h.api(path, { method, json: body }), 400)).error;
-      assert.deepEqual([err.param, err.message], [param, `${param} must not contain control characters (U+0000-U+001F, U+007F).`], path);
+      assert.deepEqual([err.param, err.message], [param, `${param} contains ${char}; names may not hold control, bidirectional or invisible characters.`], `${path} ${char}`);
     }
+    // Joiners that scripts and emoji need are not refused.
+    const joined = '\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 👨\u200d👩\u200d👧';
+    const named = await json<{ id: string; name: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { name: joined } }), 201);
+    assert.equal(named.name, joined);
     const { id: sid } = await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { name: 'plain name' } }), 201);
-    const text = 'tab\there, nul\u0000, bell\u0007';
+    const text = 'tab\there, nul\u0000, bell\u0007, rlo\u202e, zwsp\u200b, c1\u0085';
     await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text }] } }), 201);
     const page = await json<{ events: { data: { content?: { text: string }[] } }[] }>(await h.api(`/v1/sessions/${sid}/events?limit=10`), 200);
     assert.ok(page.events.some((e) => e.data.content?.[0]?.text === text), 'message text is the user\u2019s, control characters and all');

@@ -14,6 +14,9 @@ describe('file naming and types', () => {
   it('never yields an empty, dot or control-character name', () => {
     for (const raw of [undefined, '', '.', '..', 'dir/', 'a\\..', '\u0000\u0001']) assert.equal(leafName(raw), 'file', String(raw));
     assert.equal(leafName('a\r\nb.txt'), 'ab.txt');
+    // A right-to-left override would show "invoiceexe.pdf" for an .exe.
+    assert.equal(leafName('invoice\u202efdp.exe'), 'invoicefdp.exe');
+    assert.equal(leafName('\u2066\u200b\ufeff'), 'file');
     assert.equal(leafName('x'.repeat(400)).length, 255);
   });
 

@@ -35,7 +35,7 @@ export function credentialRoutes({ stores }: AppDeps): RouteSpec[] {
       path: '/v1/credentials',
       summary: 'List stored credential names, in name order.',
       tag: 'credentials',
-      list: { cursor: null },
+      list: { cursor: { pattern: CREDENTIAL_NAME, maxLength: 128, shape: 'a credential name' } },
       response: credentialListResponse,
       handler: async (ctx) => {
         const page = requestedPage(ctx);

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../../domain/errors.js';
+import { withoutRefused } from '../../../domain/name-text.js';
 import { refuseContentEncoding } from '../../middleware/body.js';
 
 /** The one file part of an upload, handed over as a stream before any of it is read. */
@@ -18,10 +19,13 @@ export function isMultipart(contentType: string | undefined): boolean {
   return (contentType ?? '').split(';')[0].trim().toLowerCase() === 'multipart/form-data';
 }
 
-/** Leaf name: whatever follows the last `/` or `\`, without control characters; never empty, `.` or `..`. */
+/**
+ * Leaf name: whatever follows the last `/` or `\`, without the characters names may not hold (a right-to-left
+ * override turns `invoice\u202Efdp.exe` into "invoiceexe.pdf" on screen); never empty, `.` or `..`.
+ */
 export function leafName(raw: string | undefined): string {
   const parts = (raw ?? '').split(/[\\/]/);
-  const leaf = (parts[parts.length - 1] ?? '').replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 255);
+  const leaf = withoutRefused(parts[parts.length - 1] ?? '').trim().slice(0, 255);
   return leaf === '' || leaf === '.' || leaf === '..' ? 'file' : leaf;
 }
 
