@@ -305,7 +305,7 @@ export type BatchLifecycleWebhook = {
     batch_id: string;
     agent_id: string;
     status: "completed" | "failed" | "partial_failed";
-    /** Child sessions by status when the body was built; null if the batch could not be read then. */
+    /** Child sessions by status when the batch became terminal, as GET /v1/session-batches/{batch_id} answered then; null if the batch could not be read. */
     counts: {
       queued: number;
       running: number;
