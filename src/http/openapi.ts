@@ -41,7 +41,7 @@ export const ERROR_STATUS: Record<number, string> = {
 
 const RATE_HEADERS = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
-  'RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Requests allowed in the window; on a concurrency_limited 429, the sessions that may run at once (RateLimit-Policy says which).', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
 };
