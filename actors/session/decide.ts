@@ -29,6 +29,8 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
     platform('message.status_changed', cmd.message_id, { message_id: cmd.message_id, from: null, to: 'queued', attempt: 1 }),
   ];
   if (input.session.status === 'idle') events.push(platform('session.status_changed', null, { from: 'idle', to: 'running' }));
+  // The caller is told of the message as recorded (spec: `queued`), and of the session at that same moment.
+  const recorded = events.length;
   const effects: Effect[] = [];
   const free = !input.session.running_message_id && input.session.queued_message_ids.length === 0;
   if (free && cmd.start === 'deferred') {
@@ -41,8 +43,7 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
     events.push(messageStatus(queued, 'running'));
     effects.push(modelCall(queued, input.session));
   }
-  // The caller is told what the message was when recorded: queued.
-  return { events, effects, reply: { event_index: 0, message_id: cmd.message_id, message_status: 'queued' } };
+  return { events, effects, reply: { event_index: 0, message_id: cmd.message_id, as_of: recorded } };
 }
 
 function startMessage(input: DecideInput, messageId: string): Decision {

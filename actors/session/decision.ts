@@ -6,8 +6,13 @@ import { modelCallJobId, type Effect } from './messages.js';
 export interface Decision {
   events: NewEvent[];
   effects: Effect[];
-  /** Index in `events` of the event the caller gets back, and the message it concerns. */
-  reply: { event_index: number | null; message_id: string | null; message_status?: MessageStatus };
+  /**
+   * Index in `events` of the event the caller gets back, and the message it
+   * concerns. `as_of`: the reply's message and session are as they stood
+   * after the first `as_of` events (all of them when absent), so that both
+   * tell of one moment.
+   */
+  reply: { event_index: number | null; message_id: string | null; as_of?: number };
 }
 
 /** Facts about the session's agent version that decisions need; loaded by the runtime, no I/O here. */

@@ -125,9 +125,21 @@ function current(l: Loaded): SessionDoc {
   return { ...l.doc, ...state };
 }
 
-function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null, status?: string): TurnReply {
+function reply(l: Loaded, event: EventEnvelope | null, messageId: string | null): TurnReply {
   const m = messageId ? l.messages.get(messageId) : undefined;
-  return { event, message: m ? { id: m.id, status: status ?? m.status } : null, session: sessionView(current(l)) };
+  return { event, message: m ? { id: m.id, status: m.status } : null, session: sessionView(current(l)) };
+}
+
+/**
+ * A replayed user message is answered as the first answer was (decide's
+ * `as_of`): as recorded. What recording one leaves is fixed by the spec's
+ * transitions, whatever the session did since: running, with this message
+ * its last, queued.
+ */
+function asRecorded(r: TurnReply): TurnReply {
+  if (!r.message) return r;
+  const status = 'queued';
+  return { ...r, message: { ...r.message, status }, session: { ...r.session, status: 'running', last_message_id: r.message.id, last_message_status: status } };
 }
 
 async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: string): Promise<EventEnvelope[]> {
@@ -168,7 +180,8 @@ async function replay(deps: TurnDeps, l: Loaded, firstSequence: number, agent: A
   await loadMessages(deps, l, [first.message_id, ...referenced(l, null)]);
   if (l.dirty) await save(deps, l);
   const effects = stillOwed(effectsOf(first) as Effect[], { session: l.state, messages: l.messages, agent });
-  return outcome(deps, l, reply(l, envelope(answer ?? first), first.message_id, first.type === 'user.message' ? 'queued' : undefined), effects);
+  const answered = reply(l, envelope(answer ?? first), first.message_id);
+  return outcome(deps, l, first.type === 'user.message' ? asRecorded(answered) : answered, effects);
 }
 
 const MAX_CONFLICTS = 3;
@@ -232,9 +245,12 @@ async function turn(deps: TurnDeps, job: SessionJob, handOff: HandOff): Promise<
       await catchUp(deps, l);
       continue;
     }
-    apply(l, envs);
+    // The reply is taken when the first `as_of` events are applied: one moment for its message and session.
+    const asOf = decision.reply.as_of ?? envs.length;
+    apply(l, envs.slice(0, asOf));
+    const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id);
+    apply(l, envs.slice(asOf));
     if (envs.length) noteCommand(l.state, cmd.command_id, envs[0].sequence_number);
-    const value = reply(l, decision.reply.event_index === null ? null : envs[decision.reply.event_index], decision.reply.message_id, decision.reply.message_status);
     l.publish.push(...envs);
     // Nothing to write: nothing to wait for either, so the whole outcome goes out as the turn returns.
     if (!envs.length && !l.dirty) return outcome(deps, l, value, decision.effects);

@@ -341,6 +341,27 @@ describe('sessions and the ledger', () => {
     assert.deepEqual(evs[4].data.parts, [{ type: 'text', text: 'alt says hi' }]);
   });
 
+  it('answers a user message with its message and session as of one moment (customer audit, item 11)', async () => {
+    type Reply = { message: { id: string; status: string }; session: { id: string; status: string; last_message_id: string; last_message_status: string } };
+    const agree = (r: Reply, route: string) => {
+      assert.equal(r.session.last_message_id, r.message.id, route);
+      assert.equal(r.session.last_message_status, r.message.status, `${route}: message.status and session.last_message_status describe the same message`);
+      assert.equal(r.message.status, 'queued', route);
+      assert.equal(r.session.status, 'running', route);
+    };
+    const first = await json<Reply>(await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: text('one') } }), 201);
+    agree(first, 'POST /v1/agents/{agent_id}/messages');
+    await settled(first.session.id, 7);
+    // Idle again: this message starts in the turn that records it.
+    const idle = await json<Reply>(await h.api(`/v1/sessions/${first.session.id}/events`, { method: 'POST', json: { type: 'user.message', content: text('two') } }), 201);
+    agree(idle, 'POST /v1/sessions/{session_id}/events');
+    const s = await newSession();
+    const keyed = { method: 'POST', json: { type: 'user.message', content: text('three') }, headers: { 'Idempotency-Key': `k-${Date.now()}` } };
+    const fresh = await json<Reply>(await h.api(`/v1/sessions/${s.id}/events`, keyed), 201);
+    agree(fresh, 'POST /v1/sessions/{session_id}/events with Idempotency-Key');
+    agree(await json<Reply>(await h.api(`/v1/sessions/${s.id}/events`, keyed), 201), 'its replay');
+  });
+
   it('filters sessions by several metadata pairs (AND) and pages', async () => {
     const tag = `t${Date.now()}`;
     await newSession({ metadata: { tag, env: 'prod' } });

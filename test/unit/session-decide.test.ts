@@ -43,7 +43,7 @@ describe('session actor decisions', () => {
     assert.deepEqual(d.events.map((e) => [e.type, toOf(e)]), [['user.message', null], ['message.status_changed', 'queued'], ['session.status_changed', 'running'], ['message.status_changed', 'running']]);
     assert.deepEqual(d.events[1].data, { message_id: 'm1', from: null, to: 'queued', attempt: 1 });
     assert.deepEqual(d.effects.map((e) => e.kind), ['model.call']);
-    assert.equal(d.reply.message_status, 'queued');
+    assert.equal(d.reply.as_of, 3, 'the reply is taken with the message recorded, before it starts');
     assert.equal(s.status, 'running');
     assert.equal(s.running_message_id, 'm1');
     assert.deepEqual(s.queued_message_ids, []);
@@ -60,7 +60,8 @@ describe('session actor decisions', () => {
     // A redelivered command for a message already queued still answers as before.
     assert.equal(run(s, m, um('q1')).reply.event_index, null);
     run(s, m, ok('m0'));
-    assert.equal(run(s, m, um('next')).reply.message_status, 'queued');
+    const next = run(s, m, um('next'));
+    assert.deepEqual(next.events.slice(0, next.reply.as_of).map(toOf), [null, 'queued'], 'answered as recorded');
   });
 
   it('queues later messages FIFO and starts the next when one completes', () => {
