@@ -12,6 +12,7 @@ import type { PubSubHub } from '../pubsub/hub.js';
 import type { Limits } from '../limits/limits.js';
 import type { Drain } from '../lifecycle/drain.js';
 import type { SessionHeads } from '../sessions/session-heads.js';
+import type { StreamLedgerReads } from './sse/ledger-reads.js';
 
 /** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
@@ -26,8 +27,8 @@ export interface AppDeps {
   stores: Stores;
   /** Hands messages to actors without waiting for them (batch wake-ups, webhook redeliveries). */
   outbox: { send(sends: Send[]): Promise<void> };
-  /** Session actors' front door and the process's subscriber; present on web nodes. */
-  sessionsRuntime?: { asker: Asker; hub: PubSubHub };
+  /** Session actors' front door, the process's subscriber and its streams' ledger reads; present on web nodes. */
+  sessionsRuntime?: { asker: Asker; hub: PubSubHub; streamReads: StreamLedgerReads };
   /** Sessions this process created or read, so commands to them skip the read; absent means always read. */
   sessionHeads?: SessionHeads;
   /** Rate limits and the running-session cap; absent means unlimited (unit tests). */

@@ -20,13 +20,24 @@ const MAX_GROUP_CURSOR_LENGTH = 1100;
 const MAX_PATH_CURSOR_LENGTH = 1024;
 
 /**
- * What a list's cursor is: the id of its last row (of this kind), a ledger sequence number, a usage group's key, or
- * the path of a storage binding's last file.
+ * The key of a list whose rows are named by their owner (a router id, a credential name): the cursor is the last
+ * row's name, so it has the names' pattern and length. `shape` says what it is in the 400.
  */
-export type CursorKind = IdKind | 'sequence' | 'group' | 'path';
+export interface NameCursor {
+  pattern: string;
+  maxLength: number;
+  shape: string;
+}
+
+/**
+ * What a list's cursor is: the id of its last row (of this kind), a ledger sequence number, a usage group's key, the
+ * path of a storage binding's last file, or the name of its last row.
+ */
+export type CursorKind = IdKind | 'sequence' | 'group' | 'path' | NameCursor;
 
 /** The one statement of a cursor's shape: the document shows it and parsePage refuses anything else (null: any string). */
 function cursorPatternSource(kind: CursorKind): string | null {
+  if (typeof kind === 'object') return kind.pattern;
   if (kind === 'sequence') return SEQUENCE_CURSOR;
   if (kind === 'group') return GROUP_CURSOR;
   if (kind === 'path') return null;
@@ -34,9 +45,18 @@ function cursorPatternSource(kind: CursorKind): string | null {
 }
 
 function maxCursorLength(kind: CursorKind | null): number {
+  if (kind !== null && typeof kind === 'object') return kind.maxLength;
   if (kind === 'group') return MAX_GROUP_CURSOR_LENGTH;
   if (kind === 'path') return MAX_PATH_CURSOR_LENGTH;
   return MAX_CURSOR_LENGTH;
+}
+
+/** What the 400 for a cursor of the wrong shape says it should look like. */
+function cursorShape(kind: CursorKind): string {
+  if (typeof kind === 'object') return kind.shape;
+  if (kind === 'sequence') return 'a sequence number';
+  if (kind === 'group') return 'base64url';
+  return `an id like ${IdPrefix[kind as IdKind]}_…`;
 }
 
 /**
@@ -93,8 +113,7 @@ export function parsePage(query: Record<string, string | string[] | undefined>, 
     throw new InvalidRequestError('after must be a cursor returned as next_cursor.', 'after');
   }
   if (idsOf && after !== undefined && cursorPatternSource(idsOf) !== null && !cursorPattern(idsOf).test(after as string)) {
-    const shape = idsOf === 'sequence' ? 'a sequence number' : idsOf === 'group' ? 'base64url' : `an id like ${IdPrefix[idsOf as IdKind]}_…`;
-    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${shape}).`, 'after');
+    throw new InvalidRequestError(`after must be a cursor returned as next_cursor (${cursorShape(idsOf)}).`, 'after');
   }
   return { limit, after: (after as string | undefined) ?? null };
 }

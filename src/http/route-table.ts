@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { InvalidRequestError } from '../domain/errors.js';
 import { compile, type JsonSchema } from '../schemas/validator.js';
-import { parseJsonBody } from './middleware/body.js';
+import { hasBody, parseJsonBody, refuseContentEncoding } from './middleware/body.js';
 import { parsePage, querySchema } from './pagination.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
@@ -20,6 +20,7 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
     // Compile now: a broken schema fails the process at start, not a request later.
     if (spec.body) compile(spec.body.schema);
     const query = querySchema(spec);
+    const takesBody = spec.body !== undefined || spec.rawBody !== undefined;
     const mw: Middleware<AppState> = async (koaCtx) => {
       const ctx = koaCtx as unknown as Ctx;
       ctx.state.route = spec.path;
@@ -30,6 +31,8 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
       }
       if (query) checkQueryValues(query, ctx.query);
       if (spec.list) ctx.state.page = parsePage(ctx.query, spec.list.cursor);
+      // Here for every route that takes a body, whoever reads it (the JSON parser below, an upload's handler).
+      if (takesBody && hasBody(ctx.req)) refuseContentEncoding(ctx.req.headers);
       if (spec.body) await parseJsonBody(ctx, spec.body, maxBodyBytes);
       const result = await spec.handler(ctx);
       if (result !== undefined) {

@@ -48,8 +48,8 @@ export interface RouteSpec {
   /** Query parameters besides a list's paging. */
   query?: JsonSchema;
   /**
-   * A list endpoint and what its cursor (`after`) is: an id of this kind, a sequence number, or `null` for a cursor
-   * of no fixed shape (a router id, which its owner chose). The route table documents `limit` and `after` from this and
+   * A list endpoint and what its cursor (`after`) is: an id of this kind, a sequence number, a name's pattern (a
+   * router id, a credential name), or `null` for a cursor of no fixed shape. The route table documents `limit` and `after` from this and
    * parses them into `ctx.state.page`, so the document and the check cannot drift apart.
    */
   list?: { cursor: CursorKind | null };

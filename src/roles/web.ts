@@ -1,5 +1,6 @@
 import { Asker } from '../../actors/runtime/asker.js';
 import { createApp } from '../http/app.js';
+import { STREAM_READS_IN_FLIGHT, StreamLedgerReads } from '../http/sse/ledger-reads.js';
 import { once } from '../lifecycle/shutdown.js';
 import { appDeps, type Core } from './core.js';
 import { listen } from './http-server.js';
@@ -13,7 +14,12 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
   // Probed on this node (same image as the workers) so /healthz shows the enforcement level in force.
   const { sandboxCapabilities } = await import('../sandbox/capabilities.js');
   const sandbox = sandboxCapabilities();
-  const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub }, health: () => ({ sandbox }) });
+  // One per process, beside its subscriber: a subscriber reconnect has every stream on it read the ledger at once.
+  const streamReads = new StreamLedgerReads(core.stores.ledger, STREAM_READS_IN_FLIGHT, {
+    started: () => core.metrics.sseLedgerReads.inc(),
+    waiting: (n) => core.metrics.sseLedgerReadsWaiting.set(n),
+  });
+  const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub, streamReads }, health: () => ({ sandbox }) });
   const { port: actual, closer } = await listen('web', app.callback(), { port, setting: 'PORT', host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain });
   core.shutdown.add(closer);
   core.log.info({ role: 'web', host: core.config.host ?? '*', port: actual, base_url: core.config.publicUrl }, 'web listening');

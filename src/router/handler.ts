@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { InvalidRequestError, UnsupportedMediaTypeError } from '../domain/errors.js';
+import { InvalidRequestError } from '../domain/errors.js';
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
-import { isJsonType, parseJsonText, readRaw, refuseContentEncoding } from '../http/middleware/body.js';
+import { readJson, refuseContentEncoding } from '../http/middleware/body.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
 import { check } from '../schemas/validator.js';
 import { conversationId } from './conversation.js';
@@ -28,9 +28,10 @@ export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices
 }
 
 async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
-  if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
+  // The router's one check: its routed calls are served outside Koa (routing-http.ts), with no route table to hold it.
+  // Before readJson, as the base API's route table checks before its parser: the same order on both ingresses.
   refuseContentEncoding(req.headers);
-  const valid = check<Record<string, unknown>>(ingress.schema, parseJsonText(await readRaw(req, limit)));
+  const valid = check<Record<string, unknown>>(ingress.schema, await readJson(req, limit));
   if (valid.previous_response_id !== undefined) {
     throw new InvalidRequestError('previous_response_id is not supported; resend the full input history.', 'previous_response_id', 'unsupported_parameter');
   }

@@ -18,12 +18,13 @@ export type JsonSchema = Record<string, unknown>;
  * (OpenAPI's; Ajv takes it without `mapping`) lets `api` judge the document's
  * own unions, such as the ledger events by `type`. `api` also takes the 2019-09 keywords
  * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
- * schema is published in the document unchanged.
+ * schema is published in the document unchanged. `allErrors`: list every problem rather than stop at the
+ * first (by default only for `user`).
  */
 export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
   const instance =
     // verbose on the explainer (allErrors): its errors carry the refused value, so a message can name what in it was wrong.
-    kind === 'api' ? new Ajv({ allErrors, verbose: allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors: true });
+    kind === 'api' ? new Ajv({ allErrors, verbose: allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
   return instance;
@@ -36,8 +37,13 @@ export const ajv = createAjv('api');
  */
 const explainer = createAjv('api', true);
 
-const cache = new WeakMap<JsonSchema, ValidateFunction>();
-const explainCache = new WeakMap<JsonSchema, ValidateFunction>();
+/** A request schema's validators: the fast one, and the explainer's, compiled the first time a value is refused. */
+interface Compiled {
+  validate: ValidateFunction;
+  explain?: ValidateFunction;
+}
+
+const cache = new WeakMap<JsonSchema, Compiled>();
 const userCache = new WeakMap<JsonSchema, ValidateFunction>();
 
 /**
@@ -62,13 +68,17 @@ export function userSchemaProblem(schema: JsonSchema, value: unknown): string | 
   return e ? `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}` : 'invalid';
 }
 
-export function compile<T>(schema: JsonSchema): (value: unknown) => value is T {
-  let fn = cache.get(schema);
-  if (!fn) {
-    fn = ajv.compile(schema);
-    cache.set(schema, fn);
+function compiled(schema: JsonSchema): Compiled {
+  let entry = cache.get(schema);
+  if (!entry) {
+    entry = { validate: ajv.compile(schema) };
+    cache.set(schema, entry);
   }
-  return fn as (value: unknown) => value is T;
+  return entry;
+}
+
+export function compile<T>(schema: JsonSchema): (value: unknown) => value is T {
+  return compiled(schema).validate as (value: unknown) => value is T;
 }
 
 /** `/items/0/agent_id` → `items[0].agent_id`, the form clients see in `param`. */
@@ -107,12 +117,11 @@ function messageOf(err: ErrorObject, param: string): string {
 
 /** Validates and returns the typed value, or throws a 400 naming the offending field (bestError). */
 export function check<T>(schema: JsonSchema, value: unknown, root = ''): T {
-  const validate = compile<T>(schema) as ValidateFunction;
-  if (validate(value)) return value as T;
-  let explain = explainCache.get(schema);
-  if (!explain) explainCache.set(schema, (explain = explainer.compile(schema)));
+  const entry = compiled(schema);
+  if (entry.validate(value)) return value as T;
+  const explain = (entry.explain ??= explainer.compile(schema));
   explain(value);
-  const best = bestError(explain.errors ?? validate.errors!);
+  const best = bestError(explain.errors ?? entry.validate.errors!);
   const param = paramOf(best, root);
   throw new InvalidRequestError(messageOf(best, param), param || undefined);
 }

@@ -139,6 +139,22 @@ describe('API contract: declared statuses, pages, credentials in use, validation
     assert.equal((await h.api('/v1/credentials/ROUTED_KEY', { method: 'DELETE' })).status, 204);
   });
 
+  it('names at most 3 routers using a credential, with "…" only when there are more', async () => {
+    // Was: exactly 3 routers also got "…" (the refusal asked for 3 and took 3 for "more").
+    await json(await h.api('/v1/credentials/SHARED_KEY', { method: 'PUT', json: { value: 'sk-shared' } }), 200);
+    const router = { candidates: [{ model: 'm/a', provider: 'openai', upstream_model: 'a', base_url: 'http://127.0.0.1:9/v1', api_key_credential: 'SHARED_KEY' }] };
+    const prefix = uniqueName('shared').toLowerCase().replace(/_/g, '-');
+    const ids = ['a', 'b', 'c', 'd'].map((s) => `${prefix}-${s}`);
+    for (const id of ids.slice(0, 3)) await json(await h.api(`/v1/routers/${id}`, { method: 'PUT', json: router }), 200);
+    const three = await json<ErrorBody>(await h.api('/v1/credentials/SHARED_KEY', { method: 'DELETE' }), 409);
+    assert.equal(three.error.message, `Credential SHARED_KEY is named by routers (${ids.slice(0, 3).join(', ')}); change or delete them first.`);
+    await json(await h.api(`/v1/routers/${ids[3]}`, { method: 'PUT', json: router }), 200);
+    const four = await json<ErrorBody>(await h.api('/v1/credentials/SHARED_KEY', { method: 'DELETE' }), 409);
+    assert.equal(four.error.message, `Credential SHARED_KEY is named by routers (${ids.slice(0, 3).join(', ')}, …); change or delete them first.`);
+    for (const id of ids) assert.equal((await h.api(`/v1/routers/${id}`, { method: 'DELETE' })).status, 204);
+    assert.equal((await h.api('/v1/credentials/SHARED_KEY', { method: 'DELETE' })).status, 204);
+  });
+
   it('validation messages name the real problem of a union or a conditional', async () => {
     const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${(await scriptedAgent(h, [{ text: 'ok' }])).agentId}/sessions`, { method: 'POST' }), 201)).id;
     const events = `/v1/sessions/${sid}/events`;

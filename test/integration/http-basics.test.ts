@@ -107,6 +107,27 @@ describe('HTTP basics', () => {
     assert.equal((await h.api('/v1/sessions?after=ses_01m86x92bs8mxten2nx4hey4qd')).status, 200, 'an id of the right kind is a cursor');
   });
 
+  it('400s a router or credential cursor that is not a name of the list, like every other list', async () => {
+    // Was a 200 with an empty page: these two lists took any string as a position (customer audit 2, item 4).
+    const cases: [string, RegExp][] = [
+      ['/v1/credentials?after=x', /\(a credential name\)/],
+      ['/v1/credentials?after=%00bad', /\(a credential name\)/],
+      [`/v1/credentials?after=${'A'.repeat(129)}`, /^after must be a cursor returned as next_cursor\.$/],
+      ['/v1/routers?after=%00bad', /\(a router_id\)/],
+      ['/v1/routers?after=-x', /\(a router_id\)/],
+    ];
+    for (const [path, message] of cases) {
+      const res = await h.api(path);
+      assert.equal(res.status, 400, path);
+      const err = await errorOf(res);
+      assert.deepEqual([err.code, err.param], ['invalid_request', 'after'], path);
+      assert.match(err.message, message, path);
+    }
+    // A name of the list's shape is a position in name order, whether or not a row has it (as an id is on the others).
+    assert.equal((await h.api('/v1/credentials?after=SOME_KEY')).status, 200);
+    assert.equal((await h.api('/v1/routers?after=x')).status, 200);
+  });
+
   it('415s a body that is not JSON', async () => {
     const res = await h.api('/v1/credentials/OPENAI_API_KEY', { method: 'PUT', body: 'value=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
     assert.equal(res.status, 415);

@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
-import { createAgentFrom, minimalAgent } from '../support/archives.js';
+import { createAgentFrom, minimalAgent, reserve, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 
@@ -123,6 +123,39 @@ describe('wire input', function () {
     }
     const plain = await h.api('/v1/credentials/WIRE_KEY', { method: 'PUT', body, headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'identity' } });
     assert.ok(plain.status < 300, `identity is a plain body: ${plain.status}`);
+  });
+
+  it('refuses a Content-Encoding on every kind of route that takes a body: JSON, batch, archive upload, file upload, routed calls', async () => {
+    // One check where the body is first accepted (the route table; the router's readBody): no reader may skip it.
+    type Refusal = { error: { type: string; code: string; message: string } };
+    const refused = async (what: string, res: Response) => {
+      const err = (await json<Refusal>(res, 415)).error;
+      assert.deepEqual([err.type, err.code], ['unsupported_media_type', 'unsupported_content_encoding'], what);
+      assert.match(err.message, /"gzip"/, what);
+    };
+    const gz = (body: string | Buffer, type: string) => ({ body: gzipSync(body), headers: { 'Content-Type': type, 'Content-Encoding': 'gzip' } });
+    await refused('JSON', await h.api('/v1/credentials/WIRE_KEY', { method: 'PUT', ...gz(JSON.stringify({ value: 'sk' }), 'application/json') }));
+    const batch = JSON.stringify({ items: [{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }] });
+    await refused('batch', await h.api('/v1/session-batches', { method: 'POST', ...gz(batch, 'application/json') }));
+
+    const archive = await tarGz([{ name: 'troupe.json', content: '{}' }]);
+    const r = await reserve(h, archive);
+    const uploadUrl = r.upload_url.replace(h.running.core.config.publicUrl, h.baseUrl);
+    await refused('archive upload', await fetch(uploadUrl, { method: 'PUT', body: gzipSync(archive), headers: { ...r.upload_headers, 'Content-Encoding': 'gzip' } }));
+    assert.equal((await fetch(uploadUrl, { method: 'PUT', body: archive, headers: r.upload_headers })).status, 200, 'the same upload unencoded is taken');
+
+    const form = (data: string) => `--b0undary\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain\r\n\r\n${data}\r\n--b0undary--\r\n`;
+    const formType = 'multipart/form-data; boundary=b0undary';
+    await refused('file upload', await h.api('/v1/files', { method: 'POST', ...gz(form('hello'), formType) }));
+    await json(await h.api('/v1/files', { method: 'POST', body: form('hello'), headers: { 'Content-Type': formType } }), 201);
+
+    const routed = { model: 'x', messages: [{ role: 'user', content: 'hi' }] };
+    for (const [path, envelope] of [['/v1/chat/completions', 'openai'], ['/v1/messages', 'anthropic']] as const) {
+      const res = await fetch(`${h.routerUrl}${path}`, { method: 'POST', body: gzipSync(JSON.stringify(routed)), headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip', Authorization: `Bearer ${h.routingKey}` } });
+      const body = await json<{ error: { code: string; message: string } }>(res, 415);
+      assert.equal(body.error.code, 'unsupported_content_encoding', `router ${envelope}`);
+      assert.match(body.error.message, /"gzip"/, `router ${envelope}`);
+    }
   });
 
   it('answers a URL or headers past the limit, and bytes that are not HTTP, in the error shape, then closes', async () => {

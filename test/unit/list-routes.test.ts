@@ -24,7 +24,7 @@ describe('list routes: one declaration documents and parses the page', () => {
 
   it("the documented `after` accepts what the parse accepts and refuses what it refuses, for each list's cursor", () => {
     const ids = Object.values(IdPrefix).map((prefix) => `${prefix}_0123456789abcdefghijklmnop`);
-    const samples = ['0', '42', '1e3', ...ids, 'agt_short', 'my-router', 'x'.repeat(201), ''];
+    const samples = ['0', '42', '1e3', ...ids, 'agt_short', 'my-router', '-x', 'OPENAI_KEY', 'A'.repeat(129), 'x'.repeat(65), 'x'.repeat(201), ''];
     for (const r of lists) {
       const after = ((querySchema(r)!.properties ?? {}) as Record<string, JsonSchema>).after;
       const documented = compile({ type: 'object', properties: { after } });

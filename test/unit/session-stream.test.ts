@@ -80,6 +80,19 @@ describe('SessionStream', () => {
     stream.close();
   });
 
+  it('marks its opening backfill as opening and a catch-up not (ledger-reads.ts starts only the former at once)', async () => {
+    const ledger = ledgerOf(3);
+    const asked: boolean[] = [];
+    const stream = new SessionStream({ after: (s, after, limit, opening = false) => (asked.push(opening), ledger.after(s, after, limit)) }, 's', 0);
+    await stream.start();
+    ledger.docs.push(...ledgerOf(5).docs.slice(3));
+    stream.catchUp();
+    await new Promise((r) => setTimeout(r, 10));
+    const text = await drain(stream);
+    assert.deepEqual(ids(text), [1, 2, 3, 4, 5]);
+    assert.deepEqual(asked, [true, false]);
+  });
+
   it('reads what an interrupted live feed missed from the ledger, with no more live events to show the hole', async () => {
     const ledger = ledgerOf(2);
     const stream = new SessionStream(ledger, 's', 0);

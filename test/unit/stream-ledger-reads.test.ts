@@ -94,6 +94,41 @@ describe('StreamLedgerReads', () => {
     assert.equal(ledger.started.length, 2);
   });
 
+  it("starts a new stream's opening read at once when there is room, and keeps the bound when there is none", async () => {
+    // Was: an opening read waited a turn of the event loop in the queue even with nothing else there.
+    const ledger = heldLedger();
+    ledger.append('a', 1);
+    const reads = new StreamLedgerReads(ledger, 2);
+    const first = reads.after('a', 0, 500, true);
+    assert.equal(ledger.started.length, 1, 'started before any turn passed');
+    const second = reads.after('b', 0, 500, true);
+    const third = reads.after('c', 0, 500, true);
+    assert.equal(ledger.started.length, 2, 'the third waits: two are in flight');
+    await turn();
+    assert.equal(ledger.started.length, 2, 'still at the bound');
+    ledger.release();
+    await turn();
+    assert.deepEqual(ledger.started.map((r) => r.sessionId), ['a', 'b', 'c'], 'the third starts when one finishes');
+    ledger.release();
+    assert.deepEqual(seqs(await first), [1]);
+    assert.deepEqual([seqs(await second), seqs(await third)], [[], []]);
+    assert.equal(ledger.most, 2);
+  });
+
+  it('queues an opening read behind reads that wait, and lets it share one of them', async () => {
+    const ledger = heldLedger();
+    ledger.append('a', 2);
+    const reads = new StreamLedgerReads(ledger, 8);
+    // A burst of catch-ups is waiting for its turn: an opening read of the same session and sequence joins it.
+    const burst = [reads.after('a', 1, 500), reads.after('a', 1, 500)];
+    const opening = reads.after('a', 1, 500, true);
+    assert.equal(ledger.started.length, 0, 'nothing starts before the burst has met');
+    await turn();
+    ledger.release();
+    for (const r of await Promise.all([...burst, opening])) assert.deepEqual(seqs(r), [2]);
+    assert.equal(ledger.started.length, 1, 'one read for all three');
+  });
+
   it('hands a failed read\'s error to everyone who shared it, and goes on with the next reads', async () => {
     let calls = 0;
     const reads = new StreamLedgerReads({ after: async () => (calls++ === 0 ? Promise.reject(new Error('store down')) : []) }, 1);

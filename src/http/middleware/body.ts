@@ -21,7 +21,10 @@ export function isJsonType(contentType: string | undefined): boolean {
  * Request bodies are taken as sent (identity) only: a compressed body was
  * parsed as if plain (a gzip JSON body was a 400 malformed_json, a plain one
  * labelled br a 201). Refused rather than inflated, so the body limit stays a
- * limit on what is parsed and no request can make the server inflate a bomb.
+ * limit on what is parsed and no request can make the server inflate a bomb
+ * (and an upload is not stored still encoded). Checked once, where a body is
+ * first accepted: the route table for every base-API route that takes one,
+ * and the router's readBody for routed calls.
  */
 export function refuseContentEncoding(headers: IncomingHttpHeaders): void {
   const enc = headers['content-encoding']?.trim();
@@ -43,11 +46,29 @@ export function parseJsonText(raw: Buffer): unknown {
   return mayHoldLoneSurrogate(text) ? wellFormed(parsed) : parsed;
 }
 
+/** An empty body (an optional one) reads as undefined, which no JSON text parses to. */
+function parseJsonOrEmpty(raw: Buffer): unknown {
+  return raw.length === 0 ? undefined : parseJsonText(raw);
+}
+
 /**
- * Reads the whole body, refusing it with 413 as soon as it passes `limit`
- * (before reading at all when Content-Length already says so).
+ * A JSON body's value, in the order every JSON body is taken in, the base
+ * API's and the router's: its media type, then its bytes up to `limit`, then
+ * its JSON. Its Content-Encoding was refused before, where the body was first
+ * accepted. `emptyOk`: an empty body resolves undefined instead of failing to
+ * parse. The parse runs where the read ends, so a caller waits on one promise.
  */
-export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readJson(req: IncomingMessage, limit: number, emptyOk = false): Promise<unknown> {
+  if (!isJsonType(req.headers['content-type'])) throw new UnsupportedMediaTypeError('application/json');
+  return readRaw(req, limit, emptyOk ? parseJsonOrEmpty : parseJsonText);
+}
+
+/**
+ * Reads the whole body and hands it to `parse`, refusing it with 413 as soon
+ * as it passes `limit` (before reading at all when Content-Length already
+ * says so).
+ */
+function readRaw<T>(req: IncomingMessage, limit: number, parse: (raw: Buffer) => T): Promise<T> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > limit) {
     req.resume();
@@ -57,14 +78,19 @@ export function readRaw(req: IncomingMessage, limit: number): Promise<Buffer> {
     const chunks: Buffer[] = [];
     let size = 0;
     let done = false;
-    const finish = (err: Error | null, value?: Buffer) => {
+    const finish = (err: Error | null, raw?: Buffer) => {
       if (done) return;
       done = true;
       req.off('data', onData);
       if (err) {
         req.resume();
-        reject(err);
-      } else resolve(value!);
+        return reject(err);
+      }
+      try {
+        resolve(parse(raw!));
+      } catch (e) {
+        reject(e);
+      }
     };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
@@ -87,12 +113,6 @@ export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Pr
     }
     throw new InvalidRequestError('A JSON request body is required.', undefined, 'body_required');
   }
-  if (!isJsonType(ctx.get('Content-Type'))) throw new UnsupportedMediaTypeError('application/json');
-  refuseContentEncoding(ctx.req.headers);
-  const raw = await readRaw(ctx.req, limit);
-  if (raw.length === 0 && spec.optional) {
-    ctx.state.body = check(spec.schema, {});
-    return;
-  }
-  ctx.state.body = check(spec.schema, parseJsonText(raw));
+  const value = await readJson(ctx.req, limit, spec.optional);
+  ctx.state.body = check(spec.schema, value === undefined ? {} : value);
 }

@@ -36,8 +36,10 @@ export interface StreamReadsObserver {
  * for the same thing). Only a read that has not started is joined: it starts
  * after everyone sharing it asked, so it sees everything each of them needs
  * (a read already running may have started before an event one of them waits
- * for was appended). Reads wait one turn of the event loop even when there is
- * room, so the requests of one burst, which arrive in one turn, meet.
+ * for was appended). A catch-up waits one turn of the event loop even when
+ * there is room, so the requests of one burst, which arrive in one turn, meet.
+ * A new stream's opening backfill does not: it comes alone (one request), and
+ * starts at once when there is room and no read waits ahead of it.
  */
 export class StreamLedgerReads implements Read {
   /** Reads not started yet, by session and sequence, oldest first (a Map keeps insertion order). */
@@ -51,7 +53,9 @@ export class StreamLedgerReads implements Read {
     private readonly observer?: StreamReadsObserver,
   ) {}
 
-  after(sessionId: string, after: number, limit: number): Promise<EventDoc[]> {
+  /** `opening`: the read is a new stream's backfill, not a catch-up or a gap repair. */
+  after(sessionId: string, after: number, limit: number, opening = false): Promise<EventDoc[]> {
+    if (opening && this.queue.size === 0 && this.running < this.inFlight) return this.run(sessionId, after, limit);
     const key = `${sessionId}\u0000${after}\u0000${limit}`;
     const joined = this.queue.get(key);
     if (joined) return joined.done;
@@ -74,16 +78,17 @@ export class StreamLedgerReads implements Read {
     for (const [key, w] of this.queue) {
       if (this.running >= this.inFlight) break;
       this.queue.delete(key);
-      this.running++;
-      this.observer?.started();
-      this.ledger
-        .after(w.sessionId, w.after, w.limit)
-        .then(w.resolve, w.reject)
-        .finally(() => {
-          this.running--;
-          this.pump();
-        });
+      this.run(w.sessionId, w.after, w.limit).then(w.resolve, w.reject);
     }
     this.observer?.waiting(this.queue.size);
+  }
+
+  private run(sessionId: string, after: number, limit: number): Promise<EventDoc[]> {
+    this.running++;
+    this.observer?.started();
+    return this.ledger.after(sessionId, after, limit).finally(() => {
+      this.running--;
+      this.pump();
+    });
   }
 }

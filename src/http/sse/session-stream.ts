@@ -1,11 +1,16 @@
 import { PassThrough } from 'node:stream';
 import type { EventEnvelope } from '../../domain/ledger.js';
-import type { LedgerStore } from '../../store/ledger.js';
+import type { EventDoc } from '../../store/ledger.js';
 import { envelope } from '../../store/ledger.js';
 import type { LiveEvent } from '../../pubsub/session-events.js';
 
 export const HEARTBEAT_MS = 15_000;
 const BACKFILL_PAGE = 500;
+
+/** The ledger as a stream reads it; `opening` marks the stream's first backfill (ledger-reads.ts starts it at once). */
+export interface StreamLedger {
+  after(sessionId: string, after: number, limit: number, opening?: boolean): Promise<EventDoc[]>;
+}
 
 /** A live ledger envelope and its JSON as published, sent as the record's data without serializing it again. */
 export type LiveEnvelope = LiveEvent & { ev: EventEnvelope };
@@ -35,7 +40,7 @@ export class SessionStream {
   private missedLive = false;
 
   constructor(
-    private readonly ledger: Pick<LedgerStore, 'after'>,
+    private readonly ledger: StreamLedger,
     private readonly sessionId: string,
     after: number,
     private readonly heartbeatMs = HEARTBEAT_MS,
@@ -97,7 +102,7 @@ export class SessionStream {
 
   private async repairUpTo(limit: number): Promise<void> {
     while (!this.closed && this.lastSent < limit) {
-      const docs = await this.ledger.after(this.sessionId, this.lastSent, BACKFILL_PAGE);
+      const docs = await this.ledger.after(this.sessionId, this.lastSent, BACKFILL_PAGE, this.backfilling);
       const wanted = docs.filter((d) => d.sequence_number <= limit);
       for (const d of wanted) {
         const ev = envelope(d);

@@ -6,6 +6,8 @@ import { requireAuth, type RouteSpec } from '../../types.js';
 import { CREDENTIAL_NAME, credentialListResponse, credentialResponse, putCredentialBody } from './schema.js';
 
 const NAME = new RegExp(CREDENTIAL_NAME);
+/** Routers named in a credential_in_use refusal. */
+const SHOWN_USERS = 3;
 
 function nameParam(name: string): string {
   if (!NAME.test(name) || name.length > 128) {
@@ -35,7 +37,7 @@ export function credentialRoutes({ stores }: AppDeps): RouteSpec[] {
       path: '/v1/credentials',
       summary: 'List stored credential names, in name order.',
       tag: 'credentials',
-      list: { cursor: null },
+      list: { cursor: { pattern: CREDENTIAL_NAME, maxLength: 128, shape: 'a credential name' } },
       response: credentialListResponse,
       handler: async (ctx) => {
         const page = requestedPage(ctx);
@@ -54,9 +56,11 @@ export function credentialRoutes({ stores }: AppDeps): RouteSpec[] {
         const { orgId } = requireAuth(ctx);
         const name = nameParam(ctx.params.name);
         // Like a storage binding in use: deleting it would turn the routers' calls into 502s, found only when routed.
-        const users = await stores.routers.naming(orgId, name, 3);
+        // One more than is shown: "…" only when there are more than those named.
+        const users = await stores.routers.naming(orgId, name, SHOWN_USERS + 1);
         if (users.length > 0) {
-          throw new ConflictError(`Credential ${name} is named by routers (${users.join(', ')}${users.length === 3 ? ', …' : ''}); change or delete them first.`, 'credential_in_use');
+          const more = users.length > SHOWN_USERS ? ', …' : '';
+          throw new ConflictError(`Credential ${name} is named by routers (${users.slice(0, SHOWN_USERS).join(', ')}${more}); change or delete them first.`, 'credential_in_use');
         }
         if (!(await stores.credentials.delete(orgId, name))) throw new NotFoundError('credential', name);
         return undefined;

@@ -3,7 +3,6 @@ import type { Readable } from 'node:stream';
 import busboy from 'busboy';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../../domain/errors.js';
 import { withoutRefused } from '../../../domain/name-text.js';
-import { refuseContentEncoding } from '../../middleware/body.js';
 
 /** The one file part of an upload, handed over as a stream before any of it is read. */
 export interface FilePart {
@@ -44,7 +43,6 @@ export function receiveFile<T>(
   undo: (value: T) => Promise<void>,
 ): Promise<T> {
   if (!isMultipart(req.headers['content-type'])) throw new UnsupportedMediaTypeError('multipart/form-data');
-  refuseContentEncoding(req.headers);
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (declared > maxBytes + FRAMING_SLACK) throw new PayloadTooLargeError(`The upload is ${declared} bytes; files may be at most ${maxBytes} bytes.`, 'file_too_large');
   let bb: busboy.Busboy;

@@ -55,7 +55,7 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       path: '/v1/routers',
       summary: 'List routers in router_id order.',
       tag: 'routers',
-      list: { cursor: null },
+      list: { cursor: { pattern: ROUTER_ID, maxLength: 64, shape: 'a router_id' } },
       response: routerListResponse,
       handler: async (ctx) => {
         const { limit, after } = requestedPage(ctx);

@@ -2,7 +2,6 @@ import { within } from '../../../domain/deadline.js';
 import { InvalidRequestError } from '../../../domain/errors.js';
 import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
-import { StreamLedgerReads } from '../../sse/ledger-reads.js';
 import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { assistantDeltaRef, ledgerEventRef } from './ledger-events.js';
@@ -17,14 +16,6 @@ export const SUBSCRIBE_WAIT_MS = 1000;
 
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
-  // One per app, so per process: a subscriber reconnect has every stream read the ledger at once (ledger-reads.ts).
-  // Built on the first stream: route modules read their deps only when a handler runs.
-  let reads: StreamLedgerReads | undefined;
-  const readsOf = () =>
-    (reads ??= new StreamLedgerReads(deps.stores.ledger, undefined, {
-      started: () => deps.metrics.sseLedgerReads.inc(),
-      waiting: (n) => deps.metrics.sseLedgerReadsWaiting.set(n),
-    }));
   return [
     {
       method: 'GET',
@@ -56,9 +47,9 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         if (after > session.last_sequence && !(await deps.stores.ledger.get(session._id, after))) {
           throw new InvalidRequestError(`Last-Event-ID ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, 'Last-Event-ID');
         }
-        const stream = new SessionStream(readsOf(), session._id, after);
+        const { hub, streamReads } = runtimeOf(deps);
+        const stream = new SessionStream(streamReads, session._id, after);
         // Subscribe before the backfill, so nothing appended in between is missed.
-        const hub = runtimeOf(deps).hub;
         const ended = new Set<string>();
         const events = hub.listen(deps.keys.sessionEvents(session._id), (msg) => {
           const batch: LiveEnvelope[] = [];

@@ -6,7 +6,6 @@ import type { UploadTokens } from '../../../agents/upload-token.js';
 import { AuthenticationError, ConflictError, InvalidRequestError, NotFoundError, PayloadTooLargeError, PermissionError, UnsupportedMediaTypeError } from '../../../domain/errors.js';
 import type { SnapshotDoc } from '../../../store/snapshots.js';
 import type { Stores } from '../../../store/stores.js';
-import { refuseContentEncoding } from '../../middleware/body.js';
 import type { Ctx } from '../../types.js';
 
 export const UPLOAD_TOKEN_HEADER = 'X-Upload-Token';
@@ -78,8 +77,6 @@ export async function handleUpload(ctx: Ctx, stores: Stores, tokens: UploadToken
   const { orgId } = authorise(ctx, tokens);
   const type = (ctx.get('Content-Type') || '').split(';')[0].trim().toLowerCase();
   if (type && !ACCEPTED_TYPES.has(type)) throw new UnsupportedMediaTypeError(UPLOAD_CONTENT_TYPE);
-  // The archive is gzip by its type; a Content-Encoding on top would be stored still encoded.
-  refuseContentEncoding(ctx.req.headers);
   const now = new Date();
   const leaseId = ulid();
   const doc = await stores.snapshots.acquireUploadLease(orgId, id, leaseId, now, LEASE_MS);
