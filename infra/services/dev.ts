@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { startRoles } from '../../src/roles/start.js';
+import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
 import { startLocalServices } from './local-services.js';
 
@@ -44,13 +44,33 @@ export async function main(_args: string[]): Promise<void> {
     TROUPE_MODELS_ALLOW_PRIVATE: process.env.TROUPE_MODELS_ALLOW_PRIVATE ?? '1',
     LOG_LEVEL: process.env.LOG_LEVEL || 'warn',
   };
-  let running;
+  // Ctrl-C reaches this process and the roles, not the servers (they run in their own process group: startManaged):
+  // the roles close first, then the servers they were using, so nothing logs a lost connection on the way out. A
+  // signal while the roles start is kept until they have started. Before this point a signal ends the process at
+  // once, and the servers' watchdogs end them.
+  let stopRequested = false;
+  let stopNow: (() => void) | null = null;
+  const onSignal = () => {
+    stopRequested = true;
+    stopNow?.();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  let running: Running;
   try {
     running = await startRoles(['web', 'router', 'worker', 'webhooks'], env);
   } catch (err) {
     await services.stop();
     throw err;
   }
+  let stopping: Promise<void> | null = null;
+  stopNow = () => {
+    stopping ??= running
+      .close()
+      .catch((err: Error) => void process.stderr.write(`troupe: closing the roles failed: ${err.stack ?? err}\n`))
+      .finally(() => services.stop().finally(() => process.exit(0)));
+  };
+  if (stopRequested) return stopNow();
   const { config } = running.core;
   // The CLI reads this file as its dev profile when run inside the checkout (clients/cli/config.ts).
   writeFileSync(join(dataDir, 'dev-keys.json'), JSON.stringify({ ...keys, base_url: config.publicUrl }, null, 2), { mode: 0o600 });
@@ -76,16 +96,9 @@ export async function main(_args: string[]): Promise<void> {
   process.stdout.write(lines.join('\n') + '\n');
   if (process.env.TROUPE_DEMO !== '0') {
     const base = `http://127.0.0.1:${running.ports.web}`;
-    await runDemo(base, env.TROUPE_BOOTSTRAP_API_KEY, join(ROOT, 'examples', 'weather-agent'), (l) => process.stdout.write(`[demo] ${l}\n`)).catch((err: Error) =>
-      process.stdout.write(`[demo] failed: ${err.message}\n`),
-    );
+    await runDemo(base, env.TROUPE_BOOTSTRAP_API_KEY, join(ROOT, 'examples', 'weather-agent'), (l) => process.stdout.write(`[demo] ${l}\n`)).catch((err: Error) => {
+      // Stopped halfway by Ctrl-C is not a failure to report.
+      if (!stopping) process.stdout.write(`[demo] failed: ${err.message}\n`);
+    });
   }
-  let stopping = false;
-  const stop = () => {
-    if (stopping) return;
-    stopping = true;
-    void running.close().finally(() => services.stop().finally(() => process.exit(0)));
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
 }

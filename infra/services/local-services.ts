@@ -38,7 +38,8 @@ export function localRedisKind(given?: 'single' | 'cluster'): 'single' | 'cluste
 /**
  * Starts whatever is not given by URL: redis-server and a MongoDB-wire server
  * on free ports, with data under one directory. `stop()` ends both and removes
- * a throwaway directory; it is idempotent and also runs on SIGINT/SIGTERM/exit.
+ * a throwaway directory; it is idempotent. The servers do not get the terminal's Ctrl-C (startManaged): the
+ * caller stops them once it is done with them, and an exit without stop() ends them too.
  */
 export async function startLocalServices(opts: LocalServicesOptions = {}): Promise<LocalServices> {
   const log = opts.log ?? ((m: string) => process.stderr.write(`[services] ${m}\n`));
@@ -54,8 +55,10 @@ export async function startLocalServices(opts: LocalServicesOptions = {}): Promi
       await Promise.all(processes.map((p) => p.stop()));
       if (throwaway) rmSync(dataDir, { recursive: true, force: true });
     })());
+  // An exit without stop() (a crash, process.exit elsewhere): SIGTERM lets Redis write its AOF and the MongoDB-wire
+  // server close its file; the watchdogs follow up with SIGKILL if one hangs (startManaged).
   const onExit = () => {
-    for (const p of processes) p.child.kill('SIGKILL');
+    for (const p of processes) p.child.kill('SIGTERM');
     if (throwaway) rmSync(dataDir, { recursive: true, force: true });
   };
   process.on('exit', onExit);

@@ -40,11 +40,22 @@ export interface ManagedProcess {
 /**
  * Spawns a service and a watchdog that kills it if this process dies without
  * cleaning up (SIGKILL, crash), so a test run never leaves a server behind.
+ *
+ * The service runs in a process group of its own (detached): a terminal's Ctrl-C signals the whole foreground
+ * group, and a server that got it too would exit while the roles using it are still closing (they then log
+ * connection errors for work that was fine). Only whoever started it stops it, with `stop()`, after its users
+ * are done; if that process dies first (SIGKILL, a crash), the watchdog sees it within a second and ends the
+ * service (SIGTERM, then SIGKILL 3 s later), so a server never outlives its launcher for long.
  */
 export function startManaged(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ManagedProcess {
   // Through sh for umask 077: the files a service writes (MongoDB's data file, Redis's AOF) hold message text and are
   // not for other users. `exec` keeps the pid the service's own.
-  const child = spawn('sh', ['-c', 'umask 077 && exec "$0" "$@"', cmd, ...args], { cwd: opts.cwd, env: opts.env ?? process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('sh', ['-c', 'umask 077 && exec "$0" "$@"', cmd, ...args], {
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   const keep = (b: Buffer) => {
     out = (out + b.toString()).slice(-8000);

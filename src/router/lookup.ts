@@ -21,15 +21,19 @@ export class RoutingLookup {
   constructor(private readonly stores: Stores) {}
 
   async router(orgId: string, routerId: string | null): Promise<RouterDoc> {
+    const doc = await this.find(orgId, routerId);
+    if (doc) return doc;
+    if (routerId) throw new NotFoundError('router', routerId);
+    throw new InvalidRequestError('This organization has no default router; create one with PUT /v1/routers/{router_id} and "default": true, or address a router by id.', undefined, 'no_default_router');
+  }
+
+  /** The router, or the org's default one for null; null when there is none. */
+  async find(orgId: string, routerId: string | null): Promise<RouterDoc | null> {
     const key = `${orgId}\u0000${routerId ?? ''}`;
     const hit = this.routers.get(key);
     if (hit) return hit;
     const doc = routerId ? await this.stores.routers.get(orgId, routerId) : await this.stores.routers.byDefault(orgId);
-    if (!doc) {
-      if (routerId) throw new NotFoundError('router', routerId);
-      throw new InvalidRequestError('This organization has no default router; create one with PUT /v1/routers/{router_id} and "default": true, or address a router by id.', undefined, 'no_default_router');
-    }
-    this.routers.set(key, doc);
+    if (doc) this.routers.set(key, doc);
     return doc;
   }
 

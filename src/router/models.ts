@@ -33,10 +33,18 @@ export function modelList(router: RouterDoc): Record<string, unknown> {
   return { object: 'list', data, has_more: false, first_id: data[0].id, last_id: data[data.length - 1].id };
 }
 
+/**
+ * The list at /v1 while the organization has no default router: nothing can be
+ * named there yet (a request answers no_default_router), so nothing is listed
+ * (docs/decisions.md, Router fit).
+ */
+export const EMPTY_MODEL_LIST = { object: 'list', data: [], has_more: false, first_id: null, last_id: null } as const;
+
 export async function handleModels(ctx: Ctx, routerId: string | null, svc: RouterServices): Promise<void> {
   const { orgId, key } = await authenticateRouting(ctx.req.headers, svc.auth, true);
   await admitRouting(ctx.res, svc, orgId, key._id);
-  const lookup = svc.lookup;
+  // A router named in the path that does not exist stays a 404.
+  const router = routerId ? await svc.lookup.router(orgId, routerId) : await svc.lookup.find(orgId, null);
   ctx.status = 200;
-  ctx.body = modelList(await lookup.router(orgId, routerId));
+  ctx.body = router ? modelList(router) : EMPTY_MODEL_LIST;
 }

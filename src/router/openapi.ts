@@ -41,6 +41,8 @@ const MODEL_LIST: JsonSchema = {
     object: { type: 'string', const: 'list' },
     data: { type: 'array', items: { type: 'object', required: ['id', 'object', 'created', 'owned_by'], properties: { id: { type: 'string' }, object: { type: 'string', const: 'model' }, created: { type: 'integer' }, owned_by: { type: 'string' } } } },
     has_more: { type: 'boolean' },
+    first_id: { type: ['string', 'null'] },
+    last_id: { type: ['string', 'null'] },
   },
 };
 
@@ -90,7 +92,7 @@ function modelsOp(id: string, byId: boolean): Record<string, unknown> {
     tags: ['models'],
     operationId: id,
     ...(byId ? { parameters: [ROUTER_ID] } : {}),
-    responses: { '200': { description: 'The models.', content: { 'application/json': { schema: MODEL_LIST } } }, ...errors(OPENAI_ERROR, byId) },
+    responses: { '200': { description: byId ? 'The models.' : 'The models; an empty list while the organization has no default router.', content: { 'application/json': { schema: MODEL_LIST } } }, ...errors(OPENAI_ERROR, byId) },
     security: [{ bearer: [] }, { xApiKey: [] }],
   };
 }

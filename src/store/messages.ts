@@ -87,10 +87,6 @@ export class MessageStore {
     return (await this.col.deleteMany({ session_id: sessionId })).deletedCount;
   }
 
-  async save(orgId: string, messages: MessageState[]): Promise<void> {
-    if (messages.length) await this.col.bulkWrite(this.saveOps(orgId, messages), { ordered: false });
-  }
-
   /**
    * The upserts that save messages; the projection writer sends many turns' in one bulkWrite.
    * Fenced by `last_sequence`: a write of an older state than the stored one matches nothing, and

@@ -3,8 +3,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MONGO_KINDS } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';
 import { dropTestData, requiredEnv, uniqueName } from '../support/harness.js';
+import { childrenOf, ended, processGroup } from '../support/proc.js';
 import { until } from '../support/wait.js';
 
 const ROOT = join(__dirname, '../../..');
@@ -89,5 +91,62 @@ describe('npm start with TROUPE_DATA_DIR, and the CLI', function () {
     const none = await runToEnd([CLI, 'sessions', 'list'], without, dir);
     assert.equal(none.code, 2, none.stderr);
     assert.match(none.stderr, /No base URL configured/);
+  });
+});
+
+/**
+ * Ctrl-C on `npm start` with its own local servers: a terminal signals its whole foreground process group. The
+ * servers are not in it, so the roles close on working servers (no connection warnings while they drain), and the
+ * launcher stops the servers after them. The stop is read from the launcher's own output and from /proc.
+ */
+describe('npm start: Ctrl-C stops the roles first, then the local servers', function () {
+  this.timeout(90_000);
+  let dir: string;
+  let start: ChildProcess | undefined;
+
+  before(function () {
+    // The server this leg runs; a leg given by MONGODB_URL has no local kind to start.
+    if (!(MONGO_KINDS as readonly string[]).includes(process.env.TROUPE_TEST_MONGO_KIND ?? '')) this.skip();
+    dir = mkdtempSync(join(tmpdir(), 'troupe-ctrlc-'));
+  });
+  after(() => {
+    if (start && start.exitCode === null && start.signalCode === null) start.kill('SIGKILL');
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the servers outlive the roles and are gone when npm start exits; no warning on the way out', async () => {
+    const [port, routerPort] = [await freePort(), await freePort()];
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      TROUPE_DATA_DIR: join(dir, 'data'),
+      TROUPE_LOCAL_MONGO: process.env.TROUPE_TEST_MONGO_KIND!,
+      PORT: String(port),
+      ROUTER_PORT: String(routerPort),
+      TROUPE_DEMO: '0',
+      // The roles keep serving a second after the signal and sweep every 200 ms: a server gone meanwhile shows.
+      TROUPE_DRAIN_DELAY_MS: '1000',
+      TROUPE_SWEEP_INTERVAL_MS: '200',
+    };
+    // detached: a group of its own, as a terminal's foreground job is.
+    start = spawn(process.execPath, ['-e', 'require(process.argv[1]).main([])', DEV], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    start.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    start.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number | null>((r) => start!.once('exit', (code) => r(code)));
+    await until(async () => output.includes('Ctrl-C stops Troupe') || start!.exitCode !== null, 60_000);
+    assert.match(output, /Troupe is running/, output);
+    const launcher = start.pid!;
+    // The servers are the launcher's children that are not a watchdog (sh).
+    const servers = childrenOf(launcher).filter((p) => p.comm !== 'sh');
+    assert.equal(servers.length, 2, JSON.stringify(childrenOf(launcher)));
+    for (const s of servers) assert.notEqual(s.pgrp, processGroup(launcher), `${s.comm} runs outside the terminal's group`);
+    const banner = output.length;
+
+    process.kill(-launcher, 'SIGINT');
+    const code = await Promise.race([exited, new Promise<'hung'>((r) => setTimeout(() => r('hung'), 30_000))]);
+    assert.equal(code, 0, output);
+    assert.equal(output.slice(banner).trim(), '', 'nothing logged while stopping (LOG_LEVEL=warn)');
+    for (const s of servers) assert.ok(ended(s.pid), `${s.comm} (${s.pid}) stopped before npm start exited`);
   });
 });

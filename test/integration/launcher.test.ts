@@ -6,9 +6,12 @@ import { gunzipSync } from 'node:zlib';
 import { MongoClient, ObjectId } from 'mongodb';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { MONGO_KINDS, type MongoKind } from '../../infra/services/mongo-wire.js';
+import { spawn } from 'node:child_process';
 import { isAlive } from '../../infra/services/process.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { ended } from '../support/proc.js';
 import { FORMAT_0_DB, formatZeroDocuments } from '../support/store-format-0.js';
+import { until } from '../support/wait.js';
 
 /**
  * These tests start their own Redis and MongoDB-wire server with the launcher,
@@ -68,6 +71,31 @@ describe('local services launcher and readiness', function () {
     await services.stop();
     for (const pid of pids) assert.equal(isAlive(pid), false, `pid ${pid} is gone`);
     assert.ok(!services.processes.some((p) => existsSync(`/proc/${p.pid}`)));
+  });
+});
+
+describe('local services launcher: a launcher killed outright', function () {
+  this.timeout(30_000);
+
+  it('leaves no server behind: the watchdog ends it within seconds of a SIGKILL', async () => {
+    // A launcher in a process of its own (redis-server only: the quickest server to start), killed with no chance
+    // to clean up. The server is in a process group of its own, so nothing but the watchdog can end it.
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-sigkill-'));
+    const script = `require(process.argv[1]).startRedis(process.argv[2], () => {}).then((r) => console.log(JSON.stringify({ pid: r.proc.pid })))`;
+    const launcher = spawn(process.execPath, ['-e', script, resolve(__dirname, '../../infra/services/redis-server.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      let out = '';
+      launcher.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      const { pid } = await until(async () => (out.includes('\n') ? (JSON.parse(out) as { pid: number }) : undefined), 15_000);
+      assert.ok(!ended(pid), 'redis-server runs');
+      launcher.kill('SIGKILL');
+      const started = Date.now();
+      await until(async () => ended(pid), 10_000);
+      assert.ok(Date.now() - started < 6000, `ended ${Date.now() - started} ms after the launcher`);
+    } finally {
+      launcher.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

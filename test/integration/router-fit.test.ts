@@ -117,3 +117,58 @@ describe('routing interface: ecosystem fit (official SDKs)', function () {
     assert.equal(err.code, 'missing_api_key');
   });
 });
+
+/**
+ * `GET /v1/models` before the organization has a default router: 200 with an empty list (nothing can be named
+ * at /v1 yet; docs/decisions.md), for both SDKs, while a request there is refused with no_default_router and a
+ * router named in the path is listed as usual. Once a default router is set, /v1/models lists it at once.
+ */
+describe('routing interface: the models list before a default router exists', function () {
+  let h: Harness;
+  let fake: FakeLlmUpstream;
+
+  before(async () => {
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness({ roles: ['web', 'router'] });
+    assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-upstream-key-123' } })).status, 200);
+  });
+  after(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+
+  const openai = (base: string) => new OpenAI({ apiKey: h.routingKey, baseURL: h.routerUrl + base, maxRetries: 0 });
+  const listed = async (path: string) => {
+    const res = await fetch(h.routerUrl + path, { headers: { authorization: `Bearer ${h.routingKey}` } });
+    return { status: res.status, body: (await res.json()) as Record<string, any> };
+  };
+
+  it('lists nothing at /v1 with no router at all, and 404s a router named in the path', async () => {
+    assert.deepEqual(await listed('/v1/models'), { status: 200, body: { object: 'list', data: [], has_more: false, first_id: null, last_id: null } });
+    assert.deepEqual((await openai('/v1').models.list()).data, []);
+    const ids: string[] = [];
+    for await (const m of new Anthropic({ apiKey: h.routingKey, authToken: null, baseURL: h.routerUrl, maxRetries: 0 }).models.list()) ids.push(m.id);
+    assert.deepEqual(ids, [], 'the Anthropic SDK reads the same body as an empty page');
+    const missing = await listed('/side/models');
+    assert.equal(missing.status, 404);
+    assert.equal(missing.body.error.code, 'router_not_found');
+  });
+
+  it('with only a non-default router: /v1 still lists nothing (and refuses requests), the router is listed by id', async () => {
+    assert.equal((await h.api('/v1/routers/side', { method: 'PUT', json: { candidates: [candidate(fake, 'openai', 'openai/b')] } })).status, 200);
+    assert.deepEqual((await listed('/v1/models')).body.data, []);
+    const refused = await openai('/v1').chat.completions.create({ model: 'service/routing', messages: [{ role: 'user', content: 'Hi' }] }).then(() => null, (e: unknown) => e);
+    assert.ok(refused instanceof OpenAI.BadRequestError, String(refused));
+    assert.equal(refused.code, 'no_default_router', 'what the empty list stands for');
+    assert.deepEqual((await openai('/side/v1').models.list()).data.map((m) => m.id), ['service/routing', 'openai/b']);
+  });
+
+  it('lists the default router at /v1 as soon as there is one', async () => {
+    assert.equal((await h.api('/v1/routers/side', { method: 'PUT', json: { default: true, candidates: [candidate(fake, 'openai', 'openai/b')] } })).status, 200);
+    const { status, body } = await listed('/v1/models');
+    assert.equal(status, 200);
+    assert.deepEqual(body.data.map((m: { id: string }) => m.id), ['service/routing', 'openai/b']);
+    assert.equal(body.first_id, 'service/routing');
+    assert.equal(body.data[0].router_id, 'side');
+  });
+});

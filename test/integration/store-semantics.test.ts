@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
+import { emptySessionState } from '../../actors/session/projection.js';
 import { SecretBox } from '../../src/crypto/secret-box.js';
 import { BatchStore, type BatchItem } from '../../src/store/batches.js';
 import { BlobStore } from '../../src/store/blobs.js';
@@ -10,7 +11,9 @@ import { CredentialStore } from '../../src/store/credentials.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
 import { LedgerStore, toEventDoc } from '../../src/store/ledger.js';
 import { MessageStore } from '../../src/store/messages.js';
+import { ProjectionWriter } from '../../src/store/projection-writer.js';
 import { RouterStore } from '../../src/store/routers.js';
+import { SessionStore } from '../../src/store/sessions.js';
 import { WebhookConfigStore } from '../../src/store/webhook-configs.js';
 import { ATTEMPT_LOG_MAX, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
 import { requiredEnv, uniqueName } from '../support/harness.js';
@@ -211,8 +214,10 @@ describe('MongoDB semantics Troupe relies on', () => {
       assert.equal((await ledger.get(sid, 3))?.data_json, '{"message_id":"msg_sk","from":null,"to":"queued","attempt":3}');
       assert.equal(await ledger.get(sid, 4), null);
       const msg = (id: string, s: string, status: 'queued' | 'completed') => ({ id, session_id: s, sequence_number: 1, parts: [], metadata: null, status, attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: now.toISOString(), completed_at: null });
-      await messages.save('org_sk', [msg(`msg_sk${Number(sharded)}`, sid, 'queued')]);
-      await messages.save('org_sk', [msg(`msg_sk${Number(sharded)}`, sid, 'completed')]); // the upsert replaces
+      // Written the way a turn writes them (no session document here: its update matches nothing).
+      const writer = new ProjectionWriter(new SessionStore(db), messages);
+      await writer.save('org_sk', emptySessionState(sid), [msg(`msg_sk${Number(sharded)}`, sid, 'queued')]);
+      await writer.save('org_sk', emptySessionState(sid), [msg(`msg_sk${Number(sharded)}`, sid, 'completed')]); // the upsert replaces
       assert.equal((await messages.get('org_sk', sid, `msg_sk${Number(sharded)}`))?.status, 'completed');
       assert.equal(await messages.get('org_sk', other, `msg_sk${Number(sharded)}`), null, 'another session’s message is not found');
       assert.equal(await messages.get('org_other', sid, `msg_sk${Number(sharded)}`), null, 'another org’s message is not found');

@@ -1,12 +1,14 @@
 import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
 import type { MessageState, MessageStatus } from '../../src/domain/ledger.js';
 import type { Core } from '../../src/roles/core.js';
+import { ProjectionWriter } from '../../src/store/projection-writer.js';
+import { sessionState } from '../../src/store/sessions.js';
 
 /**
  * A tool-run job for a call its message waits on, as a turn leaves it: the
- * message is saved in the store before the job is used, the way a turn
- * writes its messages before it hands off (the tool-runner runs only calls
- * that still wait). `status` other than `requires_action` sets up a call
+ * message is saved through the projection writer before the job is used, the
+ * way a turn writes its messages before it hands off (the tool-runner runs
+ * only calls that still wait). The session's state is written back as stored. `status` other than `requires_action` sets up a call
  * that no longer waits.
  */
 export async function waitingToolJob(core: Core, job: ToolRunJob, status: MessageStatus = 'requires_action'): Promise<ToolRunJob> {
@@ -25,6 +27,8 @@ export async function waitingToolJob(core: Core, job: ToolRunJob, status: Messag
     created_at: new Date().toISOString(),
     completed_at: null,
   };
-  await core.stores.messages.save(job.org_id, [message]);
+  const session = await core.stores.sessions.col.findOne({ _id: job.session_id });
+  if (!session) throw new Error(`waitingToolJob: session ${job.session_id} is not stored`);
+  await new ProjectionWriter(core.stores.sessions, core.stores.messages).save(job.org_id, sessionState(session), [message]);
   return job;
 }
