@@ -1,23 +1,24 @@
 import type { BatchStore } from '../../src/store/batches.js';
+import type { SessionStore } from '../../src/store/sessions.js';
 import { defineActor, DONE } from '../runtime/actor.js';
 import { admit, afterCount, needsTicket, type SettledOutcome } from './decide.js';
 import { BATCH, type BatchChildSettled } from './messages.js';
-import { finishIfSettled, type Outbox } from './terminal.js';
+import { finishIfSettled, type BatchReads, type Outbox } from './terminal.js';
 
 export interface BatchPorts {
   batches: BatchStore;
+  sessions: SessionStore;
   log: { warn(obj: object, msg: string): void };
 }
 
-/** What counting a child needs: the batch store, and where the terminal webhook goes. */
-export interface BatchActorDeps {
-  batches: BatchStore;
+/** What counting a child needs: the stores its batch is read from, and where the terminal webhook goes. */
+export interface BatchActorDeps extends BatchReads {
   outbox: Outbox;
 }
 
 /**
  * `BatchChildSettled`: count the child once; when every created child has
- * settled, fire the terminal webhook once. The settlement row is written
+ * settled and every item reads terminal, fire the terminal webhook once. The settlement row is written
  * first, then a ticket is taken; a settlement left uncounted by a crash is
  * counted by the retry. Each step's decision is in `decide.ts`.
  */
@@ -34,7 +35,7 @@ export async function onChildSettled(deps: BatchActorDeps, job: BatchChildSettle
   const next = afterCount(header, { fresh, ticket });
   if (!next.check) return next.outcome;
   const latest = (await deps.batches.header(job.batch_id)) ?? header;
-  return (await finishIfSettled(deps.batches, deps.outbox, latest)) ? 'fired' : next.outcome;
+  return (await finishIfSettled(deps, deps.outbox, latest)) ? 'fired' : next.outcome;
 }
 
 /**
@@ -45,7 +46,7 @@ export async function onChildSettled(deps: BatchActorDeps, job: BatchChildSettle
 export const batchActor = defineActor<BatchChildSettled, BatchPorts>({
   address: BATCH,
   async handle(ctx, job) {
-    const outcome = await onChildSettled({ batches: ctx.ports.batches, outbox: ctx }, job);
+    const outcome = await onChildSettled({ batches: ctx.ports.batches, sessions: ctx.ports.sessions, outbox: ctx }, job);
     if (outcome === 'unknown_batch') ctx.ports.log.warn({ batch_id: job.batch_id, session_id: job.session_id }, 'child settled for an unknown batch; dropped');
     return DONE;
   },

@@ -1,5 +1,5 @@
-import { batchStatus, childState, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
-import type { BatchDoc, BatchItem, SettlementDoc } from '../../src/store/batches.js';
+import { batchProgress, terminalWebhookType, type BatchCounts, type ChildState, type TerminalWebhookType } from '../../src/domain/batch-status.js';
+import type { BatchDoc, SettlementDoc } from '../../src/store/batches.js';
 import type { Send } from '../runtime/actor.js';
 import { webhookSend, type WebhookJob } from '../webhook/messages.js';
 import type { BatchChildSettled } from './messages.js';
@@ -57,21 +57,18 @@ export function terminalStep(header: Header): { kind: 'none' } | { kind: 'fire';
 }
 
 /**
- * The terminal webhook's type once every child has settled, else null. The
- * counters only trigger this; it reads every child's own settlement, so a
- * counter that ran ahead after a crash cannot fire early, and the type comes
- * from what each child actually did.
+ * The terminal webhook's type, and the counts it was decided from, once
+ * every item is terminal; else null. The counters only trigger this; the
+ * states are read from the children themselves (`readRows` in
+ * src/store/batch-view.ts, the read the GET answers from), so a counter that
+ * ran ahead after a crash cannot fire early, and the webhook names the status
+ * and counts a GET answers.
  */
-export function terminalType(items: readonly Pick<BatchItem, 'session_id'>[], settlements: readonly (Pick<SettlementDoc, '_id' | 'status'> | null)[]): string | null {
-  if (!items.length) return null;
-  const settled = new Map(settlements.flatMap((s) => (s ? [[s._id, s.status] as const] : [])));
-  const states: ChildState[] = [];
-  for (const item of items) {
-    if (!item.session_id) states.push('rejected');
-    else if (settled.has(item.session_id)) states.push(childState(settled.get(item.session_id)!));
-    else return null;
-  }
-  return terminalWebhookType(batchStatus(states));
+export function terminalOf(states: readonly ChildState[]): { type: TerminalWebhookType; counts: BatchCounts } | null {
+  if (!states.length) return null;
+  const { status, counts } = batchProgress(states);
+  const type = terminalWebhookType(status);
+  return type ? { type, counts } : null;
 }
 
 /**

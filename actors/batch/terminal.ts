@@ -1,10 +1,19 @@
+import type { BatchCounts } from '../../src/domain/batch-status.js';
+import { readRows } from '../../src/store/batch-view.js';
 import type { BatchStore } from '../../src/store/batches.js';
+import type { SessionStore } from '../../src/store/sessions.js';
 import type { Send } from '../runtime/actor.js';
-import { afterLostClaim, terminalStep, terminalType, terminalWebhook, type Header } from './decide.js';
+import { afterLostClaim, terminalOf, terminalStep, terminalWebhook, type Header } from './decide.js';
 
 /** Where the terminal webhook goes, handed off at once: it must be enqueued before it is marked so. */
 export interface Outbox {
   send(sends: Send[]): Promise<void>;
+}
+
+/** The stores a batch's children are read from. */
+export interface BatchReads {
+  batches: BatchStore;
+  sessions: SessionStore;
 }
 
 /**
@@ -12,8 +21,8 @@ export interface Outbox {
  * unique insert (atomic on FerretDB v1 and MongoDB alike), so one caller
  * decides the type; what a caller that lost the claim does is `afterLostClaim`.
  */
-async function fireTerminal(store: BatchStore, outbox: Outbox, header: Header, type: string): Promise<boolean> {
-  const claimed = await store.claimTerminal(header._id, type);
+async function fireTerminal(store: BatchStore, outbox: Outbox, header: Header, type: string, counts: BatchCounts | null): Promise<boolean> {
+  const claimed = await store.claimTerminal(header._id, type, counts);
   const decided = claimed ? type : afterLostClaim(await store.header(header._id), type);
   if (!decided) return false;
   await outbox.send([terminalWebhook(header, decided)]);
@@ -22,17 +31,16 @@ async function fireTerminal(store: BatchStore, outbox: Outbox, header: Header, t
 }
 
 /**
- * Fires the terminal webhook when every child has settled (the decisions are
- * `terminalStep` and `terminalType`); true when this caller fired it. Batch
- * creation calls it too, for a batch none of whose items became a session.
+ * Fires the terminal webhook when every item is terminal, as the GET reads
+ * them (the decisions are `terminalStep` and `terminalOf`); true when this
+ * caller fired it. Batch creation calls it too, for a batch none of whose
+ * items became a session.
  */
-export async function finishIfSettled(store: BatchStore, outbox: Outbox, header: Header): Promise<boolean> {
+export async function finishIfSettled(reads: BatchReads, outbox: Outbox, header: Header): Promise<boolean> {
   const step = terminalStep(header);
-  if (step.kind === 'fire') return fireTerminal(store, outbox, header, step.type);
+  if (step.kind === 'fire') return fireTerminal(reads.batches, outbox, header, step.type, null);
   if (step.kind === 'none') return false;
-  const items = await store.items(header);
-  if (!items.length) return false;
-  const settlements = await store.settlementsOf(items.flatMap((i) => (i.session_id ? [i.session_id] : [])));
-  const type = terminalType(items, settlements);
-  return type ? fireTerminal(store, outbox, header, type) : false;
+  const rows = await readRows(reads.batches, reads.sessions, header);
+  const terminal = terminalOf(rows.map((r) => r.state));
+  return terminal ? fireTerminal(reads.batches, outbox, header, terminal.type, terminal.counts) : false;
 }

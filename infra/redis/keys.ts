@@ -29,6 +29,11 @@ export class RedisKeys {
     return `${this.prefix}:cancels`;
   }
 
+  /** Pub/sub channel of agent soft-deletions: workers mark the sessions of the agent they hold in memory. */
+  agentDeletions(): string {
+    return `${this.prefix}:agent-deletions`;
+  }
+
   /**
    * The routing interface's stickiness record of one conversation (model and
    * request-level effort). Read and written one key at a time, so no hash tag:

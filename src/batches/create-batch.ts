@@ -155,6 +155,6 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
   }
   await wake(deps, doc._id, items, sends);
   // A batch whose every item failed is terminal now; no child will ever report.
-  if (doc.created_count === 0) await finishIfSettled(deps.batches, deps.outbox, doc);
+  if (doc.created_count === 0) await finishIfSettled({ batches: deps.batches, sessions: deps.stores.sessions }, deps.outbox, doc);
   return { batch_id: doc._id, status: doc.initial_status!, sessions: items.map(itemView) };
 }

@@ -38,7 +38,33 @@ export function childState(lastMessageStatus: string | null): Exclude<ChildState
   }
 }
 
-export function countChildren(states: ChildState[]): BatchCounts {
+/** How a child's first message ended, as the batch actor recorded it (`batch_settlements`). */
+export type Settled = 'completed' | 'failed' | 'cancelled';
+
+/**
+ * The last message status of a child whose session is gone (deleted): how
+ * its message ended if the batch actor recorded it, else `cancelled`, since
+ * deleting a session stops its work as a cancel does (docs/decisions.md,
+ * "A deleted child"). Either way it is terminal: a deleted session runs
+ * nothing more, so the batch must not wait for it.
+ */
+export function deletedChildStatus(settled: Settled | null): Settled {
+  return settled ?? 'cancelled';
+}
+
+/**
+ * One item's state from what is known of its child: its session when it is
+ * there (the source of truth, as the spec has it), else how it was recorded
+ * as settled. `GET /v1/session-batches/{id}`, its counts in the batch webhook
+ * and the batch actor's terminal decision all read children through this.
+ */
+export function itemState(child: { created: boolean; session: { last_message_status: string | null } | null; settled: Settled | null }): ChildState {
+  if (!child.created) return 'rejected';
+  if (child.session) return childState(child.session.last_message_status);
+  return childState(deletedChildStatus(child.settled));
+}
+
+export function countChildren(states: readonly ChildState[]): BatchCounts {
   const counts: BatchCounts = { queued: 0, running: 0, completed: 0, failed: 0 };
   for (const s of states) counts[s === 'rejected' ? 'failed' : s] += 1;
   return counts;
@@ -49,7 +75,7 @@ export function countChildren(states: ChildState[]): BatchCounts {
  * running; once every child is terminal: completed if all completed, failed
  * if all failed, partial_failed otherwise.
  */
-export function batchStatus(states: ChildState[]): BatchStatus {
+export function batchStatus(states: readonly ChildState[]): BatchStatus {
   const c = countChildren(states);
   if (c.queued + c.running === 0) {
     if (c.failed === 0) return 'completed';
@@ -57,6 +83,16 @@ export function batchStatus(states: ChildState[]): BatchStatus {
   }
   const started = states.some((s) => s === 'running' || s === 'completed' || s === 'failed');
   return started ? 'running' : 'queued';
+}
+
+/** A batch's status and counts, derived together from its items' states. */
+export interface BatchProgress {
+  status: BatchStatus;
+  counts: BatchCounts;
+}
+
+export function batchProgress(states: readonly ChildState[]): BatchProgress {
+  return { status: batchStatus(states), counts: countChildren(states) };
 }
 
 export type TerminalWebhookType = 'batch.completed' | 'batch.failed' | 'batch.partial_failed';

@@ -111,8 +111,8 @@ export class UnprocessableError extends TroupeError {
 }
 
 export class UnavailableError extends TroupeError {
-  constructor(message: string, code = 'unavailable') {
-    super(503, ErrorType.unavailable, code, message);
+  constructor(message: string, code = 'unavailable', headers?: Record<string, string>) {
+    super(503, ErrorType.unavailable, code, message, undefined, headers);
   }
 }
 

@@ -22,7 +22,7 @@ import { VersionFiles } from '../sandbox/version-files.js';
 import { StorageArea } from '../storage/area.js';
 import { purgeSession } from '../sessions/delete-session.js';
 import { CancelRegistry, type CancelTracker } from '../pubsub/cancels.js';
-import { readBatch } from '../store/batch-view.js';
+import { terminalCounts } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { LedgerWriter } from '../store/ledger-writer.js';
 import { ProjectionWriter } from '../store/projection-writer.js';
@@ -39,7 +39,7 @@ import type { Core } from './core.js';
 
 const HISTORY_LIMIT = 100;
 
-export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
+export function sessionPorts(core: Core, versions: VersionCache, cache = new SessionCache()): SessionPorts {
   const { keys, stores } = core;
   // Many turns' appends and projection writes share round trips (group commit).
   const ledger = new LedgerWriter(stores.ledger);
@@ -53,7 +53,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
     cancelsChannel: keys.messageCancels(),
     purge: (org, id) => purgeSession(stores, org, id),
     publicUrl: core.config.publicUrl,
-    cache: new SessionCache(),
+    cache,
   };
 }
 
@@ -130,7 +130,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
 }
 
 export function batchPorts(core: Core): BatchPorts {
-  return { batches: core.stores.batches, log: core.log };
+  return { batches: core.stores.batches, sessions: core.stores.sessions, log: core.log };
 }
 
 export function webhookPorts(core: Core, opts: { resolver?: Resolver } = {}): WebhookPorts {
@@ -143,7 +143,7 @@ export function webhookPorts(core: Core, opts: { resolver?: Resolver } = {}): We
     deliveries: stores.webhookDeliveries,
     sources: {
       session: (id) => stores.sessions.byId(id),
-      batch: (org, id) => readBatch(stores.batches, stores.sessions, org, id).then((b) => ({ counts: { ...b.counts } }), () => null),
+      batch: (org, id) => terminalCounts(stores.batches, stores.sessions, org, id).then((counts) => (counts ? { counts: { ...counts } } : null), () => null),
     },
     send: (req) => sender.send(req),
     schedule: config.webhookRetrySchedule,

@@ -1,6 +1,6 @@
-import { batchStatus, childState, countChildren, type BatchCounts, type ChildState } from '../domain/batch-status.js';
+import { batchProgress, deletedChildStatus, itemState, type BatchCounts, type ChildState, type Settled } from '../domain/batch-status.js';
 import { NotFoundError } from '../domain/errors.js';
-import { itemView, type BatchItem, type BatchItemView, type BatchStore } from './batches.js';
+import { itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from './batches.js';
 import type { BatchChild, SessionStore } from './sessions.js';
 
 export interface BatchView {
@@ -10,25 +10,56 @@ export interface BatchView {
   sessions: BatchItemView[];
 }
 
-function current(item: BatchItem, child: BatchChild | undefined): { view: BatchItemView; state: ChildState } {
-  if (!item.session_id) return { view: itemView(item), state: 'rejected' };
-  // A child that vanished keeps what the batch recorded at creation.
-  if (!child) return { view: itemView(item), state: childState(item.last_message_status) };
-  const view = { ...itemView(item), status: child.status, last_message_status: child.last_message_status ?? null, version_id: child.version_id, llm_id: child.llm_id, metadata: child.metadata ?? {} };
-  return { view, state: childState(view.last_message_status) };
+/** One item as read now: what a client sees of it, and the state it counts as. */
+export interface BatchRow {
+  view: BatchItemView;
+  state: ChildState;
+}
+
+function row(item: BatchItem, child: BatchChild | undefined, settled: Settled | null): BatchRow {
+  const state = itemState({ created: item.session_id !== null, session: child ?? null, settled });
+  if (!item.session_id) return { view: itemView(item), state };
+  // A deleted child: the item as created, marked deleted, with how its message ended (what it counts as).
+  if (!child) return { view: { ...itemView(item), status: 'deleted', last_message_status: deletedChildStatus(settled) }, state };
+  return { view: { ...itemView(item), status: child.status, last_message_status: child.last_message_status ?? null, version_id: child.version_id, llm_id: child.llm_id, metadata: child.metadata ?? {} }, state };
+}
+
+/**
+ * Every item of a batch with its child's state now, in input order: the one
+ * read that the GET, the batch webhook's counts and the batch actor's
+ * terminal decision are all derived from, so they cannot disagree. The
+ * children come in one query; settlements are read only for children that
+ * are gone, whose session can no longer say how they ended.
+ */
+export async function readRows(batches: BatchStore, sessions: SessionStore, batch: Pick<BatchDoc, '_id' | 'org_id' | 'chunk_count'>): Promise<BatchRow[]> {
+  const [items, children] = await Promise.all([batches.items(batch), sessions.batchChildren(batch.org_id, batch._id)]);
+  const byId = new Map(children.map((c) => [c._id, c]));
+  const gone = items.flatMap((i) => (i.session_id && !byId.has(i.session_id) ? [i.session_id] : []));
+  const settled = new Map((await batches.settlementsOf(gone)).flatMap((s) => (s ? [[s._id, s.status] as const] : [])));
+  return items.map((item) => row(item, item.session_id ? byId.get(item.session_id) : undefined, (item.session_id && settled.get(item.session_id)) || null));
 }
 
 /**
  * `GET /v1/session-batches/{id}`: the children are the source of truth, so
- * each item's status is read from its session (all of them in one query), and
- * the batch status and counts are derived from them.
+ * each item's status is read from its session, and the batch status and
+ * counts are derived from them (`readRows`).
  */
 export async function readBatch(batches: BatchStore, sessions: SessionStore, orgId: string, id: string): Promise<BatchView> {
   const batch = await batches.get(orgId, id);
   if (!batch || batch.state !== 'ready') throw new NotFoundError('batch', id);
-  const [items, children] = await Promise.all([batches.items(batch), sessions.batchChildren(orgId, batch._id)]);
-  const byId = new Map(children.map((c) => [c._id, c]));
-  const rows = items.map((item) => current(item, item.session_id ? byId.get(item.session_id) : undefined));
-  const states = rows.map((r) => r.state);
-  return { batch_id: batch._id, status: batchStatus(states), counts: countChildren(states), sessions: rows.map((r) => r.view) };
+  const rows = await readRows(batches, sessions, batch);
+  return { batch_id: batch._id, ...batchProgress(rows.map((r) => r.state)), sessions: rows.map((r) => r.view) };
+}
+
+/**
+ * The counts a batch webhook's body carries: those its terminal status was
+ * decided from, so the body's status and counts are one decision and match
+ * what the GET answered then. A batch fired before they were recorded gets
+ * them read now, as the GET does. Null when the batch cannot be read.
+ */
+export async function terminalCounts(batches: BatchStore, sessions: SessionStore, orgId: string, id: string): Promise<BatchCounts | null> {
+  const batch = await batches.get(orgId, id);
+  if (!batch || batch.state !== 'ready') return null;
+  if (batch.terminal_counts) return batch.terminal_counts;
+  return batchProgress((await readRows(batches, sessions, batch)).map((r) => r.state)).counts;
 }

@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { BatchCounts } from '../domain/batch-status.js';
 import { isDuplicateKey } from './duplicate-key.js';
 import { TicketWriter } from './ticket-writer.js';
 
@@ -54,6 +55,8 @@ export interface BatchDoc {
   terminal_fired: boolean;
   terminal_type: string | null;
   terminal_enqueued: boolean;
+  /** The counts the terminal type was decided from; what the batch webhook's body carries. Absent on older batches. */
+  terminal_counts?: BatchCounts | null;
 }
 
 interface ItemChunk {
@@ -191,14 +194,14 @@ export class BatchStore {
   }
 
   /** Claims the one right to fire the terminal webhook, by unique insert; false when claimed before. */
-  async claimTerminal(id: string, type: string): Promise<boolean> {
+  async claimTerminal(id: string, type: string, counts: BatchCounts | null): Promise<boolean> {
     try {
       await this.settlements.insertOne({ _id: `${id}#terminal`, batch_id: id, status: 'completed', counted: true });
     } catch (err) {
       if (isDuplicateKey(err)) return false;
       throw err;
     }
-    await this.col.updateOne({ _id: id }, { $set: { terminal_fired: true, terminal_type: type } });
+    await this.col.updateOne({ _id: id }, { $set: { terminal_fired: true, terminal_type: type, terminal_counts: counts } });
     return true;
   }
 

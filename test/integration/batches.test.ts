@@ -8,9 +8,10 @@ import { createBatch } from '../../src/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';
 import { batchItemSchema } from '../../src/http/routes/session-batches/schema.js';
 import { check } from '../../src/schemas/validator.js';
-import { AgentStore } from '../../src/store/agents.js';
+import { AgentStore, type ToolDef } from '../../src/store/agents.js';
 import type { BatchItem } from '../../src/store/batches.js';
-import { scriptedAgent } from '../support/agent-fixture.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
+import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 
@@ -218,11 +219,15 @@ describe('session batches', () => {
     const b = (await createBatch({ stores: core.stores, batches: core.stores.batches, agents: new AgentStore(core.db), box: core.box, outbox: asleep, publicUrl: core.config.publicUrl, checkItem: (i, n) => check(batchItemSchema, i, `items[${n}]`) }, orgId, body)) as Batch;
     const settled = (s: Item): BatchChildSettled => ({ org_id: orgId, batch_id: b.batch_id, session_id: s.session_id!, message_id: 'msg_x', status: 'completed' });
     const [p, q] = b.sessions;
-    const deps = { batches: h.running.core.stores.batches, outbox: dispatcher };
+    const deps = { batches: core.stores.batches, sessions: core.stores.sessions, outbox: dispatcher };
+    // What the session actor writes before it reports a child (the report goes out after the write).
+    const end = (s: Item) => core.db.collection('sessions').updateOne({ _id: s.session_id! as never }, { $set: { status: 'idle', last_message_status: 'completed' } });
+    await end(p);
     // One child only: not terminal yet, however often it is reported.
     const early = await Promise.all(Array.from({ length: 5 }, () => onChildSettled(deps, settled(p))));
     assert.ok(!early.includes('fired'));
     assert.equal((await webhookJobs(b.batch_id)).length, 0);
+    await end(q);
     // Through the queue, with duplicates under distinct job ids, and directly, concurrently.
     const queue = h.running.core.plane.queues.queue(BATCH.name);
     for (let i = 0; i < 3; i++) await queue.add('child.settled', settled(q), { jobId: `${batchJobId(settled(q))}-${i}` });
@@ -248,5 +253,103 @@ describe('session batches', () => {
     await until(async () => (await read(b.batch_id)).status === 'completed');
     const jobs = await until(async () => (await webhookJobs(b.batch_id)).length > 0 && webhookJobs(b.batch_id), 10_000);
     assert.deepEqual(jobs.map((j) => j.kind === 'batch.lifecycle' && j.type), ['batch.completed']);
+  });
+});
+
+describe('session batches whose children are cancelled or deleted', () => {
+  let h: Harness;
+  let rx: WebhookReceiver;
+  let agentId: string;
+  // Each child waits for an external tool's result, so the test decides how it ends.
+  const lookup: ToolDef = { name: 'lookup', kind: 'external', path: 'tools/l.json', timeout_seconds: 600, description: 'x', input_schema: { type: 'object' }, output_schema: null };
+
+  before(async () => {
+    rx = await WebhookReceiver.start();
+    h = await startHarness({ env: { TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1', TROUPE_SESSION_SHARDS: '4' } });
+    ({ agentId } = await agentWith(h, {
+      tools: [lookup],
+      llm_options: [{ id: 'main', provider: 'scripted', script: 's.json' }],
+      scripts: { main: { turns: [{ tool_calls: [{ name: 'lookup', arguments: {}, id: 'call_a' }] }, { text: 'looked up' }] } },
+    }));
+    await json(await h.api(`/v1/agents/${agentId}/webhook`, { method: 'PUT', json: { webhook_url: `${rx.url}/hook`, event_types: ['batch.completed', 'batch.failed', 'batch.partial_failed'] } }), 200);
+  });
+  after(async () => {
+    await h?.close();
+    await rx?.close();
+  });
+
+  const read = async (id: string) => json<Batch>(await h.api(`/v1/session-batches/${id}`), 200);
+  const item = (t: string, extra: Record<string, unknown> = {}) => ({ agent_id: agentId, message: { content: text(t) }, ...extra });
+  const session = async (id: string) => json<{ status: string; last_message_id: string; last_message_status: string }>(await h.api(`/v1/sessions/${id}`), 200);
+  async function waitingOnTool(sessionId: string): Promise<string> {
+    return until(async () => {
+      const evs = await json<{ events: { type: string; data: { message_id?: string } }[] }>(await h.api(`/v1/sessions/${sessionId}/events?limit=100`), 200);
+      return evs.events.find((e) => e.type === 'tool.call_requested')?.data.message_id;
+    });
+  }
+  async function batchHooks(batchId: string): Promise<{ type: string; data: { batch_id: string; status: string; counts: Batch['counts'] } }[]> {
+    return rx.received.map((r) => JSON.parse(r.rawBody)).filter((b) => b.data?.batch_id === batchId);
+  }
+
+  it('reaches a terminal status on GET, and its webhook carries the same counts, when children are cancelled or force-deleted', async function () {
+    this.timeout(60_000);
+    const b = await json<Batch>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [item('a'), item('b'), item('c'), item('d'), item('e'), item('f', { llm_id: 'nope' })] } }), 201);
+    const ids = b.sessions.map((s) => s.session_id);
+    const messages = await Promise.all(ids.slice(0, 5).map((id) => waitingOnTool(id!)));
+    // 0 and 1 complete; 1 is then deleted (no force needed: it is idle).
+    for (const i of [0, 1]) {
+      await json(await h.api(`/v1/sessions/${ids[i]}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: messages[i], tool_call_id: 'call_a', result: { ok: true } } }), 201);
+    }
+    await until(async () => (await session(ids[1]!)).last_message_status === 'completed');
+    assert.equal((await h.api(`/v1/sessions/${ids[1]}`, { method: 'DELETE' })).status, 204);
+    // 2 is cancelled; 3 and 4 are force-deleted while they wait.
+    await json(await h.api(`/v1/sessions/${ids[2]}/messages/${messages[2]}/cancel`, { method: 'POST' }), 200);
+    for (const i of [3, 4]) assert.equal((await h.api(`/v1/sessions/${ids[i]}?force=true`, { method: 'DELETE' })).status, 204);
+
+    // The batch webhook fires once every child's end is recorded: once, naming the status the GET answers, with the same counts.
+    const hooks = await until(async () => {
+      const got = await batchHooks(b.batch_id);
+      return got.length > 0 && got;
+    });
+    const done = await read(b.batch_id);
+    assert.equal(done.status, 'partial_failed');
+    assert.deepEqual(done.counts, { queued: 0, running: 0, completed: 2, failed: 4 });
+    const c = done.counts!;
+    assert.equal(c.queued + c.running + c.completed + c.failed, b.sessions.length, 'the counts add up to the items');
+    assert.deepEqual(hooks.map((x) => [x.type, x.data.status]), [['batch.partial_failed', 'partial_failed']]);
+    assert.deepEqual(hooks[0].data.counts, done.counts);
+    // Deleted children say so, with how their message ended.
+    assert.deepEqual(done.sessions.map((s) => [s.status, s.last_message_status]), [
+      ['idle', 'completed'],
+      ['deleted', 'completed'],
+      ['idle', 'cancelled'],
+      ['deleted', 'cancelled'],
+      ['deleted', 'cancelled'],
+      ['failed', null],
+    ]);
+    // Read again: the same.
+    const again = await read(b.batch_id);
+    assert.deepEqual([again.status, again.counts], [done.status, done.counts]);
+    assert.equal((await batchHooks(b.batch_id)).length, 1);
+  });
+
+  it('reads a child gone without a recorded settlement as cancelled, so a batch stuck that way becomes terminal', async function () {
+    this.timeout(30_000);
+    const b = await json<Batch>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [item('x'), item('y')] } }), 201);
+    const [x, y] = b.sessions.map((s) => s.session_id!);
+    const mx = await waitingOnTool(x);
+    await waitingOnTool(y);
+    await json(await h.api(`/v1/sessions/${x}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mx, tool_call_id: 'call_a', result: {} } }), 201);
+    // As a session deleted by an older release left it: the document gone, its message never settled for the batch.
+    const core = h.running.core;
+    assert.equal((await core.db.collection('sessions').deleteOne({ _id: y as never })).deletedCount, 1);
+    assert.equal(await core.db.collection('batch_settlements').countDocuments({ _id: y as never }), 0);
+    const done = await until(async () => {
+      const r = await read(b.batch_id);
+      return r.status !== 'running' && r;
+    });
+    assert.equal(done.status, 'partial_failed');
+    assert.deepEqual(done.counts, { queued: 0, running: 0, completed: 1, failed: 1 });
+    assert.deepEqual([done.sessions[1].status, done.sessions[1].last_message_status], ['deleted', 'cancelled']);
   });
 });

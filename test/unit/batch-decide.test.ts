@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { admit, afterCount, afterLostClaim, needsTicket, terminalStep, terminalType, terminalWebhook, type Header } from '../../actors/batch/decide.js';
+import { admit, afterCount, afterLostClaim, needsTicket, terminalOf, terminalStep, terminalWebhook, type Header } from '../../actors/batch/decide.js';
 import type { BatchChildSettled } from '../../actors/batch/messages.js';
 import { WEBHOOKS, webhookJobId } from '../../actors/webhook/messages.js';
 
@@ -82,24 +82,21 @@ describe('batch actor decisions', () => {
     });
   });
 
-  describe('terminalType', () => {
-    const items = [{ session_id: 'ses_a' }, { session_id: 'ses_b' }, { session_id: null }];
-    const s = (id: string, status: 'completed' | 'failed' | 'cancelled') => ({ _id: id, status });
-
-    it('is null while any child has not settled, whatever the counters say', () => {
-      assert.equal(terminalType(items, [s('ses_a', 'completed'), null]), null);
-      assert.equal(terminalType(items, [s('ses_a', 'completed')]), null);
+  describe('terminalOf', () => {
+    it('is null while any item is queued or running, whatever the counters say', () => {
+      assert.equal(terminalOf(['completed', 'running']), null);
+      assert.equal(terminalOf(['completed', 'queued', 'rejected']), null);
     });
 
     it('is null for a batch without items', () => {
-      assert.equal(terminalType([], []), null);
+      assert.equal(terminalOf([]), null);
     });
 
-    it('comes from what each child did; a rejected item counts as failed and a cancelled child too', () => {
-      assert.equal(terminalType(items.slice(0, 2), [s('ses_b', 'completed'), s('ses_a', 'completed')]), 'batch.completed');
-      assert.equal(terminalType(items, [s('ses_a', 'completed'), s('ses_b', 'completed')]), 'batch.partial_failed');
-      assert.equal(terminalType(items, [s('ses_a', 'failed'), s('ses_b', 'cancelled')]), 'batch.failed');
-      assert.equal(terminalType([{ session_id: null }], []), 'batch.failed', 'every item rejected');
+    it('names the type with the counts it was decided from; a rejected item counts as failed', () => {
+      assert.deepEqual(terminalOf(['completed', 'completed']), { type: 'batch.completed', counts: { queued: 0, running: 0, completed: 2, failed: 0 } });
+      assert.deepEqual(terminalOf(['completed', 'completed', 'rejected']), { type: 'batch.partial_failed', counts: { queued: 0, running: 0, completed: 2, failed: 1 } });
+      assert.deepEqual(terminalOf(['failed', 'failed']), { type: 'batch.failed', counts: { queued: 0, running: 0, completed: 0, failed: 2 } });
+      assert.equal(terminalOf(['rejected'])?.type, 'batch.failed', 'every item rejected');
     });
   });
 

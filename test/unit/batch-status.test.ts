@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { firstTurn } from '../../actors/session/first-turn.js';
-import { batchStatus, childState, countChildren, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
+import { batchProgress, batchStatus, childState, countChildren, deletedChildStatus, itemState, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 
@@ -35,6 +35,20 @@ describe('batch status (DESIGN §6)', () => {
 
   it('counts rejected items as failed', () => {
     assert.deepEqual(countChildren(['queued', 'running', 'completed', 'failed', 'rejected']), { queued: 1, running: 1, completed: 1, failed: 2 });
+  });
+
+  it("reads an item from its session when it is there, else as its deleted child's settlement said, else cancelled", () => {
+    const s = (last: string | null) => ({ last_message_status: last });
+    assert.equal(itemState({ created: false, session: null, settled: null }), 'rejected');
+    assert.equal(itemState({ created: true, session: s('queued'), settled: null }), 'queued');
+    // The session is the source of truth while it exists: a child counted once may run a later message.
+    assert.equal(itemState({ created: true, session: s('running'), settled: 'completed' }), 'running');
+    assert.equal(itemState({ created: true, session: null, settled: 'completed' }), 'completed');
+    assert.equal(itemState({ created: true, session: null, settled: 'cancelled' }), 'failed');
+    // Deleted before its settlement was recorded: it runs nothing more, so it is terminal, as a cancel.
+    assert.equal(deletedChildStatus(null), 'cancelled');
+    assert.equal(itemState({ created: true, session: null, settled: null }), 'failed');
+    assert.deepEqual(batchProgress(['completed', 'failed', 'rejected']), { status: 'partial_failed', counts: { queued: 0, running: 0, completed: 1, failed: 2 } });
   });
 
   it('names a webhook type only for terminal statuses', () => {

@@ -12,6 +12,7 @@ const tool = (name: string, kind: ToolDef['kind']): ToolDef => ({ name, kind, pa
 const agent: DecideInput['agent'] = {
   org_id: 'o',
   agent_id: 'a',
+  agent_deleted: false,
   batch_id: null,
   tools: new Map([tool('ext', 'external'), tool('cus', 'custom')].map((t) => [t.name, t])),
   max_turns: 10,

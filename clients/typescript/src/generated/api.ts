@@ -305,7 +305,7 @@ export type BatchLifecycleWebhook = {
     batch_id: string;
     agent_id: string;
     status: "completed" | "failed" | "partial_failed";
-    /** Child sessions by status when the body was built; null if the batch could not be read then. */
+    /** Child sessions by status when the batch became terminal, as GET /v1/session-batches/{batch_id} answered then; null if the batch could not be read. */
     counts: {
       queued: number;
       running: number;
@@ -580,7 +580,7 @@ export type GetV1AgentsAgentIdResponse = {
   deleted_at?: string;
 };
 
-/** DELETE /v1/agents/{agent_id}: Soft-delete an agent; repeat calls keep the first deleted_at. */
+/** DELETE /v1/agents/{agent_id}: Soft-delete an agent; repeat calls keep the first deleted_at. Its sessions stay readable, and refuse new messages with 409 agent_deleted. */
 export type DeleteV1AgentsAgentIdPathParams = { agent_id: string };
 export type DeleteV1AgentsAgentIdQuery = Record<string, never>;
 export type DeleteV1AgentsAgentIdBody = undefined;
@@ -1282,7 +1282,7 @@ export type PostV1AgentsAgentIdMessagesResponse = {
   };
 };
 
-/** POST /v1/sessions/{session_id}/events: Append a user.message or tool.result_submitted event. Honours Idempotency-Key. */
+/** POST /v1/sessions/{session_id}/events: Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are. */
 export type PostV1SessionsSessionIdEventsPathParams = { session_id: string };
 export type PostV1SessionsSessionIdEventsQuery = Record<string, never>;
 export type PostV1SessionsSessionIdEventsBody = {
@@ -1371,7 +1371,7 @@ export type PostV1SessionsSessionIdMessagesMessageIdCancelResponse = {
   };
 };
 
-/** POST /v1/sessions/{session_id}/messages/sync: Send a message and wait for its terminal status; 202 with the current message past the wait bound. */
+/** POST /v1/sessions/{session_id}/messages/sync: Send a message and wait for its terminal status; 202 with the current message past the wait bound. 409 agent_deleted when the session’s agent was deleted. */
 export type PostV1SessionsSessionIdMessagesSyncPathParams = { session_id: string };
 export type PostV1SessionsSessionIdMessagesSyncQuery = Record<string, never>;
 export type PostV1SessionsSessionIdMessagesSyncBody = {

@@ -73,6 +73,6 @@ export const batchLifecycleWebhook: JsonSchema = lifecycleBody(
     batch_id: { type: 'string' },
     agent_id: { type: 'string' },
     status: { type: 'string', enum: ['completed', 'failed', 'partial_failed'] },
-    counts: { oneOf: [batchCounts, { type: 'null' }], description: 'Child sessions by status when the body was built; null if the batch could not be read then.' },
+    counts: { oneOf: [batchCounts, { type: 'null' }], description: 'Child sessions by status when the batch became terminal, as GET /v1/session-batches/{batch_id} answered then; null if the batch could not be read.' },
   },
 );
