@@ -5,8 +5,8 @@
 
 export type Error = {
   error: {
-    /** Stable family, e.g. invalid_request_error. */
-    type: string;
+    /** Stable family of the status (README "Errors"); switch on code for the reason. */
+    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "api_error" | "service_unavailable";
     /** Machine-readable reason, e.g. malformed_json. */
     code: string;
     message: string;
@@ -984,7 +984,7 @@ export type GetV1AgentsAgentIdWebhookResponse = {
   disabled_at?: string;
 };
 
-/** PUT /v1/agents/{agent_id}/webhook: Create or update the agent’s webhook; the signing secret is returned on creation only. */
+/** PUT /v1/agents/{agent_id}/webhook: Create or update the agent’s webhook; the signing secret is returned on creation only. 404 for a soft-deleted agent. */
 export type PutV1AgentsAgentIdWebhookPathParams = { agent_id: string };
 export type PutV1AgentsAgentIdWebhookQuery = Record<string, never>;
 export type PutV1AgentsAgentIdWebhookBody = {
@@ -1009,7 +1009,7 @@ export type DeleteV1AgentsAgentIdWebhookQuery = Record<string, never>;
 export type DeleteV1AgentsAgentIdWebhookBody = undefined;
 export type DeleteV1AgentsAgentIdWebhookResponse = void;
 
-/** POST /v1/agents/{agent_id}/webhook/rotate-secret: Replace the signing secret; the previous one keeps signing for one hour. */
+/** POST /v1/agents/{agent_id}/webhook/rotate-secret: Replace the signing secret; the previous one keeps signing for one hour. 404 for a soft-deleted agent. */
 export type PostV1AgentsAgentIdWebhookRotateSecretPathParams = { agent_id: string };
 export type PostV1AgentsAgentIdWebhookRotateSecretQuery = Record<string, never>;
 export type PostV1AgentsAgentIdWebhookRotateSecretBody = undefined;
