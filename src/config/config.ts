@@ -67,6 +67,8 @@ export interface Config {
   readonly webhookTimeoutMs: number;
   /** Deliveries one webhooks process sends at once. */
   readonly webhookConcurrency: number;
+  /** Deliveries to one agent's webhook in flight at once, across every webhooks process (fairness between endpoints). */
+  readonly webhookEndpointConcurrency: number;
   /** Default limits of every org; an org's own `limits` override them field by field. 0 = no limit. */
   readonly limits: OrgLimits;
 }
@@ -289,6 +291,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
+    webhookEndpointConcurrency: int(env, 'TROUPE_WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1024),
     limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
   });
 }
