@@ -100,6 +100,14 @@ export interface ActorContext<P> {
 export interface ActorDefinition<M, P> {
   readonly address: ActorAddress;
   handle(ctx: ActorContext<P>, message: M): Promise<Outcome>;
+  /**
+   * The key of a per-key concurrency limit (an unkeyed actor whose messages
+   * wait on outside parties, e.g. one webhook endpoint): with a limit set at
+   * start, at most that many messages of one key run at once across every
+   * process, and the others are parked in the queue until a slot frees.
+   * Null = not limited.
+   */
+  limitKey?(message: M): string | null;
   /** After the last attempt failed: what to tell others (e.g. report an error result to the session). */
   onGiveUp?(ctx: ActorContext<P>, message: M, err: Error): Promise<Outcome>;
 }

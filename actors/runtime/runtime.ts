@@ -3,6 +3,8 @@ import { ensureError, TroupeError } from '../../src/domain/errors.js';
 import type { QueueFactory } from '../../infra/queues/queues.js';
 import { PRIORITY, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
 import { BatchGate } from './batch-gate.js';
+import { KeyLimit } from './key-limit.js';
+import type { RedisKeys } from '../../infra/redis/keys.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardAffinity } from './shard-affinity.js';
@@ -36,6 +38,8 @@ export interface RuntimeOptions {
    * live processes (ShardAffinity); without it, this process runs every shard.
    */
   membership?: Membership;
+  /** Names the Redis keys of per-key limits; needed by actors started with `perKeyLimit`. */
+  keys?: Pick<RedisKeys, 'keyLimit'>;
 }
 
 export interface StartOptions {
@@ -50,6 +54,8 @@ export interface StartOptions {
    * without using the process.
    */
   gateBatch?: boolean;
+  /** With the actor's `limitKey`: messages of one key running at once, across every process (0/absent = no cap). */
+  perKeyLimit?: number;
 }
 
 /** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
@@ -132,10 +138,12 @@ export class ActorRuntime {
     const gated = start.gateBatch ?? true;
     // A keyed actor's shard workers start paused and run once this process owns their shard.
     const affinity = def.address.keyed ? this.affinity : null;
+    const limit = this.keyLimit(def, names, lockMs, start.perKeyLimit ?? 0);
     for (const [shard, name] of names.entries()) {
       if (def.address.keyed) this.shardQueues.add(name);
+      const run = (job: Job<M & Asked>, token?: string) => (limit ? this.limited(limit, def, ports, job, token) : this.process(def, ports, job, token));
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
-        this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => this.process(def, ports, job, token)) : this.process(def, ports, job, token))), {
+        this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => run(job, token)) : run(job, token))), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
@@ -150,6 +158,41 @@ export class ActorRuntime {
       await affinity?.add(shard, worker);
     }
     this.opts.log.info({ actor: def.address.name, queues: names.length }, 'actor started');
+  }
+
+  private keyLimit<M>(def: ActorDefinition<M, unknown>, names: string[], leaseMs: number, limit: number): KeyLimit | null {
+    if (!def.limitKey || limit <= 0) return null;
+    if (def.address.keyed) throw new Error(`keyed actor ${def.address.name} already runs one message per key`);
+    const keys = this.opts.keys;
+    if (!keys) throw new Error(`actor ${def.address.name} has a per-key limit but the runtime has no Redis key names`);
+    return new KeyLimit({ redis: this.opts.queues.producer, queue: this.opts.queues.queue(names[0]), keys: (k) => keys.keyLimit(def.address.name, k), limit, leaseMs });
+  }
+
+  /**
+   * A message of a limited key runs once it holds one of the key's slots;
+   * otherwise it is parked in its queue (delayed, not failed) until a slot
+   * frees. If Redis cannot be asked, it runs: the cap is fairness, and a
+   * message must not be failed for it.
+   */
+  private async limited<M extends object, P>(limit: KeyLimit, def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
+    const key = def.limitKey!(job.data);
+    if (key === null || !job.id) return this.process(def, ports, job, token);
+    let held: boolean;
+    try {
+      held = await limit.acquire(key, job.id);
+    } catch (err) {
+      this.opts.log.warn({ actor: def.address.name, err: ensureError(err).message }, 'per-key limit unreachable; running the message without it');
+      return this.process(def, ports, job, token);
+    }
+    if (!held) {
+      await job.moveToDelayed(limit.parkUntil(), token);
+      throw new DelayedError();
+    }
+    try {
+      await this.process(def, ports, job, token);
+    } finally {
+      await limit.release(key, job.id).catch((err) => this.opts.log.warn({ actor: def.address.name, err: ensureError(err).message }, 'could not free a per-key slot; it frees when its lease ends'));
+    }
   }
 
   /** What a handler handed off early (ctx.handOff), and whether that went out. */

@@ -17,6 +17,7 @@ export function agentContext(session: SessionDoc, version: AgentVersionDoc | nul
   return {
     org_id: session.org_id,
     agent_id: session.agent_id,
+    agent_deleted: session.agent_deleted_at != null,
     batch_id: session.batch_id ?? null,
     tools: new Map((version?.tools ?? []).map((t) => [t.name, t])),
     max_turns: config?.max_turns ?? DEFAULT_MAX_TURNS,

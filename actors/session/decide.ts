@@ -18,6 +18,10 @@ export const MAX_QUEUED_MESSAGES = 1000;
 
 function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'user.message' }>): Decision {
   if (input.messages.has(cmd.message_id)) return { ...NOTHING, reply: { event_index: null, message_id: cmd.message_id } };
+  if (input.agent.agent_deleted) {
+    // New work against a deleted agent (spec, DELETE /v1/agents/{id}); what it already accepted runs to its end.
+    throw new ConflictError(`Agent ${input.agent.agent_id} was deleted, so its sessions take no new messages. The session, its messages and events stay readable; cancels and tool results for work already running are still taken.`, 'agent_deleted');
+  }
   if (jsonBytes(cmd.content) > MESSAGE_MAX_BYTES) {
     throw new PayloadTooLargeError(`A message's content may take at most ${MESSAGE_MAX_MIB} MiB as JSON.`, 'message_too_large');
   }

@@ -19,6 +19,8 @@ export interface Decision {
 export interface AgentContext {
   org_id: string;
   agent_id: string;
+  /** The agent was soft-deleted: its sessions take no new messages, and finish the work they have. */
+  agent_deleted: boolean;
   batch_id: string | null;
   tools: ReadonlyMap<string, ToolDef>;
   max_turns: number;

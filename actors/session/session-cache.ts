@@ -2,6 +2,8 @@ import { TERMINAL_MESSAGE_STATUSES, type MessageState, type SessionState } from 
 import type { SessionDoc } from '../../src/store/sessions.js';
 
 const MAX_SESSIONS = 20_000;
+/** Soft-deleted agents remembered, so a copy saved by a turn that loaded its session before the notice gets the stamp too. */
+const MAX_DELETED_AGENTS = 10_000;
 /**
  * How long a copy is trusted. A turn's follow-ups (the model's answer, tool
  * results) come within seconds; a session deleted by another worker must not
@@ -24,6 +26,7 @@ interface Entry {
  */
 export class SessionCache {
   private readonly entries = new Map<string, Entry>();
+  private readonly deletedAgents = new Map<string, Date>();
 
   /** A private copy, safe to mutate. */
   take(sessionId: string, now = Date.now()): Entry | null {
@@ -36,9 +39,22 @@ export class SessionCache {
   remember(doc: SessionDoc, state: SessionState, messages: Map<string, MessageState>): void {
     const live = new Map([...messages].filter(([, m]) => !TERMINAL_MESSAGE_STATUSES.includes(m.status)));
     const { id: _id, ...projected } = state;
+    const deletedAt = doc.agent_deleted_at ?? this.deletedAgents.get(doc.agent_id);
     this.entries.delete(doc._id);
     if (this.entries.size >= MAX_SESSIONS) this.entries.delete(this.entries.keys().next().value!);
-    this.entries.set(doc._id, structuredClone({ doc: { ...doc, ...projected }, messages: live, saved_at: Date.now() }));
+    this.entries.set(doc._id, structuredClone({ doc: { ...doc, ...projected, ...(deletedAt ? { agent_deleted_at: deletedAt } : {}) }, messages: live, saved_at: Date.now() }));
+  }
+
+  /**
+   * The agent was soft-deleted (its sessions stamped in MongoDB after these
+   * copies were read): the copies of its sessions get the same stamp, so
+   * their next turn refuses new messages as a fresh read would.
+   */
+  agentDeleted(agentId: string, deletedAt: Date): void {
+    this.deletedAgents.delete(agentId);
+    if (this.deletedAgents.size >= MAX_DELETED_AGENTS) this.deletedAgents.delete(this.deletedAgents.keys().next().value!);
+    this.deletedAgents.set(agentId, deletedAt);
+    for (const e of this.entries.values()) if (e.doc.agent_id === agentId) e.doc.agent_deleted_at ??= deletedAt;
   }
 
   forget(sessionId: string): void {

@@ -15,6 +15,8 @@ export type WebhookPorts = DeliveryDeps & { log: { warn(obj: object, msg: string
  */
 export const webhookActor = defineActor<WebhookQueueJob, WebhookPorts>({
   address: WEBHOOKS,
+  // An agent has one webhook endpoint: its deliveries (and redeliveries) share its cap, so a slow receiver waits behind itself.
+  limitKey: (job) => job.agent_id,
   async handle(ctx, job) {
     try {
       const step = await deliveryStep(ctx.ports, job, ctx.job.enqueued_at);

@@ -1,9 +1,9 @@
 /**
  * Every Redis key and channel name Troupe uses is built here, and only here.
  *
- * Only a BullMQ queue's keys share a hash tag (`{...}`): its Lua scripts
- * touch several keys of one queue, which must land on one slot of a Redis
- * Cluster. Every other key and channel is used alone and carries no tag, so
+ * Only a BullMQ queue's keys and a limited key's slots and waiters share a
+ * hash tag (`{...}`): their Lua scripts touch several keys, which must land
+ * on one slot of a Redis Cluster. Every other key and channel is used alone and carries no tag, so
  * sessions and conversations spread over all slots (and all masters).
  */
 export class RedisKeys {
@@ -29,6 +29,11 @@ export class RedisKeys {
     return `${this.prefix}:cancels`;
   }
 
+  /** Pub/sub channel of agent soft-deletions: workers mark the sessions of the agent they hold in memory. */
+  agentDeletions(): string {
+    return `${this.prefix}:agent-deletions`;
+  }
+
   /**
    * The routing interface's stickiness record of one conversation (model and
    * request-level effort). Read and written one key at a time, so no hash tag:
@@ -41,6 +46,16 @@ export class RedisKeys {
   /** Sorted set of live worker processes (member id → last heartbeat), over which session shards are split. */
   workerMembers(): string {
     return `${this.prefix}:workers`;
+  }
+
+  /**
+   * One key's slots and waiters under a per-key concurrency limit of an
+   * actor (actors/runtime/key-limit.ts). Its scripts touch both, so they
+   * share a hash tag: one slot of a Redis Cluster per limited key.
+   */
+  keyLimit(actor: string, key: string): { held: string; waiting: string } {
+    const base = `{${this.prefix}:kl:${actor}:${key}}`;
+    return { held: `${base}:held`, waiting: `${base}:waiting` };
   }
 
   /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */

@@ -3,6 +3,13 @@
  * wire shape `{"error": {type, code, message, param?}}` and a status.
  * Nothing else in the code base sets an error status.
  */
+/**
+ * The error families, by status: 400, 408 and any other 4xx without one of its own invalid_request, 401 authentication, 403 permission, 404 not_found,
+ * 409 conflict, 413 and 431 request_too_large, 415 unsupported_media_type, 422 unprocessable_entity, 429 rate_limit,
+ * 500-502 api, 503 service_unavailable. Names are Anthropic's error types where it has one (`request_too_large` is
+ * its 413, so the routing interface hands an Anthropic SDK the type it knows); the rest are the HTTP reason. They are
+ * wire contract and kept as shipped, though not all end in `_error` (docs/decisions.md "Error shape and statuses").
+ */
 export const ErrorType = Object.freeze({
   invalidRequest: 'invalid_request_error',
   authentication: 'authentication_error',
@@ -111,8 +118,8 @@ export class UnprocessableError extends TroupeError {
 }
 
 export class UnavailableError extends TroupeError {
-  constructor(message: string, code = 'unavailable') {
-    super(503, ErrorType.unavailable, code, message);
+  constructor(message: string, code = 'unavailable', headers?: Record<string, string>) {
+    super(503, ErrorType.unavailable, code, message, undefined, headers);
   }
 }
 

@@ -14,6 +14,15 @@ export function mayHoldLoneSurrogate(jsonText: string): boolean {
   return SURROGATE_ESCAPE.test(jsonText);
 }
 
+/**
+ * JSON text parsed with every string and key well formed: for JSON that reaches Troupe other than as a request
+ * body (archive files) or was stored before its writer was guarded. Throws what JSON.parse throws.
+ */
+export function parseWellFormed(jsonText: string): unknown {
+  const parsed: unknown = JSON.parse(jsonText);
+  return mayHoldLoneSurrogate(jsonText) ? wellFormed(parsed) : parsed;
+}
+
 /** A copy of a JSON value with every string and key well formed; the value itself when nothing needed it. */
 export function wellFormed<T>(value: T): T {
   return fix(value) as T;

@@ -1,3 +1,4 @@
+import { ErrorType } from '../domain/errors.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import { querySchema } from './pagination.js';
 import { webhooksSection, WEBHOOK_BODY_SCHEMAS } from './openapi-webhooks.js';
@@ -12,7 +13,7 @@ export const ERROR_SCHEMA: JsonSchema = {
       type: 'object',
       required: ['type', 'code', 'message'],
       properties: {
-        type: { type: 'string', description: 'Stable family, e.g. invalid_request_error.' },
+        type: { type: 'string', enum: [...new Set(Object.values(ErrorType))], description: 'Stable family of the status (README "Errors"); switch on code for the reason.' },
         code: { type: 'string', description: 'Machine-readable reason, e.g. malformed_json.' },
         message: { type: 'string' },
         param: { type: 'string', description: 'The offending field, in a.b[0].c form.' },
@@ -40,7 +41,7 @@ export const ERROR_STATUS: Record<number, string> = {
 
 const RATE_HEADERS = {
   'Retry-After': { description: 'Seconds to wait before retrying.', schema: { type: 'integer' } },
-  'RateLimit-Limit': { description: 'Requests allowed in the window.', schema: { type: 'integer' } },
+  'RateLimit-Limit': { description: 'Requests allowed in the window; on a concurrency_limited 429, the sessions that may run at once (RateLimit-Policy says which).', schema: { type: 'integer' } },
   'RateLimit-Remaining': { description: 'Requests left in the window.', schema: { type: 'integer' } },
   'RateLimit-Reset': { description: 'Seconds until the window resets.', schema: { type: 'integer' } },
 };

@@ -97,6 +97,9 @@ export class RunningSessionGate {
       'RateLimit-Limit': String(cap),
       'RateLimit-Remaining': '0',
       'RateLimit-Reset': String(RETRY_AFTER_S),
+      // Replaces the request rate's policy the limiter set before: one answer's fields describe one policy. No `w`:
+      // a cap on sessions at once has no window (the draft's syntax takes other parameters as comments).
+      'RateLimit-Policy': `${cap};comment="running sessions"`,
     });
   }
 

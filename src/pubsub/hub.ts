@@ -1,4 +1,6 @@
+import type { Redis } from 'ioredis';
 import { isCluster, type RedisClient } from '../../infra/redis/connection.js';
+import { shardSubscribers } from '../../infra/redis/shard-subscribers.js';
 
 export type Listener = (message: string) => void;
 
@@ -33,8 +35,13 @@ export const PROBE_TIMEOUT_MS = 5000;
  * reconnect it tells `onResubscribed` listeners once Redis has confirmed the
  * subscriptions again, so that whoever follows a channel reads what it missed
  * from where it is stored (pub/sub is a hint; messages published meanwhile
- * are gone). On a Redis Cluster ioredis runs the shard subscribers itself and
- * neither is done.
+ * are gone).
+ *
+ * On a Redis Cluster the same holds per shard subscriber connection. ioredis
+ * replaces one whose connection ends (it says `-node`, then
+ * `subscribersReady` once it has re-sent the SSUBSCRIBEs), but never finds
+ * out that one went silent: the hub PINGs each (infra/redis/shard-subscribers.ts)
+ * and ends a silent one, which ioredis then replaces the same way.
  */
 export class PubSubHub {
   private readonly listeners = new Map<string, Set<Listener>>();
@@ -44,7 +51,7 @@ export class PubSubHub {
   /** The connection closed since it was last ready: the next `ready` is a resubscription. */
   private interrupted = false;
   private probing = false;
-  private readonly probeTimer: NodeJS.Timeout | null = null;
+  private readonly probeTimer: NodeJS.Timeout;
 
   private readonly sharded: boolean;
 
@@ -53,17 +60,18 @@ export class PubSubHub {
     private readonly opts: HubOptions = {},
   ) {
     this.sharded = isCluster(sub);
-    if (!this.sharded) {
-      sub.on('close', () => (this.interrupted = true));
-      sub.on('ready', () => {
-        if (!this.interrupted) return;
-        this.interrupted = false;
-        // ioredis re-issues the SUBSCRIBEs right after emitting `ready`; wait for them first.
-        setImmediate(() => void this.confirmResubscribed());
-      });
-      this.probeTimer = setInterval(() => void this.probe(), opts.probeEveryMs ?? PROBE_EVERY_MS);
-      this.probeTimer.unref();
-    }
+    sub.on('close', () => (this.interrupted = true));
+    // A shard subscriber that ended (or a node gone from the cluster: an extra catch-up then, which is harmless).
+    if (this.sharded) sub.on('-node', () => (this.interrupted = true));
+    // A single connection re-issues the SUBSCRIBEs right after `ready`; a cluster has sent the SSUBSCRIBEs of every
+    // replaced shard subscriber when it says `subscribersReady`. Either way they are confirmed first.
+    sub.on(this.sharded ? 'subscribersReady' : 'ready', () => {
+      if (!this.interrupted) return;
+      this.interrupted = false;
+      setImmediate(() => void this.confirmResubscribed());
+    });
+    this.probeTimer = setInterval(() => void this.probe(), opts.probeEveryMs ?? PROBE_EVERY_MS);
+    this.probeTimer.unref();
     sub.on(this.sharded ? 'smessage' : 'message', (channel: string, message: string) => {
       const set = this.listeners.get(channel);
       if (!set) return;
@@ -117,6 +125,7 @@ export class PubSubHub {
    */
   onDisconnect(fn: () => void): void {
     this.sub.on('close', fn);
+    if (this.sharded) this.sub.on('-node', fn);
   }
 
   /**
@@ -129,12 +138,26 @@ export class PubSubHub {
     return () => void this.resubscribed.delete(fn);
   }
 
+  /**
+   * The connections messages arrive on: the one subscriber, or a cluster's
+   * shard subscribers that are started (ioredis starts one for a master only
+   * once a channel of its slots is subscribed).
+   */
+  private connections(): Redis[] {
+    if (!isCluster(this.sub)) return [this.sub];
+    return shardSubscribers(this.sub)
+      .map((s) => s.connection)
+      .filter((c) => c.status !== 'wait');
+  }
+
   /** A PING queued behind the re-issued SUBSCRIBEs answers after them (Redis replies in order). */
   private async confirmResubscribed(): Promise<void> {
     try {
-      await this.sub.ping();
+      await Promise.all(this.connections().map((c) => c.ping()));
     } catch {
-      return; // Dropped again: its next `ready` comes back here.
+      // Dropped again: its next `ready` / `subscribersReady` comes back here.
+      this.interrupted = true;
+      return;
     }
     for (const fn of this.resubscribed) {
       try {
@@ -148,30 +171,40 @@ export class PubSubHub {
   private async probe(): Promise<void> {
     if (this.probing || this.closed || this.sub.status !== 'ready') return;
     this.probing = true;
+    try {
+      await Promise.all(this.connections().map((c) => this.probeOne(c)));
+    } finally {
+      this.probing = false;
+    }
+  }
+
+  private async probeOne(conn: Redis): Promise<void> {
+    if (conn.status !== 'ready') return;
     const timeoutMs = this.opts.probeTimeoutMs ?? PROBE_TIMEOUT_MS;
     let timer: NodeJS.Timeout | undefined;
     // A refused PING means the connection is already closing, which ioredis handles; only silence is ours.
     const answered = await Promise.race([
-      this.sub.ping().then(() => true, () => true),
+      conn.ping().then(() => true, () => true),
       // Decided after the poll phase: a process stalled past the timeout reads the PONG waiting for it first.
       new Promise<boolean>((r) => (timer = setTimeout(() => setImmediate(() => r(false)), timeoutMs).unref())),
     ]);
     clearTimeout(timer);
-    this.probing = false;
-    if (answered || this.closed || this.sub.status !== 'ready') return;
+    if (answered || this.closed || conn.status !== 'ready') return;
     this.opts.onSilent?.(timeoutMs);
-    this.sub.disconnect(true);
+    // One connection reconnects itself; a shard subscriber is not to (ioredis gives it no retry strategy): once it
+    // has ended, ioredis starts a new one for its master and subscribes it again.
+    conn.disconnect(!this.sharded);
   }
 
   /**
-   * Resolves when the subscriber connection answers now: readiness, since a
+   * Resolves when the subscriber connections answer now: readiness, since a
    * web node whose subscriber is down serves streams nothing live. A silent
-   * one never answers, so the caller bounds the wait. On a Redis Cluster only
-   * the client's state is known (ioredis runs the shard subscribers).
+   * one never answers, so the caller bounds the wait.
    */
   async check(): Promise<void> {
     if (this.sub.status !== 'ready') throw new Error(`subscriber connection is ${this.sub.status}`);
-    if (!this.sharded) await this.sub.ping();
+    for (const c of this.connections()) if (c.status !== 'ready') throw new Error(`a shard subscriber connection is ${c.status}`);
+    await Promise.all(this.connections().map((c) => c.ping()));
   }
 
   get channelCount(): number {
@@ -180,7 +213,7 @@ export class PubSubHub {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.probeTimer) clearInterval(this.probeTimer);
+    clearInterval(this.probeTimer);
     this.resubscribed.clear();
     this.listeners.clear();
   }

@@ -39,7 +39,7 @@ import type { Core } from './core.js';
 
 const HISTORY_LIMIT = 100;
 
-export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
+export function sessionPorts(core: Core, versions: VersionCache, cache = new SessionCache()): SessionPorts {
   const { keys, stores } = core;
   // Many turns' appends and projection writes share round trips (group commit).
   const ledger = new LedgerWriter(stores.ledger);
@@ -53,7 +53,7 @@ export function sessionPorts(core: Core, versions: VersionCache): SessionPorts {
     cancelsChannel: keys.messageCancels(),
     purge: (org, id) => purgeSession(stores, org, id),
     publicUrl: core.config.publicUrl,
-    cache: new SessionCache(),
+    cache,
   };
 }
 

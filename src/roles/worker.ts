@@ -3,6 +3,8 @@ import { once } from '../lifecycle/shutdown.js';
 import { logReap, reap } from '../maintenance/reaper.js';
 import { VersionCache } from '../store/version-cache.js';
 import { CancelRegistry } from '../pubsub/cancels.js';
+import { decodeAgentDeleted } from '../pubsub/agent-deletions.js';
+import { SessionCache } from '../../actors/session/session-cache.js';
 import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';
 import { startSweeper } from './sweeper.js';
@@ -16,7 +18,14 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   const { toolRunnerActor } = await import('../../actors/tool-runner/actor.js');
   const { batchActor } = await import('../../actors/batch/actor.js');
   const versions = new VersionCache((org, id) => core.stores.agents.getVersion(org, id));
-  await runtime.start(sessionActor, sessionPorts(core, versions));
+  // Listening before the actor starts, so no turn runs on a copy that missed an agent's deletion.
+  const sessionCache = new SessionCache();
+  const stopDeletions = await core.plane.hub.subscribe(core.keys.agentDeletions(), (raw) => {
+    const notice = decodeAgentDeleted(raw);
+    if (notice) sessionCache.agentDeleted(notice.agentId, notice.deletedAt);
+  });
+  core.shutdown.add(once('agent-deletions-listener', async () => stopDeletions()));
+  await runtime.start(sessionActor, sessionPorts(core, versions, sessionCache));
   startSweeper(core, versions);
   // One listener per process: a cancelled message's model calls and tool runs here are aborted.
   const cancels = new CancelRegistry();

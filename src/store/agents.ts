@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import { parseWellFormed, wellFormedJson } from '../domain/well-formed.js';
 import type { PageRequest } from './page.js';
 
 /** LLM option of a manifest (DESIGN §8); the first one is the default `llm_id`. */
@@ -108,7 +109,8 @@ export type VersionContent = Pick<AgentVersionDoc, 'manifest' | 'llm_options' | 
 /**
  * As stored. Manifests, schemas and scripts are user JSON whose keys may start
  * with `$` or contain dots (`$schema`, `$ref`), which MongoDB and FerretDB
- * treat specially; they are kept as one JSON string and decoded on read.
+ * treat specially; they are kept as one JSON string, well formed (no lone
+ * surrogate, src/domain/well-formed.ts), and decoded on read.
  */
 interface StoredVersion {
   _id: string;
@@ -122,7 +124,8 @@ interface StoredVersion {
 }
 
 function decodeVersion(s: StoredVersion): AgentVersionDoc {
-  const c = JSON.parse(s.content_json) as VersionContent;
+  // Well formed on read too: a version stored before its writer was guarded may hold a lone surrogate escape.
+  const c = parseWellFormed(s.content_json) as VersionContent;
   return {
     _id: s._id,
     org_id: s.org_id,
@@ -218,7 +221,7 @@ export class AgentStore {
   }
 
   private async insertVersion(orgId: string, agentId: string, id: string, snapshotId: string, number: number, content: VersionContent, now: Date): Promise<AgentVersionDoc> {
-    const stored: StoredVersion = { _id: id, org_id: orgId, agent_id: agentId, snapshot_id: snapshotId, number, entrypoint: content.entrypoint, content_json: JSON.stringify(content), created_at: now };
+    const stored: StoredVersion = { _id: id, org_id: orgId, agent_id: agentId, snapshot_id: snapshotId, number, entrypoint: content.entrypoint, content_json: wellFormedJson(content), created_at: now };
     await this.versions.insertOne(stored);
     return decodeVersion(stored);
   }

@@ -30,6 +30,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // Counts an org's running sessions (the running-session cap) and pages its idle ones by id (the retention reaper).
     { key: { org_id: 1, status: 1, _id: 1 }, name: 'org_status_id' },
     { key: { org_id: 1, storage_binding_id: 1 }, name: 'org_storage_binding' },
+    // A soft-deleted agent's sessions are stamped (SessionStore.markAgentDeleted).
+    { key: { org_id: 1, agent_id: 1 }, name: 'org_agent' },
     // The stranded-work sweeper lists running sessions every few seconds.
     { key: { status: 1, _id: 1 }, name: 'status' },
   ],

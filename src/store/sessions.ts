@@ -21,6 +21,8 @@ export interface SessionDoc extends Omit<SessionState, 'id'> {
   /** `interactive` sessions' work goes ahead of `batch` sessions'. */
   priority: 'interactive' | 'batch';
   created_at: Date;
+  /** The agent's `deleted_at`, copied when it is soft-deleted: the session then takes no new messages. */
+  agent_deleted_at?: Date;
 }
 
 export interface SessionView {
@@ -165,6 +167,15 @@ export class SessionStore {
     const filter: Filter<SessionDoc> = after ? { status: 'running', _id: { $gt: after } } : { status: 'running' };
     // Without the sealed fields and metadata: the sweeper needs the state only.
     return this.col.find(filter, { projection: { secrets: 0, llm_api_key: 0, metadata: 0 } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
+  /**
+   * Stamps every session of a soft-deleted agent with its `deleted_at`, so a
+   * turn reads the refusal from the session it loads anyway. A repeated
+   * DELETE stamps again with the same time (and reaches any session missed).
+   */
+  async markAgentDeleted(orgId: string, agentId: string, deletedAt: Date): Promise<void> {
+    await this.col.updateMany({ org_id: orgId, agent_id: agentId }, { $set: { agent_deleted_at: deletedAt } });
   }
 
   async saveState(state: SessionState): Promise<void> {

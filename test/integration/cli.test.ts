@@ -153,6 +153,33 @@ describe('troupe CLI', function () {
     assert.equal(notWaiting.code, 3);
   });
 
+  it('says at once what became of a tool call that is no longer pending, instead of waiting out --timeout', async () => {
+    const agent = await deployedAgent();
+    const forecast = { city: 'Oslo', summary: 'sunny', high_c: 20, low_c: 9 };
+    const answered = (await run(['sessions', 'create', agent])).stdout.trim();
+    assert.equal((await run(['send', answered, 'Weather?'])).code, 0);
+    assert.equal(await answer(answered, forecast), 'call_0_0');
+    let started = Date.now();
+    const again = await run(['tool-result', answered, 'call_0_0', '--json', JSON.stringify(forecast), '--timeout', '30']);
+    assert.equal(again.code, 3, again.stderr);
+    assert.match(again.stderr, new RegExp(`tool call call_0_0 of session ${answered} \\(message msg_\\w+\\) was already answered; it is no longer pending`));
+    assert.ok(Date.now() - started < 15_000, 'at once, not after the 30 s timeout');
+
+    const cancelled = (await run(['sessions', 'create', agent])).stdout.trim();
+    assert.equal((await run(['send', cancelled, 'Weather?'])).code, 0);
+    await (async () => {
+      for (let i = 0; i < 400 && !(await client.sessions.pendingToolCalls(cancelled)).length; i++) await new Promise((r) => setTimeout(r, 50));
+    })();
+    const [message] = (await client.sessions.messages(cancelled)).messages;
+    const cancel = await fetch(`${h.baseUrl}/v1/sessions/${cancelled}/messages/${message.id}/cancel`, { method: 'POST', headers: { Authorization: `Bearer ${h.apiKey}` } });
+    assert.equal(cancel.status, 200, await cancel.clone().text());
+    started = Date.now();
+    const late = await run(['tool-result', cancelled, 'call_0_0', '--json', JSON.stringify(forecast), '--timeout', '30']);
+    assert.equal(late.code, 3, late.stderr);
+    assert.match(late.stderr, new RegExp(`tool call call_0_0 of session ${cancelled} \\(message ${message.id}\\) is no longer pending: it was cancelled: The message was cancelled\\.`));
+    assert.ok(Date.now() - started < 15_000, 'at once, not after the 30 s timeout');
+  });
+
   it('keeps profiles in the config file', async () => {
     const saved = await troupe(['login', '--base-url', h.baseUrl, '--api-key', h.apiKey, '--profile', 'ci'], { TROUPE_CONFIG: env.TROUPE_CONFIG }, dir);
     assert.equal(saved.code, 0, saved.stderr);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { getEventListeners } from 'node:events';
 import { join } from 'node:path';
 import {
   ConflictError,
@@ -140,7 +141,8 @@ describe('TypeScript client', function () {
       const sid = started.session.id;
       const seen: SessionEvent[] = [];
       const reconnects: (string | null)[] = [];
-      const stream = viaProxy.sessions.stream(sid, { reconnectDelayMs: 50, onReconnect: (r) => reconnects.push(r.lastEventId) });
+      // Each cut comes within a second of the connection opening, which backs off: the cap keeps this test quick.
+      const stream = viaProxy.sessions.stream(sid, { reconnectDelayMs: 50, maxReconnectDelayMs: 400, onReconnect: (r) => reconnects.push(r.lastEventId) });
       for await (const ev of stream) {
         if (!('sequence_number' in ev)) continue;
         seen.push(ev);
@@ -173,6 +175,42 @@ describe('TypeScript client', function () {
       const text = answer.output.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
       assert.equal(text, 'Oslo today: a high of 20 °C (68 °F), sunny.', 'the scripted answer uses the submitted tool result');
     } finally {
+      await proxy.close();
+    }
+  });
+
+  it('backs off from a stream that keeps ending at once, and leaves no abort listener behind', async () => {
+    const proxy = new TcpProxy(h.running.ports.web!);
+    const viaProxy = new TroupeClient({ baseUrl: await proxy.start(), apiKey: h.apiKey });
+    const warnings: Error[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning);
+    process.on('warning', onWarning);
+    const stop = new AbortController();
+    try {
+      const session = await client.sessions.create(agentId);
+      const opens: number[] = [];
+      const attempts: number[] = [];
+      const windowMs = 4000;
+      const started = Date.now();
+      setTimeout(() => stop.abort(), windowMs);
+      // Every connection is accepted and then cut at once, as a process shutting down did.
+      const stream = viaProxy.sessions.stream(session.id, {
+        signal: stop.signal,
+        onOpen: () => (opens.push(Date.now() - started), setImmediate(() => proxy.dropAll())),
+        onReconnect: (r) => void attempts.push(r.attempt),
+      });
+      for await (const item of stream) assert.fail(`a new session has no events: ${JSON.stringify(item)}`);
+      // 250 ms doubled with jitter: reconnects at ≥ 0.25, 0.75, 1.75 and 3.75 s, so at most 5 connections in 4 s;
+      // resetting on every accepted stream came back every 250 ms (16).
+      assert.ok(opens.length >= 3 && opens.length <= 5, `connections at ${opens.join(', ')} ms`);
+      assert.deepEqual(attempts.slice(0, 3), [1, 2, 3], 'an accepted stream that ended at once does not reset the count');
+      const gaps = opens.slice(1).map((t, i) => t - opens[i]);
+      gaps.forEach((g, i) => assert.ok(g >= 250 * 2 ** i, `gap ${i + 1} is ${g} ms: ${gaps.join(', ')}`));
+      assert.equal(getEventListeners(stop.signal, 'abort').length, 0, 'no abort listener left behind');
+      assert.deepEqual(warnings.map((w) => w.name), []);
+    } finally {
+      process.off('warning', onWarning);
+      stop.abort();
       await proxy.close();
     }
   });

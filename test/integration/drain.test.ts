@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import { TroupeClient } from '../../clients/typescript/src/index.js';
 import { candidate } from '../fakes/llm-conversation.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
@@ -104,6 +106,84 @@ describe('graceful drain on SIGTERM', function () {
         return m.status === 'completed' ? m : null;
       }, 30_000);
       assert.equal(done.status, 'completed');
+    });
+    it('refuses new streams 503 with Retry-After while draining; the typed client waits out the hints, backs off, and resumes elsewhere with nothing lost or repeated', async () => {
+      const drainMs = 5000;
+      const w = await startRoleProcess(['web'], { ...h.env, PORT: '0', TROUPE_DRAIN_DELAY_MS: String(drainMs), TROUPE_SHUTDOWN_TIMEOUT_MS: '10000' });
+      procs.push(w);
+      const draining = `http://127.0.0.1:${w.ports.web}`;
+      const { agentId } = await scriptedAgent(h, [{ text: 'one' }, { text: 'two' }]);
+      const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} }), 201)).id;
+      await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('first') } }), 201);
+
+      // A load balancer in the client's fetch: the draining process until it has gone, then another one.
+      let target = draining;
+      const connects: { at: number; to: string; status: number; retryAfter: string | null }[] = [];
+      const lb: typeof fetch = async (input, init) => {
+        const url = new URL(String(input));
+        const to = target;
+        const stream = url.pathname.endsWith('/stream');
+        try {
+          const res = await fetch(to + url.pathname + url.search, init);
+          if (stream) connects.push({ at: Date.now(), to, status: res.status, retryAfter: res.headers.get('Retry-After') });
+          return res;
+        } catch (err) {
+          if (stream) connects.push({ at: Date.now(), to, status: 0, retryAfter: null });
+          throw err;
+        }
+      };
+      const client = new TroupeClient({ baseUrl: 'http://lb.invalid', apiKey: h.apiKey, fetch: lb });
+      const warnings: Error[] = [];
+      const onWarning = (warning: Error) => warnings.push(warning);
+      process.on('warning', onWarning);
+      const stop = new AbortController();
+      const seen: number[] = [];
+      let idles = 0;
+      const reading = (async () => {
+        for await (const ev of client.sessions.stream(sid, { signal: stop.signal })) {
+          if (!('sequence_number' in ev)) continue;
+          seen.push(ev.sequence_number);
+          if (ev.type === 'session.status_changed' && ev.data.to === 'idle' && ++idles === 2) return;
+        }
+      })();
+      try {
+        await until(async () => idles === 1, 20_000);
+        const killedAt = Date.now();
+        w.kill('SIGTERM');
+        await w.waitForLog('shutting down', 5000);
+        // Appended while the client is turned away: it must arrive once the client reaches another process.
+        await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('second') } }), 201);
+
+        const refused = await fetch(`${draining}/v1/sessions/${sid}/stream`, { headers: { Authorization: `Bearer ${h.apiKey}`, Accept: 'text/event-stream' } });
+        assert.equal(refused.status, 503);
+        assert.equal(refused.headers.get('Retry-After'), '1');
+        const body = (await refused.json()) as { error: { type: string; code: string } };
+        assert.deepEqual([body.error.type, body.error.code], ['service_unavailable', 'draining']);
+
+        assert.equal(await w.exited, 0, 'a clean exit');
+        const drainedAt = Date.now();
+        target = h.baseUrl;
+        await Promise.race([reading, new Promise((_, reject) => setTimeout(() => reject(new Error(`no second idle; seen ${seen.join(',')}`)), 30_000))]);
+
+        const turnedAway = connects.filter((c) => c.to === draining && c.at > killedAt && c.at <= drainedAt);
+        assert.ok(turnedAway.length >= 1, 'the client tried the draining process again');
+        assert.ok(turnedAway.every((c) => c.status === 0 || (c.status === 503 && c.retryAfter === '1')), JSON.stringify(turnedAway));
+        // The stream's `retry: 1000`, then each 503's Retry-After: 1, waited out and backed off (the old client came
+        // back after 250 ms and then every 0.5, 1, 2 s: four or more times in the 5 s).
+        const times = [killedAt, ...turnedAway.map((c) => c.at)];
+        const gaps = times.slice(1).map((t, i) => t - times[i]);
+        assert.ok(gaps.every((g) => g >= 1000), `reconnect gaps ${gaps.join(', ')} ms`);
+        assert.ok(turnedAway.length <= 3, `${turnedAway.length} reconnects to the draining process in ${drainedAt - killedAt} ms`);
+
+        const ledger = await json<{ events: { sequence_number: number }[] }>(await h.api(`/v1/sessions/${sid}/events?limit=100`), 200);
+        assert.deepEqual(seen, ledger.events.map((e) => e.sequence_number), 'every event once, in order, across the drain');
+        assert.deepEqual(seen, seen.map((_, i) => i + 1));
+        assert.equal(getEventListeners(stop.signal, 'abort').length, 0, 'no abort listener left behind');
+        assert.deepEqual(warnings.map((x) => x.name), []);
+      } finally {
+        process.off('warning', onWarning);
+        stop.abort();
+      }
     });
   });
 

@@ -174,6 +174,13 @@ describe('every hot and list query has an index that serves it', () => {
     });
   });
 
+  it('agent soft-deletion: the agent, then its sessions', async () => {
+    await check(async () => {
+      await stores.agents.softDelete('org_1', 'agent_1');
+      await stores.sessions.markAgentDeleted('org_1', 'agent_1', new Date());
+    });
+  });
+
   it('session deletion: ledger, messages and the session Idempotency-Key scope', async () => {
     await check(async () => {
       await stores.ledger.removeSession('sess_1');

@@ -127,6 +127,8 @@ describe('rate limits', function () {
       const res = await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hello' }] } });
       const body = await assertRefused(res, 'concurrency_limited');
       assert.match(body.error.message, /2 sessions running/);
+      // One policy per answer: the cap of 2 in Limit and in Policy, not the request rate's 1200;w=60 beside it (audit 2, item 6).
+      assert.deepEqual([res.headers.get('ratelimit-limit'), res.headers.get('ratelimit-policy')], ['2', '2;comment="running sessions"']);
       // The client waits the Retry-After (5 s) and asks again with the same Idempotency-Key; still refused, it throws.
       const asked: { at: number; key: string | null }[] = [];
       const retrying = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey, maxRetries: 1, fetch: (input, init) => (asked.push({ at: Date.now(), key: new Headers(init?.headers).get('Idempotency-Key') }), fetch(input, init)) });

@@ -208,6 +208,23 @@ describe('webhook configuration', function () {
     assert.equal((await refused(await put(id, { webhook_url: PUBLIC_URL }), 404)).code, 'agent_not_found');
     assert.equal((await h.api(`/v1/agents/${id}/webhook`)).status, 200);
   });
+
+  it("answers a deleted agent's webhook routes by one rule: read and clear, never configure (audit 2, item 10)", async () => {
+    const id = await agent();
+    assert.equal((await put(id, { webhook_url: PUBLIC_URL })).status, 200);
+    assert.equal((await h.api(`/v1/agents/${id}`, { method: 'DELETE' })).status, 200);
+    // Was a 200 with a new signing_secret: a deleted agent's secret was issued anew.
+    assert.equal((await refused(await h.api(`/v1/agents/${id}/webhook/rotate-secret`, { method: 'POST' }), 404)).code, 'agent_not_found');
+    assert.equal((await refused(await put(id, { webhook_url: PUBLIC_URL }), 404)).code, 'agent_not_found');
+    const kept = await h.api(`/v1/agents/${id}/webhook`);
+    assert.equal(kept.status, 200);
+    const body = (await kept.json()) as WebhookBody;
+    assert.equal(body.webhook_url, PUBLIC_URL, 'the refused calls changed nothing');
+    assert.equal('signing_secret' in body, false);
+    assert.equal((await h.api(`/v1/agents/${id}/webhook/deliveries`)).status, 200, 'the delivery log is history, kept');
+    assert.equal((await h.api(`/v1/agents/${id}/webhook`, { method: 'DELETE' })).status, 204);
+    assert.equal(((await (await h.api(`/v1/agents/${id}/webhook`)).json()) as WebhookBody).webhook_url, null, 'cleared');
+  });
 });
 
 describe('webhook configuration with TROUPE_WEBHOOKS_ALLOW_PRIVATE=1', function () {

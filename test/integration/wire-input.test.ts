@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { scriptedAgent } from '../support/agent-fixture.js';
-import { reserve, tarGz } from '../support/archives.js';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { agentWith } from '../support/agent-fixture.js';
+import { createAgentFrom, minimalAgent, reserve, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 
@@ -30,19 +31,25 @@ function rawExchange(port: number, request: string, ms = 5000): Promise<{ status
 describe('wire input', function () {
   this.timeout(60_000);
   let h: Harness;
+  let fake: FakeLlmUpstream;
   let agentId: string;
   before(async () => {
-    h = await startHarness();
-    // The model's answer holds a lone surrogate too: the ledger must not carry it whatever its source.
-    ({ agentId } = await scriptedAgent(h, [{ text: 'answer \ud800 end' }]));
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness({ env: { TROUPE_MODELS_ALLOW_PRIVATE: '1' } });
+    // The model's answer holds a lone surrogate too (the provider's JSON escapes it): the ledger must not carry it whatever its source.
+    fake.reply = { text: 'answer \ud800 end' };
+    ({ agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase }] }));
   });
-  after(async () => h?.close());
+  after(async () => {
+    await h?.close();
+    await fake?.close();
+  });
 
   const post = (path: string, raw: string) => h.api(path, { method: 'POST', body: raw, headers: { 'Content-Type': 'application/json' } });
 
   it('makes a lone surrogate U+FFFD alike in the echo, the ledger (page and stream) and the projections', async () => {
     // Was: 201 echoing "\ud800" raw, the events page and SSE carrying it (jq refuses it), the projections U+FFFD.
-    const created = await post(`/v1/agents/${agentId}/sessions`, '{"name":"\\ud800 s"}');
+    const created = await post(`/v1/agents/${agentId}/sessions`, '{"name":"\\ud800 s","llm_api_key":"k"}');
     const createdText = await created.text();
     assert.equal(created.status, 201, createdText);
     assert.doesNotMatch(createdText, SURROGATE_ESCAPE);
@@ -73,6 +80,33 @@ describe('wire input', function () {
     assert.doesNotMatch(sse, SURROGATE_ESCAPE);
     const session = await json<{ name: string }>(await h.api(`/v1/sessions/${sid}`), 200);
     assert.equal(session.name, '\ufffd s', 'the BSON projection says the same as the echo');
+  });
+
+  it('makes a lone surrogate U+FFFD in what publish reads from the archive, and in a version stored before that', async () => {
+    // Was: the tool's description and schema and the script kept "\ud800" in content_json, and GET of the version echoed it.
+    const { manifest, entries } = minimalAgent();
+    const file = (name: string, value: unknown) => (entries.find((e) => e.name === name)!.content = JSON.stringify(value));
+    file('tools/get_weather.json', { name: 'get_weather', description: 'Weather \ud800 for a city.', input_schema: 'get_weather.input.json', output_schema: 'get_weather.output.json' });
+    file('tools/get_weather.input.json', { type: 'object', required: ['city'], properties: { city: { type: 'string', description: 'city \udfff' }, ['k\udc00']: { type: 'string' } } });
+    file('script.json', { turns: [{ tool_calls: [{ name: 'get_weather', arguments: { city: 'Os\ud800lo' } }] }, { text: 'mild \udbff' }] });
+    assert.match(String(entries.find((e) => e.name === 'script.json')!.content), SURROGATE_ESCAPE, 'the archive holds the escapes');
+    const created = await json<{ id: string; active_version_id: string }>(await createAgentFrom(h, manifest, entries), 201);
+    const path = `/v1/agents/${created.id}/versions/${created.active_version_id}`;
+    const text = await (await h.api(path)).text();
+    assert.doesNotMatch(text, SURROGATE_ESCAPE);
+    const tool = (JSON.parse(text) as { tools: { name: string; description: string; input_schema: { properties: Record<string, { description?: string }> } }[] }).tools.find((t) => t.name === 'get_weather')!;
+    assert.equal(tool.description, 'Weather \ufffd for a city.');
+    assert.deepEqual(Object.keys(tool.input_schema.properties), ['city', 'k\ufffd']);
+    assert.equal(tool.input_schema.properties.city.description, 'city \ufffd');
+    const stored = await h.running.core.db.collection<{ _id: string; content_json: string }>('agent_versions').findOne({ _id: created.active_version_id });
+    assert.doesNotMatch(stored!.content_json, SURROGATE_ESCAPE, 'stored well formed');
+    assert.match(stored!.content_json, /mild \ufffd/, 'the script too');
+
+    // A version written before content_json was guarded reads well formed as well.
+    await h.running.core.db.collection('agent_versions').updateOne({ _id: created.active_version_id as never }, { $set: { content_json: stored!.content_json.replace('Weather \ufffd', 'Weather \\ud800') } });
+    const old = await (await h.api(path)).text();
+    assert.doesNotMatch(old, SURROGATE_ESCAPE);
+    assert.match(old, /Weather \ufffd for a city/);
   });
 
   it('refuses a request body with a Content-Encoding other than identity, naming it, on the base API and the router', async () => {

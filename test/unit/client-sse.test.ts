@@ -29,4 +29,12 @@ describe('client SSE parser', () => {
   it('drops a record cut off before its blank line', async () => {
     assert.deepEqual(await all(['id: s:1\ndata: {}\n\nid: s:2\ndata: {"half"']), [{ id: 's:1', event: 'message', data: '{}' }]);
   });
+
+  it('passes a retry: of digits to onRetry (and ignores any other), dispatching nothing for it', async () => {
+    const hints: number[] = [];
+    const out = [];
+    for await (const r of parseSse(streamOf(['id: s:1\ndata: {}\n\nretry: 1', '000\n: shutting down\n\nretry: 1.5\n\nretry: x\n\n']), (ms) => hints.push(ms))) out.push(r);
+    assert.deepEqual(out, [{ id: 's:1', event: 'message', data: '{}' }]);
+    assert.deepEqual(hints, [1000]);
+  });
 });

@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
+import { ErrorType } from '../../src/domain/errors.js';
 import { errorMapper } from '../../src/http/middleware/errors.js';
 import type { AppState } from '../../src/http/types.js';
 
@@ -51,5 +54,14 @@ describe('error mapper: an unreachable store', () => {
     assert.equal(r.status, 500);
     assert.equal(r.body.error.code, 'internal_error');
     assert.equal(r.retryAfter, null);
+  });
+});
+
+describe('error types: one table, as documented', () => {
+  it("README's Errors section names every family in ErrorType, each once, and no other", () => {
+    const readme = readFileSync(join(__dirname, '../../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Errors'), readme.indexOf('\n## ', readme.indexOf('\n## Errors') + 1));
+    const listed = [...section.matchAll(/`([a-z_]+)`\s\(\d{3}/g)].map((m) => m[1]);
+    assert.deepEqual([...listed].sort(), [...new Set(Object.values(ErrorType))].sort());
   });
 });

@@ -1,11 +1,8 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { openApiDocument } from '../../clients/typescript/codegen/generate.js';
-import { buildRoutingOpenApi } from '../../src/router/openapi.js';
+import { openApiDocuments, writeOpenApiDocuments } from '../../clients/typescript/codegen/openapi-files.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(__dirname, '../../..');
@@ -22,26 +19,20 @@ const typed = (s: Record<string, unknown>) => Boolean(s.$ref || s.properties || 
 
 describe('OpenAPI documents', function () {
   this.timeout(120_000);
-  const base: Record<string, unknown> = { ...openApiDocument(), servers: [{ url: 'https://api.troupe.test' }] };
-  const routing = buildRoutingOpenApi('https://routing.troupe.test');
+  const { api: base, routing } = openApiDocuments();
 
-  it('are lint-clean under @redocly/cli with the repo’s redocly.yaml: no errors, no warnings', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'troupe-openapi-'));
-    try {
-      writeFileSync(join(dir, 'api.json'), JSON.stringify(base));
-      writeFileSync(join(dir, 'routing.json'), JSON.stringify(routing));
-      // Offline and quiet: no telemetry, no update check.
-      const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' };
-      const out = await run(process.execPath, [REDOCLY, 'lint', join(dir, 'api.json'), join(dir, 'routing.json'), '--config', join(ROOT, 'redocly.yaml'), '--format=json'], { env, cwd: dir, maxBuffer: 16 * 1024 * 1024 }).catch((e: { stdout?: string; stderr?: string; code?: number }) => e);
-      // One JSON report per file, back to back.
-      const reports = String(out.stdout).replace(/\}\s*\{/g, '}\u0000{').split('\u0000').map((t) => JSON.parse(t) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] });
-      assert.equal(reports.length, 2, String(out.stderr));
-      const problems = reports.flatMap((r) => r.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`));
-      assert.deepEqual(problems, []);
-      for (const r of reports) assert.deepEqual([r.totals.errors, r.totals.warnings], [0, 0]);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+  it('are lint-clean under @redocly/cli with the repo’s redocly.yaml, as `npm run lint:openapi` runs it: no errors, no warnings', async () => {
+    // What README's command does: write the documents where redocly.yaml's `apis` name them, then `redocly lint` with no argument.
+    writeOpenApiDocuments();
+    // Offline and quiet: no telemetry, no update check.
+    const env = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', CI: 'true' };
+    const out = await run(process.execPath, [REDOCLY, 'lint', '--format=json'], { env, cwd: ROOT, maxBuffer: 16 * 1024 * 1024 }).catch((e: { stdout?: string; stderr?: string; code?: number }) => e);
+    // One JSON report per file, back to back.
+    const reports = String(out.stdout).replace(/\}\s*\{/g, '}\u0000{').split('\u0000').map((t) => JSON.parse(t) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string; location: { pointer: string }[] }[] });
+    assert.equal(reports.length, 2, String(out.stderr));
+    const problems = reports.flatMap((r) => r.problems.map((p) => `${p.ruleId} ${p.location[0]?.pointer}: ${p.message}`));
+    assert.deepEqual(problems, []);
+    for (const r of reports) assert.deepEqual([r.totals.errors, r.totals.warnings], [0, 0]);
   });
 
   it('type every success response and list error responses; the stream is text/event-stream', () => {

@@ -4,6 +4,7 @@ import type { SessionCommand } from '../../actors/session/messages.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
+import type { ToolDef } from '../../src/store/agents.js';
 
 /** The status an event moves to (a status change's `to`), or null for other types. */
 const toOf = (e: NewEvent) => ('to' in e.data ? e.data.to : null);
@@ -13,6 +14,7 @@ const errorOf = (e: NewEvent) => ('error' in e.data ? e.data.error : undefined);
 const agent: DecideInput['agent'] = {
   org_id: 'o',
   agent_id: 'a',
+  agent_deleted: false,
   batch_id: null,
   tools: new Map(),
   max_turns: 10,
@@ -22,8 +24,8 @@ const agent: DecideInput['agent'] = {
   validate_output: () => null,
 };
 
-function run(session: SessionState, messages: Map<string, MessageState>, cmd: SessionCommand) {
-  const d = decide({ session, messages, agent }, cmd);
+function run(session: SessionState, messages: Map<string, MessageState>, cmd: SessionCommand, context: DecideInput['agent'] = agent) {
+  const d = decide({ session, messages, agent: context }, cmd);
   d.events.forEach((e, i) => {
     const seq = session.last_sequence + 1;
     applyEvent(session, messages, { ...e, id: `s:${seq}`, session_id: 's', sequence_number: seq, created_at: `t${seq}` } as EventEnvelope);
@@ -62,6 +64,36 @@ describe('session actor decisions', () => {
     run(s, m, ok('m0'));
     const next = run(s, m, um('next'));
     assert.deepEqual(next.events.slice(0, next.reply.as_of).map(toOf), [null, 'queued'], 'answered as recorded');
+  });
+
+  it('refuses a new message once the agent is deleted (409 agent_deleted), and lets the work it took finish', () => {
+    const ext: ToolDef = { name: 'ext', kind: 'external', path: 'e.json', timeout_seconds: 5, description: null, input_schema: { type: 'object' }, output_schema: null };
+    const live = { ...agent, tools: new Map([[ext.name, ext]]) };
+    const deleted = { ...live, agent_deleted: true };
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'), live);
+    run(s, m, um('m2'), live);
+    // The agent is deleted while m1 runs and m2 waits.
+    const before = s.last_sequence;
+    assert.throws(() => run(s, m, um('m3'), deleted), (err: unknown) => err instanceof ConflictError && err.status === 409 && err.code === 'agent_deleted' && /take no new messages/.test(err.message));
+    assert.equal(s.last_sequence, before, 'nothing recorded');
+    assert.equal(m.has('m3'), false);
+    assert.equal(run(s, m, um('m2'), deleted).reply.event_index, null, 'a redelivered message it took is answered, not refused');
+    // m1 asks for an external tool; the result for that turn in flight is taken, and m1 finishes.
+    const call: SessionCommand = { kind: 'model.responded', command_id: 'r-m1-call', message_id: 'm1', attempt: 1, call_index: 0, result: { ok: true, parts: [{ type: 'tool_call', id: 'c1', name: 'ext', arguments: {} }], stop_reason: 'tool_use', usage: null } };
+    run(s, m, call, deleted);
+    assert.equal(m.get('m1')!.status, 'requires_action');
+    const submitted = run(s, m, { kind: 'tool.result_submitted', command_id: 'tr-1', message_id: 'm1', tool_call_id: 'c1', result: { ok: true }, is_error: false }, deleted);
+    assert.deepEqual(submitted.events.map((e) => [e.type, toOf(e)]), [['tool.result_submitted', null], ['message.status_changed', 'running']]);
+    const answer: SessionCommand = { kind: 'model.responded', command_id: 'r-m1-end', message_id: 'm1', attempt: 1, call_index: 1, result: { ok: true, parts: [{ type: 'text', text: 'done' }], stop_reason: 'end_turn', usage: null } };
+    run(s, m, answer, deleted);
+    assert.equal(m.get('m1')!.status, 'completed');
+    // The message queued before the delete starts and can be cancelled: nothing is left waiting.
+    assert.equal(m.get('m2')!.status, 'running');
+    run(s, m, { kind: 'message.cancel', command_id: 'cancel-m2', message_id: 'm2' }, deleted);
+    assert.equal(m.get('m2')!.status, 'cancelled');
+    assert.equal(s.status, 'idle');
   });
 
   it('queues later messages FIFO and starts the next when one completes', () => {

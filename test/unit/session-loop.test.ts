@@ -17,6 +17,7 @@ function agent(batch: string | null = null): DecideInput['agent'] {
   return {
     org_id: 'o',
     agent_id: 'a',
+    agent_deleted: false,
     batch_id: batch,
     tools: new Map([[external.name, external], [custom.name, custom]]),
     max_turns: 4,

@@ -10,7 +10,7 @@ const tools = new Map<string, ToolDef>([
   ['calc', { name: 'calc', kind: 'custom', path: 'calc.js', timeout_seconds: 60 } as ToolDef],
   ['ask', { name: 'ask', kind: 'external', path: 'ask.json', timeout_seconds: 30 } as ToolDef],
 ]);
-const agent: DecideInput['agent'] = { org_id: 'o', agent_id: 'a', batch_id: null, tools, max_turns: 10, max_attempts: 3, now: new Date(1000), submit_url: 'http://x', validate_output: () => null };
+const agent: DecideInput['agent'] = { org_id: 'o', agent_id: 'a', agent_deleted: false, batch_id: null, tools, max_turns: 10, max_attempts: 3, now: new Date(1000), submit_url: 'http://x', validate_output: () => null };
 
 function run(session: SessionState, messages: Map<string, MessageState>, cmd: SessionCommand, now = agent.now) {
   const d = decide({ session, messages, agent: { ...agent, now } }, cmd);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mayHoldLoneSurrogate, wellFormed, wellFormedJson } from '../../src/domain/well-formed.js';
+import { mayHoldLoneSurrogate, parseWellFormed, wellFormed, wellFormedJson } from '../../src/domain/well-formed.js';
 
 describe('well-formed text (lone surrogates become U+FFFD)', () => {
   it('writes JSON text with no lone surrogate escape, in strings and keys, at any depth', () => {
@@ -18,5 +18,12 @@ describe('well-formed text (lone surrogates become U+FFFD)', () => {
     assert.equal(mayHoldLoneSurrogate('{"a":"\\uD800"}'), true);
     assert.equal(mayHoldLoneSurrogate('{"a":"\\ud7ff \\u00e9"}'), false);
     assert.deepEqual(wellFormed(JSON.parse('{"a":"\\uD800 \\uDFFF"}')), { a: '\ufffd \ufffd' });
+  });
+
+  it('parses JSON text well formed, and throws what JSON.parse throws', () => {
+    assert.deepEqual(parseWellFormed('{"a\\udc00":["\\ud800x","\\ud83d\\ude00"]}'), { 'a\ufffd': ['\ufffdx', '\ud83d\ude00'] });
+    const plain = '{"a":[1,"b"]}';
+    assert.deepEqual(parseWellFormed(plain), JSON.parse(plain));
+    assert.throws(() => parseWellFormed('{"a":'), SyntaxError);
   });
 });

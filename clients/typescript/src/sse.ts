@@ -8,9 +8,11 @@ export interface SseRecord {
 /**
  * Parses an SSE byte stream into records. Comments (`: heartbeat`) are skipped;
  * a record without `id:` keeps id null (the server's ephemeral deltas), so a
- * resume point only ever moves on ledger events.
+ * resume point only ever moves on ledger events. A `retry:` field of digits is
+ * the server's reconnection time in ms, passed to `onRetry` as it arrives (it
+ * usually comes alone, just before the server ends the stream).
  */
-export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseRecord> {
+export async function* parseSse(body: ReadableStream<Uint8Array>, onRetry?: (ms: number) => void): AsyncGenerator<SseRecord> {
   const decoder = new TextDecoder();
   const reader = body.getReader();
   let buf = '';
@@ -38,6 +40,7 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
         if (field === 'data') rec.data.push(value);
         else if (field === 'event') rec.event = value;
         else if (field === 'id' && !value.includes('\0')) rec.id = value;
+        else if (field === 'retry' && /^\d+$/.test(value)) onRetry?.(Number(value));
       }
     }
   } finally {

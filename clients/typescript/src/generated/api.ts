@@ -5,8 +5,8 @@
 
 export type Error = {
   error: {
-    /** Stable family, e.g. invalid_request_error. */
-    type: string;
+    /** Stable family of the status (README "Errors"); switch on code for the reason. */
+    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "api_error" | "service_unavailable";
     /** Machine-readable reason, e.g. malformed_json. */
     code: string;
     message: string;
@@ -237,6 +237,8 @@ export type WebhookDeliveryFailedEvent = {
     url: string;
     attempts: number;
     last_error: string;
+    /** retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending. */
+    reason: "retries_exhausted" | "gone" | "disabled" | "expired" | "config_deleted" | "unsubscribed";
   };
   created_at: string;
 };
@@ -350,7 +352,7 @@ export type GetReadyzResponse = {
   }>;
 };
 
-/** GET /metrics: Prometheus metrics of this process. */
+/** GET /metrics: Prometheus metrics of this process. With METRICS_TOKEN set, it needs Authorization: Bearer <METRICS_TOKEN> (401 without); in production, without a token or METRICS_PUBLIC=1, it is not served here (404). */
 export type GetMetricsPathParams = Record<string, never>;
 export type GetMetricsQuery = Record<string, never>;
 export type GetMetricsBody = undefined;
@@ -580,7 +582,7 @@ export type GetV1AgentsAgentIdResponse = {
   deleted_at?: string;
 };
 
-/** DELETE /v1/agents/{agent_id}: Soft-delete an agent; repeat calls keep the first deleted_at. */
+/** DELETE /v1/agents/{agent_id}: Soft-delete an agent; repeat calls keep the first deleted_at. Its sessions stay readable, and refuse new messages with 409 agent_deleted. */
 export type DeleteV1AgentsAgentIdPathParams = { agent_id: string };
 export type DeleteV1AgentsAgentIdQuery = Record<string, never>;
 export type DeleteV1AgentsAgentIdBody = undefined;
@@ -984,7 +986,7 @@ export type GetV1AgentsAgentIdWebhookResponse = {
   disabled_at?: string;
 };
 
-/** PUT /v1/agents/{agent_id}/webhook: Create or update the agent’s webhook; the signing secret is returned on creation only. */
+/** PUT /v1/agents/{agent_id}/webhook: Create or update the agent’s webhook; the signing secret is returned on creation only. 404 for a soft-deleted agent. */
 export type PutV1AgentsAgentIdWebhookPathParams = { agent_id: string };
 export type PutV1AgentsAgentIdWebhookQuery = Record<string, never>;
 export type PutV1AgentsAgentIdWebhookBody = {
@@ -1009,7 +1011,7 @@ export type DeleteV1AgentsAgentIdWebhookQuery = Record<string, never>;
 export type DeleteV1AgentsAgentIdWebhookBody = undefined;
 export type DeleteV1AgentsAgentIdWebhookResponse = void;
 
-/** POST /v1/agents/{agent_id}/webhook/rotate-secret: Replace the signing secret; the previous one keeps signing for one hour. */
+/** POST /v1/agents/{agent_id}/webhook/rotate-secret: Replace the signing secret; the previous one keeps signing for one hour. 404 for a soft-deleted agent. */
 export type PostV1AgentsAgentIdWebhookRotateSecretPathParams = { agent_id: string };
 export type PostV1AgentsAgentIdWebhookRotateSecretQuery = Record<string, never>;
 export type PostV1AgentsAgentIdWebhookRotateSecretBody = undefined;
@@ -1282,7 +1284,7 @@ export type PostV1AgentsAgentIdMessagesResponse = {
   };
 };
 
-/** POST /v1/sessions/{session_id}/events: Append a user.message or tool.result_submitted event. Honours Idempotency-Key. */
+/** POST /v1/sessions/{session_id}/events: Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are. */
 export type PostV1SessionsSessionIdEventsPathParams = { session_id: string };
 export type PostV1SessionsSessionIdEventsQuery = Record<string, never>;
 export type PostV1SessionsSessionIdEventsBody = {
@@ -1371,7 +1373,7 @@ export type PostV1SessionsSessionIdMessagesMessageIdCancelResponse = {
   };
 };
 
-/** POST /v1/sessions/{session_id}/messages/sync: Send a message and wait for its terminal status; 202 with the current message past the wait bound. */
+/** POST /v1/sessions/{session_id}/messages/sync: Send a message and wait for its terminal status; 202 with the current message past the wait bound. 409 agent_deleted when the session’s agent was deleted. */
 export type PostV1SessionsSessionIdMessagesSyncPathParams = { session_id: string };
 export type PostV1SessionsSessionIdMessagesSyncQuery = Record<string, never>;
 export type PostV1SessionsSessionIdMessagesSyncBody = {

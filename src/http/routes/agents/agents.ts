@@ -4,6 +4,7 @@ import type { AgentDoc, AgentVersionDoc } from '../../../store/agents.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
+import { softDeleteAgent } from '../../../agents/soft-delete.js';
 import { publishFromSnapshot, type PublishInput } from './publish.js';
 import { agentListResponse, agentResponse, createAgentBody, publishVersionBody, versionListResponse, versionResponse } from './schema.js';
 
@@ -35,7 +36,8 @@ export function versionView(v: AgentVersionDoc, activeId: string | null): Record
 }
 
 /** Agents and their versions (DESIGN §6 extra endpoints). */
-export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
+export function agentRoutes(deps: AppDeps): RouteSpec[] {
+  const { config, stores } = deps;
   const place = { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } };
   const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
     const doc = await stores.agents.get(orgId, id);
@@ -91,11 +93,11 @@ export function agentRoutes({ config, stores }: AppDeps): RouteSpec[] {
     {
       method: 'DELETE',
       path: '/v1/agents/{agent_id}',
-      summary: 'Soft-delete an agent; repeat calls keep the first deleted_at.',
+      summary: 'Soft-delete an agent; repeat calls keep the first deleted_at. Its sessions stay readable, and refuse new messages with 409 agent_deleted.',
       tag: 'agents',
       response: agentResponse,
       handler: async (ctx) => {
-        const doc = await stores.agents.softDelete(requireAuth(ctx).orgId, ctx.params.agent_id);
+        const doc = await softDeleteAgent(deps, requireAuth(ctx).orgId, ctx.params.agent_id);
         if (!doc) throw new NotFoundError('agent', ctx.params.agent_id);
         return agentView(doc, config.publicUrl);
       },

@@ -54,7 +54,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'POST',
       path: '/v1/sessions/{session_id}/events',
-      summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key.',
+      summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are.',
       errors: [409, 422],
       tag: 'events',
       response: turnReplyResponse,
@@ -119,7 +119,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'POST',
       path: '/v1/sessions/{session_id}/messages/sync',
-      summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound.',
+      summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound. 409 agent_deleted when the session’s agent was deleted.',
       errors: [409],
       alsoSucceeds: { 202: 'The wait bound (or a shutdown) came first: the message as it stands, not yet terminal; poll it or follow the stream.' },
       tag: 'messages',

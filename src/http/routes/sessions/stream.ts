@@ -1,5 +1,5 @@
 import { within } from '../../../domain/deadline.js';
-import { InvalidRequestError } from '../../../domain/errors.js';
+import { InvalidRequestError, UnavailableError } from '../../../domain/errors.js';
 import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
@@ -38,7 +38,13 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         },
       },
       handler: async (ctx) => {
-        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const auth = requireAuth(ctx);
+        // A draining process would accept a stream only to end it at once: refuse it, so the client's next try
+        // (after Retry-After, by when the load balancer has seen /readyz) reaches another process.
+        if (deps.drain?.draining) {
+          throw new UnavailableError('This process is shutting down; reconnect (with Last-Event-ID) to resume.', 'draining', { 'Retry-After': String(Math.ceil(DRAIN_RETRY_MS / 1000)) });
+        }
+        const session = await sessionOr404(deps, auth.orgId, ctx.params.session_id);
         const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
         const after = parseLastEventId(raw, session._id);
         if (after === null) throw new InvalidRequestError(`Last-Event-ID must be an event id of this session, like ${session._id}:12.`, 'Last-Event-ID');

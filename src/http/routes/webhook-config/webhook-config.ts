@@ -14,7 +14,12 @@ export interface WebhookConfigRouteOptions {
 /** An agent's webhook configuration (spec: Agent webhook). The signing secret is shown only when created or rotated. */
 export function webhookConfigRoutes({ stores, config }: AppDeps, opts: WebhookConfigRouteOptions = {}): RouteSpec[] {
   const store = stores.webhookConfigs;
-  /** 404 for an unknown agent or another org's; `live` also refuses a soft-deleted one (new configuration is new work). */
+  /**
+   * 404 for an unknown agent or another org's. A soft-deleted agent's webhook can be read and cleared but not
+   * configured: `live` (PUT, rotate-secret: a new URL or secret is new work, as a new version or session is) refuses
+   * it too, while GET and DELETE answer as before (its sessions and their delivery log are kept, and clearing stops
+   * what they still send). The delivery log's routes follow the same rule (webhook-deliveries.ts).
+   */
   const agentOf = async (ctx: Ctx, live: boolean): Promise<{ orgId: string; agentId: string }> => {
     const { orgId } = requireAuth(ctx);
     const agentId = ctx.params.agent_id;
@@ -37,7 +42,7 @@ export function webhookConfigRoutes({ stores, config }: AppDeps, opts: WebhookCo
     {
       method: 'PUT',
       path: '/v1/agents/{agent_id}/webhook',
-      summary: 'Create or update the agent\u2019s webhook; the signing secret is returned on creation only.',
+      summary: 'Create or update the agent\u2019s webhook; the signing secret is returned on creation only. 404 for a soft-deleted agent.',
       tag: 'webhooks',
       body: { schema: putWebhookBody },
       response: webhookConfigResponse,
@@ -56,11 +61,11 @@ export function webhookConfigRoutes({ stores, config }: AppDeps, opts: WebhookCo
     {
       method: 'POST',
       path: '/v1/agents/{agent_id}/webhook/rotate-secret',
-      summary: 'Replace the signing secret; the previous one keeps signing for one hour.',
+      summary: 'Replace the signing secret; the previous one keeps signing for one hour. 404 for a soft-deleted agent.',
       tag: 'webhooks',
       response: webhookConfigResponse,
       handler: async (ctx) => {
-        const { orgId, agentId } = await agentOf(ctx, false);
+        const { orgId, agentId } = await agentOf(ctx, true);
         const rotated = await store.rotate(orgId, agentId);
         if (!rotated) throw new NotFoundError('webhook', agentId);
         return { ...webhookConfigView(rotated.doc), signing_secret: rotated.signingSecret };
