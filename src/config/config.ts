@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { parseRedisTarget, RedisTargetError } from '../../infra/redis/target.js';
+import type { MetricsAccess } from '../metrics/access.js';
 
 /**
  * Environment → validated, frozen Config. Every variable Troupe reads is
@@ -13,6 +14,8 @@ export interface Config {
   readonly routerPort: number;
   /** `/metrics` and `/healthz` of a process running only worker and/or webhooks roles. */
   readonly metricsPort: number;
+  /** Who may read /metrics (METRICS_TOKEN, METRICS_PUBLIC; src/metrics/access.ts). */
+  readonly metricsAccess: MetricsAccess;
   /** Interface the base API listens on; null = all interfaces. */
   readonly host: string | null;
   /** Interface the routing interface listens on; null = all interfaces. */
@@ -227,6 +230,14 @@ function apiKey(env: Env, name: string): string | null {
   return raw;
 }
 
+/** In production the public ports serve /metrics only behind a token or when told to (customer audit 2, item 8). */
+function metricsAccess(env: Env, production: boolean): MetricsAccess {
+  const token = env.METRICS_TOKEN || null;
+  if (token !== null && (token.length < 16 || /\s/.test(token))) throw new ConfigError('METRICS_TOKEN must be at least 16 characters, without spaces');
+  const open = bool(env, 'METRICS_PUBLIC');
+  return Object.freeze({ token, onPublicPorts: !production || token !== null || open });
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const masterRaw = env.TROUPE_MASTER_KEY || (production ? '' : DEV_MASTER_KEY);
@@ -245,6 +256,7 @@ export function loadConfig(env: Env = process.env): Config {
     routerPort,
     // Production scrapes a fixed port; elsewhere several workers share one machine, so any free port.
     metricsPort: int(env, 'METRICS_PORT', production ? 9091 : 0, 0, 65535),
+    metricsAccess: metricsAccess(env, production),
     host: bindHost,
     routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,

@@ -1,4 +1,5 @@
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
+import { metricsRefusal } from '../metrics/access.js';
 import { queueProbe } from '../metrics/actor-metrics.js';
 import type { Core } from './core.js';
 import { listen } from './http-server.js';
@@ -34,6 +35,11 @@ export async function startMetricsServer(core: Core, roles: string[]): Promise<n
   const handler = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method === 'GET' && path === '/metrics') {
+      const refused = metricsRefusal(config.metricsAccess, req.headers.authorization, false);
+      if (refused) {
+        res.writeHead(refused.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: refused.toBody() }));
+        return;
+      }
       metrics.registry.metrics().then(
         (text) => res.writeHead(200, { 'content-type': metrics.registry.contentType }).end(text),
         () => res.writeHead(500, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error","code":"metrics_failed","message":"Could not collect metrics."}}'),

@@ -8,6 +8,7 @@ import { errorMapper } from '../http/middleware/errors.js';
 import { requestContext } from '../http/middleware/request-context.js';
 import type { AppState, Ctx } from '../http/types.js';
 import { LlmClient } from '../llm/client.js';
+import { metricsRefusal } from '../metrics/access.js';
 import { modelCallMetrics } from '../metrics/model-metrics.js';
 import { Stickiness } from './conversation.js';
 import type { RouterServices } from './handler.js';
@@ -61,6 +62,8 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     }
     if (ctx.method === 'GET' && ctx.path === '/metrics') {
       ctx.state.route = '/metrics';
+      const refused = metricsRefusal(deps.config.metricsAccess, ctx.get('authorization') || undefined, true);
+      if (refused) throw refused;
       ctx.type = deps.metrics.registry.contentType;
       ctx.body = await deps.metrics.registry.metrics();
       return;

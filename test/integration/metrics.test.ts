@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import type { ToolDef } from '../../src/store/agents.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate } from '../fakes/llm-conversation.js';
@@ -110,5 +111,56 @@ describe('metrics on every role', function () {
         assert.equal((await fetch(`${base}/v1/sessions`)).status, 404);
       }
     });
+  });
+});
+
+describe('metrics exposure in production (customer audit 2, item 8)', function () {
+  this.timeout(60_000);
+  const production = { NODE_ENV: 'production', HOST: '127.0.0.1', TROUPE_MASTER_KEY: `k1:${randomBytes(32).toString('base64')}` };
+  const scrape = (url: string, token?: string) => fetch(`${url}/metrics`, token === undefined ? {} : { headers: { Authorization: `Bearer ${token}` } });
+
+  it('serves no /metrics on the public web and router ports without METRICS_TOKEN or METRICS_PUBLIC', async () => {
+    const h = await startHarness({ roles: ['web', 'router'], env: production });
+    try {
+      for (const url of [h.baseUrl, h.routerUrl]) {
+        const res = await scrape(url);
+        assert.equal(res.status, 404, url);
+        assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'route_not_found');
+      }
+      assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200, 'the probes stay public');
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('asks for the bearer METRICS_TOKEN on every port, the worker’s METRICS_PORT too', async () => {
+    const token = randomBytes(24).toString('hex');
+    const h = await startHarness({ roles: ['web', 'router'], env: { ...production, METRICS_TOKEN: token } });
+    const worker = await startHarness({ roles: ['worker'], env: { ...production, METRICS_TOKEN: token, METRICS_PORT: '0' } });
+    try {
+      const urls = [h.baseUrl, h.routerUrl, `http://127.0.0.1:${worker.running.ports.metrics}`];
+      for (const url of urls) {
+        for (const wrong of [undefined, 'not-the-token', `${token}x`]) {
+          const res = await scrape(url, wrong);
+          assert.equal(res.status, 401, `${url} ${wrong}`);
+          assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'invalid_metrics_token');
+        }
+        const ok = await scrape(url, token);
+        assert.equal(ok.status, 200, url);
+        assert.match(await ok.text(), /^troupe_/m);
+      }
+    } finally {
+      await worker.close();
+      await h.close();
+    }
+  });
+
+  it('serves it openly with METRICS_PUBLIC=1, as outside production', async () => {
+    const h = await startHarness({ roles: ['web', 'router'], env: { ...production, METRICS_PUBLIC: '1' } });
+    try {
+      for (const url of [h.baseUrl, h.routerUrl]) assert.equal((await scrape(url)).status, 200, url);
+    } finally {
+      await h.close();
+    }
   });
 });

@@ -29,6 +29,8 @@ describe('config', () => {
     ['TROUPE_MASTER_KEY', 'short', /must be 32 bytes/],
     ['TROUPE_BOOTSTRAP_API_KEY', 'x', /16-200 characters/],
     ['TROUPE_MAX_FILE_BYTES', '-1', /must be an integer/],
+    ['METRICS_TOKEN', 'short', /METRICS_TOKEN must be at least 16 characters/],
+    ['METRICS_PUBLIC', 'maybe', /METRICS_PUBLIC must be 1 or 0/],
   ] as const) {
     it(`rejects ${name}=${value} with one clear line`, () => {
       assert.throws(
@@ -37,6 +39,14 @@ describe('config', () => {
       );
     });
   }
+
+  it('serves /metrics on the public ports outside production, and in production only with a token or METRICS_PUBLIC=1', () => {
+    const prod = { ...base, NODE_ENV: 'production', TROUPE_MASTER_KEY: randomBytes(32).toString('base64') };
+    assert.deepEqual(loadConfig(base).metricsAccess, { token: null, onPublicPorts: true });
+    assert.deepEqual(loadConfig(prod).metricsAccess, { token: null, onPublicPorts: false });
+    assert.deepEqual(loadConfig({ ...prod, METRICS_PUBLIC: '1' }).metricsAccess, { token: null, onPublicPorts: true });
+    assert.deepEqual(loadConfig({ ...prod, METRICS_TOKEN: 'a'.repeat(16) }).metricsAccess, { token: 'a'.repeat(16), onPublicPorts: true });
+  });
 
   it('binds loopback by default, all interfaces in production, and takes HOST / ROUTER_HOST', () => {
     const key = randomBytes(32).toString('base64');

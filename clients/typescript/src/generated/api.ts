@@ -350,7 +350,7 @@ export type GetReadyzResponse = {
   }>;
 };
 
-/** GET /metrics: Prometheus metrics of this process. */
+/** GET /metrics: Prometheus metrics of this process. With METRICS_TOKEN set, it needs Authorization: Bearer <METRICS_TOKEN> (401 without); in production, without a token or METRICS_PUBLIC=1, it is not served here (404). */
 export type GetMetricsPathParams = Record<string, never>;
 export type GetMetricsQuery = Record<string, never>;
 export type GetMetricsBody = undefined;

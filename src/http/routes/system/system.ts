@@ -1,5 +1,6 @@
 import { within } from '../../../domain/deadline.js';
 import { UnavailableError } from '../../../domain/errors.js';
+import { metricsRefusal } from '../../../metrics/access.js';
 import type { AppDeps } from '../../deps.js';
 import { buildOpenApi } from '../../openapi.js';
 import type { RouteSpec } from '../../types.js';
@@ -71,11 +72,14 @@ export function systemRoutes(deps: AppDeps, allRoutes: () => RouteSpec[]): Route
     {
       method: 'GET',
       path: '/metrics',
-      summary: 'Prometheus metrics of this process.',
+      summary: 'Prometheus metrics of this process. With METRICS_TOKEN set, it needs Authorization: Bearer <METRICS_TOKEN> (401 without); in production, without a token or METRICS_PUBLIC=1, it is not served here (404).',
       tag: 'system',
       auth: 'none',
+      errors: [401, 404],
       responseContent: { 'text/plain': { type: 'string', description: 'Prometheus text exposition format 0.0.4.' } },
       handler: async (ctx) => {
+        const refused = metricsRefusal(deps.config.metricsAccess, ctx.get('authorization') || undefined, true);
+        if (refused) throw refused;
         ctx.type = deps.metrics.registry.contentType;
         ctx.body = await deps.metrics.registry.metrics();
         return undefined;
