@@ -2,6 +2,7 @@ import { wellFormedJson } from '../../src/domain/well-formed.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
 import type { Send } from '../runtime/actor.js';
+import type { WebhookFailureReason } from '../../src/domain/event-data.js';
 import { sessionCommand, type WebhookFailure } from '../session/messages.js';
 import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
 import type { AttemptResult, DeliveryResult } from './metrics.js';
@@ -85,17 +86,33 @@ export function attemptResult(outcome: AttemptOutcome): AttemptResult {
 /**
  * A scheduled retry of a logged delivery: send it again, stop because it
  * ended meanwhile (a successful redelivery or a 410), or end it because its
- * webhook was removed, unsubscribed or disabled meanwhile.
+ * webhook was removed, unsubscribed or disabled meanwhile, or because it is
+ * a tool call past its `expires_at` (the call has failed; its result would
+ * be refused).
  */
-export function retryStep(d: WebhookDeliveryDoc | null, target: Target | null):
+export function retryStep(d: WebhookDeliveryDoc | null, target: Target | null, now = Date.now()):
   | { kind: 'done' }
-  | { kind: 'abandon'; delivery_id: string; status: DeliveryStatus & DeliveryResult; reason: string }
+  | { kind: 'abandon'; delivery_id: string; status: DeliveryStatus & DeliveryResult; reason: string; code: WebhookFailureReason }
   | { kind: 'send'; delivery: WebhookDeliveryDoc; target: Target } {
   if (!d || d.status !== 'pending') return { kind: 'done' };
+  const expires = expiresAt(d);
+  if (expires !== null && expires <= now) return { kind: 'abandon', delivery_id: d._id, status: 'failed', reason: `tool call expired at ${new Date(expires).toISOString()}`, code: 'expired' };
   if (subscribed(target, d.event_type)) return { kind: 'send', delivery: d, target };
   const status = target?.disabled ? 'disabled' : 'failed';
   const reason = !target ? 'webhook configuration removed' : target.disabled ? 'webhook disabled' : `webhook no longer subscribed to ${d.event_type}`;
-  return { kind: 'abandon', delivery_id: d._id, status, reason };
+  const code = !target ? 'config_deleted' : target.disabled ? 'disabled' : 'unsubscribed';
+  return { kind: 'abandon', delivery_id: d._id, status, reason, code };
+}
+
+/** A tool.call_requested delivery's `expires_at` (epoch ms); null for other events or an unreadable body. */
+function expiresAt(d: Pick<WebhookDeliveryDoc, 'event_type' | 'body'>): number | null {
+  if (d.event_type !== 'tool.call_requested') return null;
+  try {
+    const at = Date.parse((JSON.parse(d.body) as { expires_at?: string }).expires_at ?? '');
+    return Number.isNaN(at) ? null : at;
+  } catch {
+    return null;
+  }
 }
 
 /** What an attempt of the schedule ends as: how to record it, and what follows. */
@@ -122,17 +139,20 @@ export function retryJob(job: EventJob, deliveryId: string, retries: number): Ev
 
 /**
  * What the session records as `webhook.delivery_failed` when a delivery about
- * it is exhausted (its command id is the delivery's, so a repeated report is
- * one command); null for deliveries about no session.
+ * it ends without success: exhausted, a 410, or ended while pending (expired,
+ * webhook disabled, removed or unsubscribed). Its command id is the
+ * delivery's, so a repeated report is one command; null for deliveries about
+ * no session.
  */
 export function failureReport(
   about: Pick<WebhookDeliveryDoc, 'session_id' | 'message_id' | 'event_id' | 'event_type'>,
   logged: { id: string; attempts: number },
   url: string,
-  outcome: AttemptOutcome,
+  reason: WebhookFailureReason,
+  lastError: string | null,
 ): Send | null {
   if (!about.session_id) return null;
-  const delivery: WebhookFailure = { delivery_id: logged.id, webhook_id: about.event_id, event_type: about.event_type, url, attempts: logged.attempts, last_error: outcome.error ?? 'delivery failed' };
+  const delivery: WebhookFailure = { delivery_id: logged.id, webhook_id: about.event_id, event_type: about.event_type, url, attempts: logged.attempts, last_error: lastError ?? 'delivery failed', reason };
   return sessionCommand(about.session_id, { kind: 'webhook.delivery_failed', command_id: `whf-${logged.id}`, message_id: about.message_id, delivery });
 }
 

@@ -60,6 +60,8 @@ async function retry(deps: DeliveryDeps, job: EventJob, deliveryId: string): Pro
   if (step.kind === 'abandon') {
     await deps.deliveries.finish(step.delivery_id, step.status, step.reason);
     deps.metrics.delivery(step.status);
+    const report = failureReport(d!, { id: d!._id, attempts: d!.attempt_count }, target?.url ?? '', step.code, step.reason);
+    return report ? { kind: 'done', sends: [report] } : DONE;
   }
   if (step.kind !== 'send') return DONE;
   return record(deps, job, { logged: step.delivery }, step.target, await attempt(deps, step.delivery.event_id, step.delivery.body, step.target));
@@ -97,9 +99,10 @@ async function record(deps: DeliveryDeps, job: EventJob, subject: Subject, targe
   const s = settle(job, outcome, deps.schedule, Date.now());
   if (s.kind === 'ended') {
     if (s.disable) await deps.disable(job.org_id, job.agent_id, target.url);
-    await log(deps, subject, outcome, s.status, null);
+    const logged = await log(deps, subject, outcome, s.status, null);
     deps.metrics.delivery(s.status);
-    return DONE;
+    const report = s.disable ? failureReport('fresh' in subject ? subject.fresh : subject.logged, logged, target.url, 'gone', outcome.error) : null;
+    return report ? { kind: 'done', sends: [report] } : DONE;
   }
   if (s.kind === 'retry') {
     const { id } = await log(deps, subject, outcome, 'pending', new Date(s.at));
@@ -107,7 +110,7 @@ async function record(deps: DeliveryDeps, job: EventJob, subject: Subject, targe
   }
   const logged = await log(deps, subject, outcome, 'failed', null);
   deps.metrics.delivery('failed');
-  const report = failureReport('fresh' in subject ? subject.fresh : subject.logged, logged, target.url, outcome);
+  const report = failureReport('fresh' in subject ? subject.fresh : subject.logged, logged, target.url, 'retries_exhausted', outcome.error);
   return report ? { kind: 'done', sends: [report] } : DONE;
 }
 

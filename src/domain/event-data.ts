@@ -50,8 +50,11 @@ export interface EventData {
     error: string;
   };
   'tool.result_submitted': { message_id: string; tool_call_id: string; result: unknown; is_error: boolean };
-  'webhook.delivery_failed': { delivery_id: string; webhook_id: string; event_type: string; url: string; attempts: number; last_error: string };
+  'webhook.delivery_failed': { delivery_id: string; webhook_id: string; event_type: string; url: string; attempts: number; last_error: string; reason: WebhookFailureReason };
 }
+
+/** Why a delivery ended without success (docs/webhooks.md). */
+export type WebhookFailureReason = 'retries_exhausted' | 'gone' | 'disabled' | 'expired' | 'config_deleted' | 'unsubscribed';
 
 interface ToolCallData {
   message_id: string;

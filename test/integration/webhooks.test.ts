@@ -181,7 +181,7 @@ describe('webhook deliveries', () => {
     const d = await deliveryFor(`${s.id}:msg_exhaust:session.completed`, 'failed');
     assert.equal(failed.source, 'platform');
     assert.equal(failed.message_id, 'msg_exhaust');
-    assert.deepEqual(failed.data, { delivery_id: d.id, webhook_id: `${s.id}:msg_exhaust:session.completed`, event_type: 'session.completed', url: `${rx.url}/hook`, attempts: 4, last_error: 'HTTP 500' });
+    assert.deepEqual(failed.data, { delivery_id: d.id, webhook_id: `${s.id}:msg_exhaust:session.completed`, event_type: 'session.completed', url: `${rx.url}/hook`, attempts: 4, last_error: 'HTTP 500', reason: 'retries_exhausted' });
     assert.equal(d.attempts, 4, 'first attempt plus the three scheduled retries');
     assert.equal(d.next_attempt_at, null);
     await new Promise((r) => setTimeout(r, 600));
@@ -207,6 +207,42 @@ describe('webhook deliveries', () => {
     const gap = got[1].at - got[0].at;
     assert.ok(gap >= 1900, `retried after ${gap} ms; the schedule alone would be 200-240 ms`);
     await deliveryFor(job.body.id, 'succeeded');
+  });
+
+  it('records webhook.delivery_failed with its reason when a delivery ends early: a 410, an expired tool call, a removed webhook', async () => {
+    const ledgerFailure = (sessionId: string) =>
+      until(async () => {
+        const { events } = await json<{ events: Array<{ type: string; data: Record<string, unknown> }> }>(await h.api(`/v1/sessions/${sessionId}/events?limit=100`), 200);
+        return events.find((e) => e.type === 'webhook.delivery_failed');
+      });
+    // A tool call whose retry would come after its expires_at is not sent again.
+    const s1 = await newSession();
+    const expiring = toolJob(s1.id);
+    expiring.body.expires_at = new Date(Date.now() + 1000).toISOString();
+    rx.answer({ status: 500, headers: { 'retry-after': '2' } });
+    await enqueue(expiring);
+    const expired = await ledgerFailure(s1.id);
+    assert.equal(expired.data.reason, 'expired');
+    assert.match(String(expired.data.last_error), /^tool call expired at /);
+    assert.equal(expired.data.attempts, 1);
+    assert.equal((await deliveryFor(expiring.body.id, 'failed')).attempts, 1);
+    assert.equal(rx.received.filter((r) => r.headers['service-webhook-id'] === expiring.body.id).length, 1, 'not sent after it expired');
+    // The webhook removed while a retry is pending.
+    const s2 = await newSession();
+    const removed = toolJob(s2.id);
+    rx.answer({ status: 500, headers: { 'retry-after': '1' } });
+    await enqueue(removed);
+    await deliveryFor(removed.body.id, 'pending');
+    await h.api(`/v1/agents/${agentId}/webhook`, { method: 'DELETE' });
+    assert.equal((await ledgerFailure(s2.id)).data.reason, 'config_deleted');
+    // A 410 disables the webhook and ends the delivery.
+    secret = await configure(['tool.call_requested']);
+    const s3 = await newSession();
+    const gone = toolJob(s3.id);
+    rx.answer({ status: 410 });
+    await enqueue(gone);
+    const goneEvent = await ledgerFailure(s3.id);
+    assert.deepEqual({ reason: goneEvent.data.reason, last_error: goneEvent.data.last_error, attempts: goneEvent.data.attempts }, { reason: 'gone', last_error: 'HTTP 410', attempts: 1 });
   });
 
   it('disables the webhook on 410 until it is configured again', async () => {

@@ -65,7 +65,7 @@ describe('ledger events the session decision writes match /v1/openapi.json', () 
     run({ kind: 'tool.deadline_passed', message_id: 'm3', attempt: 1, tool_call_id: pending('m3', 'ext') });
     run({ kind: 'tool.completed', message_id: 'm3', attempt: 1, tool_call_id: pending('m3', 'cus'), result: { ok: false, error: 'boom' } });
     run({ kind: 'message.cancel', message_id: 'm3' });
-    run({ kind: 'webhook.delivery_failed', message_id: 'm3', delivery: { delivery_id: 'whd_1', webhook_id: 's:m3:c', event_type: 'tool.call_requested', url: 'https://hooks.test/x', attempts: 3, last_error: 'HTTP 500' } });
+    run({ kind: 'webhook.delivery_failed', message_id: 'm3', delivery: { delivery_id: 'whd_1', webhook_id: 's:m3:c', event_type: 'tool.call_requested', url: 'https://hooks.test/x', attempts: 3, last_error: 'HTTP 500', reason: 'retries_exhausted' } });
 
     for (const ev of written) assert.equal(problem('LedgerEvent', ev), null, `${ev.type}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(written.map((e) => e.type))].sort(), [...EVENT_TYPES].sort());

@@ -64,9 +64,18 @@ describe('webhook actor decisions', () => {
     });
 
     it('ends a pending delivery whose webhook was removed, disabled or unsubscribed, saying which', () => {
-      assert.deepEqual(retryStep(delivery(), null), { kind: 'abandon', delivery_id: 'dlv_1', status: 'failed', reason: 'webhook configuration removed' });
-      assert.deepEqual(retryStep(delivery(), target({ disabled: true })), { kind: 'abandon', delivery_id: 'dlv_1', status: 'disabled', reason: 'webhook disabled' });
-      assert.deepEqual(retryStep(delivery(), target({ event_types: ['tool.call_requested'] })), { kind: 'abandon', delivery_id: 'dlv_1', status: 'failed', reason: 'webhook no longer subscribed to session.completed' });
+      assert.deepEqual(retryStep(delivery(), null), { kind: 'abandon', delivery_id: 'dlv_1', status: 'failed', reason: 'webhook configuration removed', code: 'config_deleted' });
+      assert.deepEqual(retryStep(delivery(), target({ disabled: true })), { kind: 'abandon', delivery_id: 'dlv_1', status: 'disabled', reason: 'webhook disabled', code: 'disabled' });
+      assert.deepEqual(retryStep(delivery(), target({ event_types: ['tool.call_requested'] })), { kind: 'abandon', delivery_id: 'dlv_1', status: 'failed', reason: 'webhook no longer subscribed to session.completed', code: 'unsubscribed' });
+    });
+
+    it('ends a tool call delivery past its expires_at instead of sending it, and sends it before', () => {
+      const d = delivery({ event_type: 'tool.call_requested', body: JSON.stringify({ expires_at: '2026-01-01T00:00:10.000Z' }) });
+      const at = Date.parse('2026-01-01T00:00:10.000Z');
+      assert.deepEqual(retryStep(d, target(), at), { kind: 'abandon', delivery_id: 'dlv_1', status: 'failed', reason: 'tool call expired at 2026-01-01T00:00:10.000Z', code: 'expired' });
+      assert.equal(retryStep(d, null, at + 1).kind, 'abandon');
+      assert.equal(retryStep(d, target(), at - 1).kind, 'send');
+      assert.equal(retryStep(delivery({ body: JSON.stringify({ expires_at: '2026-01-01T00:00:10.000Z' }) }), target(), at + 1).kind, 'send', 'only tool calls expire');
     });
 
     it('sends the logged delivery again otherwise', () => {
@@ -105,20 +114,20 @@ describe('webhook actor decisions', () => {
 
   describe('failureReport', () => {
     it('tells the session once, by the delivery id, what failed and how often', () => {
-      const send = failureReport(delivery(), { id: 'dlv_1', attempts: 9 }, 'https://hooks.example/x', outcome({ error: 'timed out' }));
+      const send = failureReport(delivery(), { id: 'dlv_1', attempts: 9 }, 'https://hooks.example/x', 'retries_exhausted', 'timed out');
       const command = {
         kind: 'webhook.delivery_failed',
         command_id: 'whf-dlv_1',
         message_id: 'msg_1',
-        delivery: { delivery_id: 'dlv_1', webhook_id: 'ses_1:msg_1:session.completed', event_type: 'session.completed', url: 'https://hooks.example/x', attempts: 9, last_error: 'timed out' },
+        delivery: { delivery_id: 'dlv_1', webhook_id: 'ses_1:msg_1:session.completed', event_type: 'session.completed', url: 'https://hooks.example/x', attempts: 9, last_error: 'timed out', reason: 'retries_exhausted' },
       };
       assert.deepEqual(send, { to: SESSION, key: 'ses_1', name: 'webhook.delivery_failed', data: { session_id: 'ses_1', command }, job_id: sessionJobId('ses_1', 'whf-dlv_1'), priority: 'interactive' });
     });
 
     it('says something even without an error text, and nothing for a delivery about no session (a batch event)', () => {
-      const send = failureReport(delivery(), { id: 'dlv_1', attempts: 1 }, 'u', outcome({ error: null }));
+      const send = failureReport(delivery(), { id: 'dlv_1', attempts: 1 }, 'u', 'gone', null);
       assert.equal((send!.data as { command: { delivery: { last_error: string } } }).command.delivery.last_error, 'delivery failed');
-      assert.equal(failureReport(delivery({ session_id: null }), { id: 'dlv_1', attempts: 1 }, 'u', outcome()), null);
+      assert.equal(failureReport(delivery({ session_id: null }), { id: 'dlv_1', attempts: 1 }, 'u', 'retries_exhausted', 'HTTP 500'), null);
     });
   });
 

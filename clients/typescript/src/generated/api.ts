@@ -237,6 +237,8 @@ export type WebhookDeliveryFailedEvent = {
     url: string;
     attempts: number;
     last_error: string;
+    /** retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending. */
+    reason: "retries_exhausted" | "gone" | "disabled" | "expired" | "config_deleted" | "unsubscribed";
   };
   created_at: string;
 };

@@ -54,13 +54,18 @@ const DATA: Record<EventType, JsonSchema> = {
     error: str,
   }),
   'tool.result_submitted': data(['message_id', 'tool_call_id', 'result', 'is_error'], { message_id: str, tool_call_id: str, result: { description: 'The submitted JSON; null when none was sent with is_error true.' }, is_error: { type: 'boolean' } }),
-  'webhook.delivery_failed': data(['delivery_id', 'webhook_id', 'event_type', 'url', 'attempts', 'last_error'], {
+  'webhook.delivery_failed': data(['delivery_id', 'webhook_id', 'event_type', 'url', 'attempts', 'last_error', 'reason'], {
     delivery_id: str,
     webhook_id: { type: 'string', description: 'The delivery body `id`.' },
     event_type: str,
     url: str,
-    attempts: { type: 'integer', minimum: 1 },
+    attempts: { type: 'integer', minimum: 0 },
     last_error: str,
+    reason: {
+      type: 'string',
+      enum: ['retries_exhausted', 'gone', 'disabled', 'expired', 'config_deleted', 'unsubscribed'],
+      description: 'retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending.',
+    },
   }),
 };
 
