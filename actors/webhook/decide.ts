@@ -1,3 +1,4 @@
+import { wellFormedJson } from '../../src/domain/well-formed.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
 import type { Send } from '../runtime/actor.js';
@@ -42,7 +43,8 @@ export interface BodyFacts {
 export type BuiltBody = Pick<WebhookDeliveryDoc, 'event_id' | 'event_type' | 'session_id' | 'message_id' | 'batch_id' | 'body'>;
 
 /**
- * The wire body of an event (spec: Webhook deliveries). Lifecycle bodies
+ * The wire body of an event (spec: Webhook deliveries), well formed like the ledger: a tool call's arguments are
+ * the model's, which may hold a lone surrogate that receivers' strict parsers refuse. Lifecycle bodies
  * carry the session's fields as the turn that ended the message left them
  * (the job carries them; older jobs read the session when the delivery is
  * first built); the receiver calls GET for the state after that. Null when the subject is
@@ -52,7 +54,7 @@ export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): B
   const id = webhookEventId(job);
   switch (job.kind) {
     case 'tool.call_requested':
-      return { event_id: id, event_type: job.kind, session_id: job.session_id, message_id: job.body.message_id, batch_id: null, body: JSON.stringify(job.body) };
+      return { event_id: id, event_type: job.kind, session_id: job.session_id, message_id: job.body.message_id, batch_id: null, body: wellFormedJson(job.body) };
     case 'session.lifecycle': {
       const s = facts.session;
       if (!s || s.org_id !== job.org_id) return null;
@@ -66,12 +68,12 @@ export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): B
         last_message_status: s.last_message_status,
         metadata: s.metadata ?? {},
       };
-      return { event_id: id, event_type: job.type, session_id: s._id, message_id: job.message_id, batch_id: s.batch_id ?? null, body: JSON.stringify({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
+      return { event_id: id, event_type: job.type, session_id: s._id, message_id: job.message_id, batch_id: s.batch_id ?? null, body: wellFormedJson({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
     }
     case 'batch.lifecycle': {
       // The event names the terminal status it reports; counts come from the children, the source of truth.
       const data = { batch_id: job.batch_id, agent_id: job.agent_id, status: job.type.slice('batch.'.length), counts: facts.batch?.counts ?? null };
-      return { event_id: id, event_type: job.type, session_id: null, message_id: null, batch_id: job.batch_id, body: JSON.stringify({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
+      return { event_id: id, event_type: job.type, session_id: null, message_id: null, batch_id: job.batch_id, body: wellFormedJson({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
     }
   }
 }

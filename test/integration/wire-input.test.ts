@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { createAgentFrom, minimalAgent, reserve, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -35,7 +36,7 @@ describe('wire input', function () {
   let agentId: string;
   before(async () => {
     fake = await FakeLlmUpstream.start();
-    h = await startHarness({ env: { TROUPE_MODELS_ALLOW_PRIVATE: '1' } });
+    h = await startHarness({ env: { TROUPE_MODELS_ALLOW_PRIVATE: '1', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
     // The model's answer holds a lone surrogate too (the provider's JSON escapes it): the ledger must not carry it whatever its source.
     fake.reply = { text: 'answer \ud800 end' };
     ({ agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase }] }));
@@ -80,6 +81,25 @@ describe('wire input', function () {
     assert.doesNotMatch(sse, SURROGATE_ESCAPE);
     const session = await json<{ name: string }>(await h.api(`/v1/sessions/${sid}`), 200);
     assert.equal(session.name, '\ufffd s', 'the BSON projection says the same as the echo');
+  });
+
+  it('makes a lone surrogate in a model\u2019s tool call U+FFFD in the webhook body', async () => {
+    // Was: the tool.call_requested body carried the model's "\ud800" escape (serde_json refuses it), signed and logged.
+    const rx = await WebhookReceiver.start();
+    try {
+      const tool = { name: 'lookup', kind: 'external' as const, path: 'tools/lookup.json', timeout_seconds: 60, description: 'Look up.', input_schema: { type: 'object', properties: { q: { type: 'string' } } }, output_schema: null };
+      const { agentId: toolAgent } = await agentWith(h, { tools: [tool], llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase }] });
+      await json(await h.api(`/v1/agents/${toolAgent}/webhook`, { method: 'PUT', json: { webhook_url: `${rx.url}/hook`, event_types: ['tool.call_requested'] } }), 200);
+      fake.reply = { toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'Os\ud800lo' } }] };
+      const { id: sid } = await json<{ id: string }>(await h.api(`/v1/agents/${toolAgent}/sessions`, { method: 'POST', json: { llm_api_key: 'k' } }), 201);
+      await json(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'find it' }] } }), 201);
+      const [hook] = await rx.waitFor(1, '/hook');
+      assert.doesNotMatch(hook.rawBody, SURROGATE_ESCAPE);
+      assert.equal((JSON.parse(hook.rawBody) as { arguments: { q: string } }).arguments.q, 'Os\ufffdlo');
+    } finally {
+      fake.reply = { text: 'answer \ud800 end' };
+      await rx.close();
+    }
   });
 
   it('makes a lone surrogate U+FFFD in what publish reads from the archive, and in a version stored before that', async () => {
