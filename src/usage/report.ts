@@ -57,7 +57,7 @@ export interface GroupPage {
  * of one key (one per currency, or one per record) make one row. Stops reading
  * at the first key past the page, so a page costs its own rows, not the range.
  */
-export async function groupPage(sums: AsyncIterable<UsageSum>, field: UsageField, limit = Infinity): Promise<GroupPage> {
+export async function groupPage(sums: AsyncIterable<UsageSum> | Iterable<UsageSum>, field: UsageField, limit = Infinity): Promise<GroupPage> {
   const rows: { key: string | null; tally: Tally }[] = [];
   let has_more = false;
   for await (const s of sums) {
@@ -75,7 +75,7 @@ export async function groupPage(sums: AsyncIterable<UsageSum>, field: UsageField
 }
 
 /** All sums added up: the range's totals. */
-export async function totalOf(sums: AsyncIterable<UsageSum>): Promise<UsageFigures> {
+export async function totalOf(sums: AsyncIterable<UsageSum> | Iterable<UsageSum>): Promise<UsageFigures> {
   const t = new Tally();
   for await (const s of sums) t.add(s);
   return t.figures();

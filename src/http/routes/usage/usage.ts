@@ -22,8 +22,11 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const session = await sessionOr404(deps, orgId, ctx.params.session_id);
         const range = { orgId, from: null, to: null, sessionId: session._id };
-        // A session's models are the few its agent's options and routers name: one page holds them.
-        const [{ groups }, totals] = await Promise.all([groupPage(usage.sums(range, 'model'), 'model'), totalOf(usage.totals(range))]);
+        // A session's models are the few its agent's options and routers name: one read holds them, and the totals
+        // are added up from that same read, so a turn recorded while the answer is made shows in both or in neither.
+        const sums = [];
+        for await (const s of usage.sums(range, 'model')) sums.push(s);
+        const [{ groups }, totals] = await Promise.all([groupPage(sums, 'model'), totalOf(sums)]);
         return { session_id: session._id, models: groups, totals };
       },
     },
