@@ -205,11 +205,6 @@ export class BatchStore {
     return true;
   }
 
-  /** The claimed terminal type: from the header, or, if the claimer died before writing it, none yet. */
-  async terminalClaimed(id: string): Promise<boolean> {
-    return (await this.settlements.findOne({ _id: `${id}#terminal` })) !== null;
-  }
-
   async markEnqueued(id: string): Promise<void> {
     await this.col.updateOne({ _id: id }, { $set: { terminal_enqueued: true } });
   }

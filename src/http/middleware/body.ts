@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../../domain/errors.js';
-import { mayHoldLoneSurrogate, wellFormed } from '../../domain/well-formed.js';
+import { parseWellFormed } from '../../domain/well-formed.js';
 import { check } from '../../schemas/validator.js';
 import type { Ctx, JsonBody } from '../types.js';
 
@@ -36,14 +36,11 @@ export function refuseContentEncoding(headers: IncomingHttpHeaders): void {
  * a lone surrogate escape becomes U+FFFD here, once, for every route.
  */
 export function parseJsonText(raw: Buffer): unknown {
-  const text = raw.toString('utf8');
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return parseWellFormed(raw.toString('utf8'));
   } catch (e) {
     throw new InvalidRequestError(`Request body is not valid JSON: ${(e as Error).message}`, undefined, 'malformed_json');
   }
-  return mayHoldLoneSurrogate(text) ? wellFormed(parsed) : parsed;
 }
 
 /** An empty body (an optional one) reads as undefined, which no JSON text parses to. */
