@@ -1,6 +1,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 import { TroupeClient } from '../typescript/src/client.js';
 import { resolveConfig } from './config.js';
+import { terminalSafe } from './terminal-text.js';
 
 export interface GlobalOptions {
   baseUrl?: string;
@@ -11,7 +12,8 @@ export interface GlobalOptions {
 /**
  * What every command gets: the client, and two channels. Results go to
  * stdout (so `ID=$(troupe …)` captures exactly them); progress and advice
- * go to stderr.
+ * go to stderr. Both write text through terminalSafe: what a model or a user
+ * wrote cannot drive the terminal.
  */
 export interface Ctx {
   client: TroupeClient;
@@ -27,8 +29,8 @@ export function context(cmd: Command): Ctx {
     client: new TroupeClient({ baseUrl: cfg.baseUrl, apiKey: cfg.apiKey }),
     // Per command: `tool-result --json` takes the result instead.
     json: cmd.opts().json === true,
-    out: (line) => void process.stdout.write(line + '\n'),
-    note: (line) => void process.stderr.write(line + '\n'),
+    out: (line) => void process.stdout.write(terminalSafe(line) + '\n'),
+    note: (line) => void process.stderr.write(terminalSafe(line) + '\n'),
   };
 }
 

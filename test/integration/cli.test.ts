@@ -111,6 +111,21 @@ describe('troupe CLI', function () {
     assert.equal(none.stdout, '');
   });
 
+  it('writes text it did not write itself (metadata, model and user text) so that it cannot drive the terminal', async () => {
+    const agent = await deployedAgent();
+    // A colour, then OSC 52 (write the clipboard), then a right-to-left override.
+    const hostile = 'x\u001b[31mred\u001b]52;c;ZXZpbA==\u0007\u202Eexe.pdf';
+    const created = await run(['sessions', 'create', agent, '--metadata', 'team=terminal', '--metadata', `note=${hostile}`]);
+    assert.equal(created.code, 0, created.stderr);
+    const listed = await run(['sessions', 'list', '--metadata', 'team=terminal']);
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.doesNotMatch(listed.stdout, /[\u001b\u0007\u202e]/, 'no raw escape, bell or override on stdout');
+    assert.match(listed.stdout, /x\\u001b\[31mred\\u001b\]52;c;ZXZpbA==\\u0007\\u202eexe\.pdf/);
+    const json = await run(['sessions', 'list', '--metadata', 'team=terminal', '--json']);
+    assert.doesNotMatch(json.stdout, /[\u001b\u0007\u202e]/);
+    assert.equal((JSON.parse(json.stdout) as { sessions: { metadata: Record<string, string> }[] }).sessions[0].metadata.note, hostile, 'the JSON still reads as the value stored');
+  });
+
   it('creates a batch from JSON Lines and reports progress until it is terminal', async () => {
     const agent = await deployedAgent();
     const file = join(dir, 'items.jsonl');

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { context, sequenceNumber } from '../context.js';
 import { describeEvent } from '../format.js';
+import { terminalSafe } from '../terminal-text.js';
 
 export function tailCommand(program: Command): void {
   program
@@ -28,7 +29,7 @@ export function tailCommand(program: Command): void {
           ctx.out(JSON.stringify(item));
         } else if (item.type === 'assistant.delta') {
           const t = describeEvent(item);
-          if (t) process.stdout.write((inDelta ? '' : '           … ') + t);
+          if (t) process.stdout.write((inDelta ? '' : '           … ') + terminalSafe(t));
           inDelta = !!t || inDelta;
         } else {
           if (inDelta) process.stdout.write('\n');
