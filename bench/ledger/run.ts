@@ -18,8 +18,10 @@
  * switches, and Redis's commands by name, over an idle window after the warm-up (`--idle 10` seconds, nothing sent:
  * per second) and over the measured window (per event).
  * `--scale-pairs N` asks the scale-out question (bench/ledger/pairs.ts): N pairs of runs, 1 worker and 2 workers
- * back to back with the order swapped every pair, each run on a fresh stack with the same warm-up per worker
- * process; prints each pair, both means, and the mean paired difference with its 95% confidence interval.
+ * back to back with the order swapped every pair, each run on a fresh stack; prints each pair, both means, and the
+ * mean paired difference with its 95% confidence interval. Both runs of a pair warm up with the same 2N messages
+ * (N per process of the 2-worker run, 2N for the lone worker), so the two stacks hold the same data when measured:
+ * with N per process, the 2-worker run's store held twice the 1-worker run's documents and its JVM twice the heap.
  * `--pairs-file f` adds the pairs of earlier invocations recorded in f, and records this one's there.
  * Figures, not pass/fail.
  */
@@ -77,9 +79,8 @@ async function warmUp(base: string, auth: Record<string, string>, agentId: strin
   });
 }
 
-async function measure(store: string | undefined, workers: number): Promise<Row> {
+async function measure(store: string | undefined, workers: number, warmup = WARMUP_PER_WORKER * workers): Promise<Row> {
   const [mongoKind, backend] = (store?.split(':') ?? []) as [MongoKind | undefined, string | undefined];
-  const warmup = WARMUP_PER_WORKER * workers;
   const stack = await startStack({ workers, env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
@@ -199,7 +200,7 @@ async function scalePairs(n: number): Promise<void> {
     const eps: Record<number, number> = {};
     for (const workers of first === 1 ? [1, 2] : [2, 1]) {
       console.log(`\npair ${pairs.length + 1}, ${workers} worker${workers === 2 ? 's' : ''}:`);
-      eps[workers] = (await measure(undefined, workers)).eventsPerSecond;
+      eps[workers] = (await measure(undefined, workers, WARMUP_PER_WORKER * 2)).eventsPerSecond;
     }
     const pair: Pair = { one: eps[1], two: eps[2], first };
     pairs.push(pair);
