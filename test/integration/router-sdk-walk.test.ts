@@ -1,0 +1,104 @@
+import Anthropic from '@anthropic-ai/sdk';
+import assert from 'node:assert/strict';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { anthropicClient, candidate, openaiClient, WEATHER_TOOL } from '../fakes/llm-conversation.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+type Json = Record<string, any>;
+type Provider = 'openai' | 'openai-responses' | 'anthropic';
+const PROVIDERS: Provider[] = ['openai', 'openai-responses', 'anthropic'];
+const ROUTER: Record<Provider, string> = { openai: 'to-openai', 'openai-responses': 'to-responses', anthropic: 'to-anthropic' };
+
+/** The `get_weather` tool as the OpenAI SDK's runner takes it (with its function), recording each call's arguments. */
+function weatherRunnerTool(calls: unknown[]): any {
+  return { type: 'function', function: { name: WEATHER_TOOL.name, description: WEATHER_TOOL.description, parameters: WEATHER_TOOL.parameters, parse: JSON.parse, function: (args: unknown) => (calls.push(args), 'sunny') } };
+}
+
+/**
+ * The routing interface walked as its users drive it: the vendors' SDK helpers (tool runners, stream helpers,
+ * structured-output parsers) end to end through a model of another vendor, and request fields the vendors take
+ * that must reach the model rather than be dropped on the way.
+ */
+describe('routing interface: the SDKs’ own helpers and the fields they send', function () {
+  let h: Harness;
+  let fake: FakeLlmUpstream;
+
+  before(async () => {
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness({ roles: ['web', 'router'] });
+    assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-upstream-key-123' } })).status, 200);
+    for (const p of PROVIDERS) assert.equal((await h.api(`/v1/routers/${ROUTER[p]}`, { method: 'PUT', json: { candidates: [candidate(fake, p, `${p}/m`, { thinking: p === 'anthropic' })] } })).status, 200);
+  });
+  after(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+  beforeEach(() => fake.reset());
+
+  /** The model asks for the weather first, and answers once the tool's result is in its history. */
+  function toolLoop(body: Json, kind: string): Json {
+    const text = JSON.stringify(kind === 'anthropic' ? body.messages : kind === 'chat' ? body.messages : body.input);
+    return text.includes('sunny') ? { text: 'It is sunny in Paris.' } : { toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }] };
+  }
+
+  for (const stream of [false, true]) {
+    it(`openai chat.completions.runTools${stream ? ' (streaming)' : ''} runs a tool loop through an Anthropic model`, async () => {
+      fake.reply = toolLoop;
+      const calls: unknown[] = [];
+      const runner = openaiClient(h.routerUrl, h.routingKey, 'to-anthropic', 'chat').chat.completions.runTools({
+        model: 'service/routing',
+        messages: [{ role: 'user', content: 'Weather in Paris?' }],
+        tools: [weatherRunnerTool(calls)],
+        ...(stream ? { stream: true } : {}),
+      } as any);
+      assert.equal(await runner.finalContent(), 'It is sunny in Paris.');
+      assert.deepEqual(calls, [{ city: 'Paris' }]);
+      assert.equal(fake.requests.length, 2);
+      const second = fake.requests[1].body as Json;
+      assert.deepEqual(second.messages.map((m: Json) => [m.role, m.content.map((b: Json) => b.type)]), [
+        ['user', ['text']],
+        ['assistant', ['tool_use']],
+        ['user', ['tool_result']],
+      ]);
+      assert.equal(second.messages[2].content[0].tool_use_id, second.messages[1].content[0].id);
+    });
+  }
+
+  it('openai chat.completions.stream: finalChatCompletion has the tool call, finish_reason and usage', async () => {
+    fake.reply = { text: 'Checking.', toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }], inputTokens: 30, outputTokens: 12 };
+    const s = openaiClient(h.routerUrl, h.routingKey, 'to-anthropic', 'chat').chat.completions.stream({ model: 'service/routing', messages: [{ role: 'user', content: 'Weather?' }], tools: [{ type: 'function', function: WEATHER_TOOL }] });
+    const done = await s.finalChatCompletion();
+    const choice = done.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls');
+    assert.equal(choice.message.content, 'Checking.');
+    assert.deepEqual(JSON.parse((choice.message.tool_calls![0] as any).function.arguments), { city: 'Paris' });
+    assert.deepEqual(done.usage, { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 });
+  });
+
+  it('openai responses.stream: finalResponse has the function call, status and usage', async () => {
+    fake.reply = { text: 'Checking.', toolCalls: [{ id: 'toolu_1', name: 'get_weather', arguments: { city: 'Paris' } }], inputTokens: 30, outputTokens: 12 };
+    const s = openaiClient(h.routerUrl, h.routingKey, 'to-anthropic', 'responses').responses.stream({ model: 'service/routing', input: 'Weather?', tools: [{ type: 'function', ...WEATHER_TOOL, strict: false }] });
+    const deltas: string[] = [];
+    s.on('response.output_text.delta', (e) => deltas.push(e.delta));
+    const done = await s.finalResponse();
+    assert.equal(done.status, 'completed');
+    assert.equal(done.output_text, 'Checking.');
+    assert.equal(deltas.join(''), 'Checking.');
+    const call = done.output.find((o) => o.type === 'function_call') as Json;
+    assert.equal(call.call_id, 'toolu_1');
+    assert.deepEqual(JSON.parse(call.arguments), { city: 'Paris' });
+    assert.equal(done.usage?.input_tokens, 30);
+    assert.equal(done.usage?.output_tokens, 12);
+  });
+
+  it('anthropic messages.stream: finalMessage has the tool_use and the usage of an OpenAI model', async () => {
+    fake.reply = { text: 'Checking.', toolCalls: [{ id: 'call_1', name: 'get_weather', arguments: { city: 'Paris' } }], inputTokens: 30, outputTokens: 12 };
+    const s = anthropicClient(h.routerUrl, h.routingKey, 'to-openai').messages.stream({ model: 'service/routing', max_tokens: 100, messages: [{ role: 'user', content: 'Weather?' }], tools: [{ name: WEATHER_TOOL.name, input_schema: WEATHER_TOOL.parameters as any }] });
+    const m = await s.finalMessage();
+    assert.equal(m.stop_reason, 'tool_use');
+    assert.deepEqual(m.content.map((b) => b.type), ['text', 'tool_use']);
+    assert.deepEqual((m.content[1] as Anthropic.ToolUseBlock).input, { city: 'Paris' });
+    assert.equal(m.usage.input_tokens, 30);
+    assert.equal(m.usage.output_tokens, 12);
+  });
+});
