@@ -30,11 +30,15 @@ export interface ToolDef {
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
 
+/** Structured output: the answer's text is a JSON object, of any shape or matching `schema`. */
+export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema?: Record<string, unknown>; description?: string; strict?: boolean };
+
 export interface LlmRequest {
   system?: string;
   items: Item[];
   tools?: ToolDef[];
   toolChoice?: ToolChoice;
+  responseFormat?: ResponseFormat;
   maxTokens?: number;
   temperature?: number;
   topP?: number;

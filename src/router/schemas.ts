@@ -36,6 +36,8 @@ function tagged(cases: Record<string, JsonSchema>, opts: { tag?: JsonSchema; tag
 }
 const fields = (required: string[], properties: Record<string, JsonSchema>): JsonSchema => ({ required, properties });
 const textPart = fields(['text'], { text: str });
+const anyObject = { type: 'object' };
+const flag = { type: ['boolean', 'null'] };
 
 // Anthropic Messages
 const anthropicImageSource = tagged(
@@ -65,6 +67,7 @@ export const messagesBody: JsonSchema = {
     tools: { type: 'array', items: { type: 'object', required: ['name'], properties: { name } } },
     thinking: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['enabled', 'disabled'] }, budget_tokens: { type: 'integer', minimum: 1 } } },
     tool_choice: tagged({ tool: fields(['name'], { name }) }),
+    output_config: { type: 'object', properties: { format: { ...tagged({ json_schema: fields(['schema'], { schema: anyObject }) }), type: ['object', 'null'] } } },
     temperature: { type: 'number' },
     top_p: { type: 'number' },
     stop_sequences: arrayOf(str),
@@ -109,6 +112,7 @@ export const chatBody: JsonSchema = {
       items: { type: 'object', required: ['type', 'function'], properties: { type: { type: 'string', const: 'function' }, function: { type: 'object', required: ['name'], properties: { name } } } },
     },
     reasoning_effort: { type: 'string', enum: [...EFFORTS] },
+    response_format: tagged({ json_schema: fields(['json_schema'], { json_schema: { type: 'object', required: ['name'], properties: { name, schema: anyObject, strict: flag } } }) }),
     max_tokens: { type: 'integer', minimum: 1 },
     max_completion_tokens: { type: 'integer', minimum: 1 },
     ...sampling,
@@ -162,6 +166,7 @@ export const responsesBody: JsonSchema = {
     stream: { type: 'boolean' },
     tools: arrayOf(responsesTool(['function', 'custom', 'namespace'], [namespaceTool])),
     reasoning: { type: 'object', properties: { effort: { type: 'string', enum: RESPONSE_EFFORTS } } },
+    text: { type: 'object', properties: { format: tagged({ json_schema: fields(['name', 'schema'], { name, schema: anyObject, strict: flag }) }) } },
     max_output_tokens: { type: 'integer', minimum: 1 },
     ...sampling,
   },

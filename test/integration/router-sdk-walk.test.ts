@@ -9,6 +9,17 @@ type Provider = 'openai' | 'openai-responses' | 'anthropic';
 const PROVIDERS: Provider[] = ['openai', 'openai-responses', 'anthropic'];
 const ROUTER: Record<Provider, string> = { openai: 'to-openai', 'openai-responses': 'to-responses', anthropic: 'to-anthropic' };
 
+/** The structured answer, and the schema the client asks for it with. */
+const WEATHER = { city: 'Paris', temp_c: 21 };
+const WEATHER_SCHEMA = { type: 'object', properties: { city: { type: 'string' }, temp_c: { type: 'number' } }, required: ['city', 'temp_c'], additionalProperties: false };
+
+/** The JSON-schema output format as each provider received it, or undefined when none was sent. */
+function formatSent(provider: Provider, body: Json): Json | undefined {
+  if (provider === 'openai') return body.response_format;
+  if (provider === 'openai-responses') return body.text?.format;
+  return body.output_config?.format;
+}
+
 /** The `get_weather` tool as the OpenAI SDK's runner takes it (with its function), recording each call's arguments. */
 function weatherRunnerTool(calls: unknown[]): any {
   return { type: 'function', function: { name: WEATHER_TOOL.name, description: WEATHER_TOOL.description, parameters: WEATHER_TOOL.parameters, parse: JSON.parse, function: (args: unknown) => (calls.push(args), 'sunny') } };
@@ -100,5 +111,68 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
     assert.deepEqual((m.content[1] as Anthropic.ToolUseBlock).input, { city: 'Paris' });
     assert.equal(m.usage.input_tokens, 30);
     assert.equal(m.usage.output_tokens, 12);
+  });
+
+  describe('structured output reaches the model in its own vendor’s field', () => {
+    /** Like the vendors: JSON when a schema was asked for, prose otherwise. */
+    const answer = (provider: Provider) => (body: Json) => ({ text: formatSent(provider, body)?.type === 'json_schema' ? JSON.stringify(WEATHER) : 'It is 21 degrees in Paris.' });
+
+    for (const provider of PROVIDERS) {
+      it(`chat.completions.parse with a json_schema response_format → ${provider}`, async () => {
+        fake.reply = answer(provider);
+        const out = await openaiClient(h.routerUrl, h.routingKey, ROUTER[provider], 'chat').chat.completions.parse({
+          model: 'service/routing',
+          messages: [{ role: 'user', content: 'Weather in Paris as JSON.' }],
+          response_format: { type: 'json_schema', json_schema: { name: 'weather', schema: WEATHER_SCHEMA, strict: true } },
+        });
+        assert.deepEqual(out.choices[0].message.parsed, WEATHER);
+        const sent = formatSent(provider, fake.requests[0].body)!;
+        assert.deepEqual(sent.schema ?? sent.json_schema?.schema, WEATHER_SCHEMA);
+        if (provider !== 'anthropic') assert.equal(sent.name ?? sent.json_schema?.name, 'weather');
+      });
+
+      it(`responses.parse with a json_schema text.format → ${provider}`, async () => {
+        fake.reply = answer(provider);
+        const out = await openaiClient(h.routerUrl, h.routingKey, ROUTER[provider], 'responses').responses.parse({
+          model: 'service/routing',
+          input: 'Weather in Paris as JSON.',
+          text: { format: { type: 'json_schema', name: 'weather', schema: WEATHER_SCHEMA, strict: true } },
+        });
+        assert.deepEqual(out.output_parsed, WEATHER);
+        const sent = formatSent(provider, fake.requests[0].body)!;
+        assert.deepEqual(sent.schema ?? sent.json_schema?.schema, WEATHER_SCHEMA);
+      });
+
+      it(`messages with output_config.format → ${provider}`, async () => {
+        fake.reply = answer(provider);
+        const m = await anthropicClient(h.routerUrl, h.routingKey, ROUTER[provider]).messages.create({
+          model: 'service/routing',
+          max_tokens: 200,
+          messages: [{ role: 'user', content: 'Weather in Paris as JSON.' }],
+          output_config: { format: { type: 'json_schema', schema: WEATHER_SCHEMA } },
+        });
+        assert.deepEqual(JSON.parse((m.content[0] as Anthropic.TextBlock).text), WEATHER);
+        assert.deepEqual(formatSent(provider, fake.requests[0].body)!.schema ?? formatSent(provider, fake.requests[0].body)!.json_schema?.schema, WEATHER_SCHEMA);
+      });
+    }
+
+    it('json_object mode passes between the OpenAI formats', async () => {
+      fake.reply = { text: '{}' };
+      await openaiClient(h.routerUrl, h.routingKey, 'to-responses', 'chat').chat.completions.create({ model: 'service/routing', messages: [{ role: 'user', content: 'JSON please' }], response_format: { type: 'json_object' } });
+      assert.deepEqual(fake.requests[0].body.text, { format: { type: 'json_object' } });
+      await openaiClient(h.routerUrl, h.routingKey, 'to-openai', 'responses').responses.create({ model: 'service/routing', input: 'JSON please', text: { format: { type: 'json_object' } } });
+      assert.deepEqual(fake.requests[1].body.response_format, { type: 'json_object' });
+    });
+
+    it('a malformed format is a 400 naming the field, before any model is called', async () => {
+      const res = await fetch(`${h.routerUrl}/to-anthropic/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}` },
+        body: JSON.stringify({ model: 'service/routing', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { schema: WEATHER_SCHEMA } } }),
+      });
+      assert.equal(res.status, 400);
+      assert.equal(((await res.json()) as Json).error.param, 'response_format.json_schema.name');
+      assert.equal(fake.requests.length, 0);
+    });
   });
 });

@@ -1,4 +1,4 @@
-import type { Effort, Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
+import type { Effort, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice } from '../../types.js';
 import { asArray, textOf, type Json } from '../format.js';
 
 function partOf(b: Json): Part | null {
@@ -50,6 +50,12 @@ function toolChoiceOf(v: unknown): ToolChoice | undefined {
   return undefined;
 }
 
+/** `output_config.format`: Anthropic's format has no name, which the OpenAI formats require. */
+function responseFormatOf(v: unknown): ResponseFormat | undefined {
+  const f = (v as Json | undefined)?.format as Json | null | undefined;
+  return f?.type === 'json_schema' ? { type: 'json_schema', name: 'output', schema: f.schema as Json } : undefined;
+}
+
 /** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
   const thinking = (body.thinking ?? null) as Json | null;
@@ -58,6 +64,7 @@ export function parseAnthropicRequest(body: Json): LlmRequest {
     items: asArray(body.messages).flatMap(itemsOf),
     tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
     toolChoice: toolChoiceOf(body.tool_choice),
+    responseFormat: responseFormatOf(body.output_config),
     maxTokens: body.max_tokens as number,
     temperature: body.temperature as number | undefined,
     topP: body.top_p as number | undefined,
@@ -111,6 +118,7 @@ export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json
   if (req.system) body.system = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
   if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'object' ? { type: 'tool', name: req.toolChoice.name } : { type: req.toolChoice === 'required' ? 'any' : req.toolChoice };
+  if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };
   // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
   const budget = Math.min(req.thinking?.budgetTokens ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
   if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };

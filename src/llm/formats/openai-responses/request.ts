@@ -1,5 +1,5 @@
 import type { Effort, Item, LlmRequest, Part, Target, ToolChoice, ToolDef } from '../../types.js';
-import { asArray, imageFromUrl, textOf, urlOfImage, type Json } from '../format.js';
+import { asArray, imageFromUrl, jsonSchemaFields, responseFormatIn, textOf, urlOfImage, type Json } from '../format.js';
 
 /** Responses effort `none` is the canonical `off`. */
 export const effortIn = (v: unknown): Effort | undefined => (v === undefined || v === null ? undefined : v === 'none' ? 'off' : (v as Effort));
@@ -66,6 +66,7 @@ export function parseResponsesRequest(body: Json): LlmRequest {
     items,
     tools: body.tools === undefined ? undefined : toolsOf(asArray(body.tools)),
     toolChoice: toolChoiceOf(body.tool_choice),
+    responseFormat: responseFormatIn((body.text as Json | undefined)?.format as Json | undefined, (f) => f),
     maxTokens: body.max_output_tokens as number | undefined,
     temperature: (body.temperature ?? undefined) as number | undefined,
     topP: (body.top_p ?? undefined) as number | undefined,
@@ -98,6 +99,8 @@ export function serializeResponsesRequest(req: LlmRequest, target: Target): Json
   if (req.system) body.instructions = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters }));
   if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', name: req.toolChoice.name };
+  const f = req.responseFormat;
+  if (f) body.text = { format: f.type === 'json_schema' ? { type: 'json_schema', ...jsonSchemaFields(f) } : { type: f.type } };
   if (req.maxTokens !== undefined) body.max_output_tokens = req.maxTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;
