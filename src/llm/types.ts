@@ -38,6 +38,8 @@ export interface LlmRequest {
   items: Item[];
   tools?: ToolDef[];
   toolChoice?: ToolChoice;
+  /** False: at most one tool call per turn. */
+  parallelToolCalls?: boolean;
   responseFormat?: ResponseFormat;
   maxTokens?: number;
   temperature?: number;

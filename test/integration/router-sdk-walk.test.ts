@@ -175,4 +175,22 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
       assert.equal(fake.requests.length, 0);
     });
   });
+
+  describe('request fields the vendors take', () => {
+    const chat = (router: string) => openaiClient(h.routerUrl, h.routingKey, router, 'chat');
+    const responses = (router: string) => openaiClient(h.routerUrl, h.routingKey, router, 'responses');
+    const messages = (router: string) => anthropicClient(h.routerUrl, h.routingKey, router);
+    const weatherTool = { type: 'function' as const, function: WEATHER_TOOL };
+
+    it('parallel_tool_calls: false reaches each provider in its own form', async () => {
+      await chat('to-anthropic').chat.completions.create({ model: 'service/routing', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], parallel_tool_calls: false });
+      assert.deepEqual(fake.requests[0].body.tool_choice, { type: 'auto', disable_parallel_tool_use: true });
+      await messages('to-openai').messages.create({ model: 'service/routing', max_tokens: 100, messages: [{ role: 'user', content: 'Weather?' }], tools: [{ name: WEATHER_TOOL.name, input_schema: WEATHER_TOOL.parameters as any }], tool_choice: { type: 'any', disable_parallel_tool_use: true } });
+      assert.equal(fake.requests[1].body.parallel_tool_calls, false);
+      assert.equal(fake.requests[1].body.tool_choice, 'required');
+      await responses('to-responses').responses.create({ model: 'service/routing', input: 'Weather?', tools: [{ type: 'function', ...WEATHER_TOOL, strict: false }], parallel_tool_calls: false });
+      assert.equal(fake.requests[2].body.parallel_tool_calls, false);
+    });
+
+  });
 });

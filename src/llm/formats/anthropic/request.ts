@@ -64,6 +64,7 @@ export function parseAnthropicRequest(body: Json): LlmRequest {
     items: asArray(body.messages).flatMap(itemsOf),
     tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: (body.tool_choice as Json | undefined)?.disable_parallel_tool_use === true ? false : undefined,
     responseFormat: responseFormatOf(body.output_config),
     maxTokens: body.max_tokens as number,
     temperature: body.temperature as number | undefined,
@@ -112,12 +113,23 @@ function safeJson(s: string): unknown {
   }
 }
 
+/** Parallel tool calls are a flag of Anthropic's tool choice; `none` has no such flag. */
+function toolChoiceOut(req: LlmRequest): Json | undefined {
+  const serial = req.parallelToolCalls === false && (req.tools?.length ?? 0) > 0;
+  if (!req.toolChoice && !serial) return undefined;
+  const c = req.toolChoice ?? 'auto';
+  const out: Json = typeof c === 'object' ? { type: 'tool', name: c.name } : { type: c === 'required' ? 'any' : c };
+  if (serial && out.type !== 'none') out.disable_parallel_tool_use = true;
+  return out;
+}
+
 export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json {
   const maxTokens = req.maxTokens ?? 4096;
   const body: Json = { model: target.model, max_tokens: maxTokens, messages: messagesOut(req.items) };
   if (req.system) body.system = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
-  if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'object' ? { type: 'tool', name: req.toolChoice.name } : { type: req.toolChoice === 'required' ? 'any' : req.toolChoice };
+  const choice = toolChoiceOut(req);
+  if (choice) body.tool_choice = choice;
   if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };
   // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
   const budget = Math.min(req.thinking?.budgetTokens ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);

@@ -66,6 +66,7 @@ export function parseResponsesRequest(body: Json): LlmRequest {
     items,
     tools: body.tools === undefined ? undefined : toolsOf(asArray(body.tools)),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : undefined,
     responseFormat: responseFormatIn((body.text as Json | undefined)?.format as Json | undefined, (f) => f),
     maxTokens: body.max_output_tokens as number | undefined,
     temperature: (body.temperature ?? undefined) as number | undefined,
@@ -99,6 +100,7 @@ export function serializeResponsesRequest(req: LlmRequest, target: Target): Json
   if (req.system) body.instructions = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters }));
   if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', name: req.toolChoice.name };
+  if (req.parallelToolCalls !== undefined && req.tools?.length) body.parallel_tool_calls = req.parallelToolCalls;
   const f = req.responseFormat;
   if (f) body.text = { format: f.type === 'json_schema' ? { type: 'json_schema', ...jsonSchemaFields(f) } : { type: f.type } };
   if (req.maxTokens !== undefined) body.max_output_tokens = req.maxTokens;
