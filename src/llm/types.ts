@@ -47,8 +47,8 @@ export interface LlmRequest {
   stop?: string[];
   /** The effort the model runs at (after configuration updates). */
   effort?: Effort;
-  /** Anthropic extended thinking, when the caller asked for it explicitly. */
-  thinking?: { budgetTokens: number };
+  /** Anthropic extended thinking, when the caller asked for it explicitly: with a token budget, or adaptive (the model decides). */
+  thinking?: { budgetTokens: number } | { adaptive: true };
   stream: boolean;
 }
 

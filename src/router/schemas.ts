@@ -65,7 +65,7 @@ export const messagesBody: JsonSchema = {
     system: stringOr(tagged({ text: textPart })),
     stream: { type: 'boolean' },
     tools: { type: 'array', items: { type: 'object', required: ['name'], properties: { name } } },
-    thinking: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['enabled', 'disabled'] }, budget_tokens: { type: 'integer', minimum: 1 } } },
+    thinking: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['enabled', 'adaptive', 'disabled'] }, budget_tokens: { type: 'integer', minimum: 1 } } },
     tool_choice: { ...tagged({ tool: fields(['name'], { name }) }), properties: { type: str, disable_parallel_tool_use: { type: 'boolean' } } },
     output_config: { type: 'object', properties: { format: { ...tagged({ json_schema: fields(['schema'], { schema: anyObject }) }), type: ['object', 'null'] } } },
     temperature: { type: 'number' },

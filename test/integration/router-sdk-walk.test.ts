@@ -182,6 +182,16 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
     const messages = (router: string) => anthropicClient(h.routerUrl, h.routingKey, router);
     const weatherTool = { type: 'function' as const, function: WEATHER_TOOL };
 
+    it('messages thinking {type: adaptive}, the current SDK’s form, reaches an Anthropic model as such', async () => {
+      const m = await messages('to-anthropic').messages.create({ model: 'service/routing', max_tokens: 4000, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'Think, then answer.' }] });
+      assert.equal(m.type, 'message');
+      assert.deepEqual(fake.requests[0].body.thinking, { type: 'adaptive' });
+      const refused = await messages('to-openai').messages.create({ model: 'service/routing', max_tokens: 4000, thinking: { type: 'adaptive' }, messages: [{ role: 'user', content: 'Think.' }] }).then(() => null, (e: unknown) => e);
+      assert.ok(refused instanceof Anthropic.BadRequestError, String(refused));
+      assert.equal(refused.errorCode, 'no_eligible_model', 'as for budgeted thinking, a model without thinking is skipped');
+      assert.equal(fake.requests.length, 1);
+    });
+
     it('parallel_tool_calls: false reaches each provider in its own form', async () => {
       await chat('to-anthropic').chat.completions.create({ model: 'service/routing', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], parallel_tool_calls: false });
       assert.deepEqual(fake.requests[0].body.tool_choice, { type: 'auto', disable_parallel_tool_use: true });

@@ -56,9 +56,15 @@ function responseFormatOf(v: unknown): ResponseFormat | undefined {
   return f?.type === 'json_schema' ? { type: 'json_schema', name: 'output', schema: f.schema as Json } : undefined;
 }
 
+function thinkingOf(v: unknown): LlmRequest['thinking'] {
+  const t = (v ?? {}) as Json;
+  if (t.type === 'enabled') return { budgetTokens: Number(t.budget_tokens ?? 1024) };
+  if (t.type === 'adaptive') return { adaptive: true };
+  return undefined;
+}
+
 /** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
-  const thinking = (body.thinking ?? null) as Json | null;
   return {
     system: body.system === undefined ? undefined : typeof body.system === 'string' ? body.system : textOf(partsOf(body.system)),
     items: asArray(body.messages).flatMap(itemsOf),
@@ -70,7 +76,7 @@ export function parseAnthropicRequest(body: Json): LlmRequest {
     temperature: body.temperature as number | undefined,
     topP: body.top_p as number | undefined,
     stop: body.stop_sequences as string[] | undefined,
-    thinking: thinking?.type === 'enabled' ? { budgetTokens: Number(thinking.budget_tokens ?? 1024) } : undefined,
+    thinking: thinkingOf(body.thinking),
     stream: body.stream === true,
   };
 }
@@ -131,10 +137,14 @@ export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json
   const choice = toolChoiceOut(req);
   if (choice) body.tool_choice = choice;
   if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };
-  // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
-  const budget = Math.min(req.thinking?.budgetTokens ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
-  if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };
-  else if (req.temperature !== undefined) body.temperature = req.temperature;
+  if (req.thinking && 'adaptive' in req.thinking) body.thinking = { type: 'adaptive' };
+  else {
+    // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
+    const asked = req.thinking && 'budgetTokens' in req.thinking ? req.thinking.budgetTokens : undefined;
+    const budget = Math.min(asked ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
+    if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };
+  }
+  if (req.temperature !== undefined && !body.thinking) body.temperature = req.temperature;
   if (req.topP !== undefined && !body.thinking) body.top_p = req.topP;
   if (req.stop) body.stop_sequences = req.stop;
   if (req.stream) body.stream = true;
