@@ -202,5 +202,26 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
       assert.equal(fake.requests[2].body.parallel_tool_calls, false);
     });
 
+    it('empty and blank text from an OpenAI client never reaches an Anthropic model, which refuses it', async () => {
+      fake.reply = { text: 'You are welcome.' };
+      const out = await chat('to-anthropic').chat.completions.create({
+        model: 'service/routing',
+        tools: [weatherTool],
+        messages: [
+          { role: 'user', content: 'Weather in Paris?' },
+          { role: 'assistant', content: '', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+          { role: 'tool', tool_call_id: 'call_1', content: '' },
+          { role: 'user', content: [{ type: 'text', text: ' ' }, { type: 'text', text: 'Thanks' }] },
+        ],
+      });
+      assert.equal(out.choices[0].message.content, 'You are welcome.');
+      assert.deepEqual((fake.requests[0].body as Json).messages.slice(1), [
+        { role: 'assistant', content: [{ type: 'tool_use', id: 'call_1', name: 'get_weather', input: { city: 'Paris' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_1' }, { type: 'text', text: 'Thanks' }] },
+      ]);
+      await responses('to-anthropic').responses.create({ model: 'service/routing', input: [{ role: 'user', content: 'Hi' }, { type: 'message', role: 'assistant', content: [{ type: 'output_text', text: '', annotations: [] }] } as any, { role: 'user', content: 'Again' }] });
+      assert.deepEqual(fake.requests[1].body.messages, [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] }]);
+    });
+
   });
 });

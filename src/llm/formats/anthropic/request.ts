@@ -90,6 +90,9 @@ function blockOf(p: Part): Json {
   return { type: 'image', source: s.kind === 'url' ? { type: 'url', url: s.url } : { type: 'base64', media_type: s.mediaType, data: s.data } };
 }
 
+/** Anthropic refuses an empty or whitespace-only text block (400 "text content blocks must be non-empty"), which the other formats send freely (a chat tool result of ""). */
+const blank = (p: Part) => p.type === 'text' && p.text.trim() === '';
+
 /** Canonical items → alternating user/assistant messages (consecutive same-role items merge). */
 function messagesOut(items: Item[]): Json[] {
   const out: { role: string; content: Json[] }[] = [];
@@ -99,10 +102,13 @@ function messagesOut(items: Item[]): Json[] {
     else out.push({ role, content: [block] });
   };
   for (const it of items) {
-    if (it.kind === 'message') it.content.forEach((p) => push(it.role, blockOf(p)));
-    else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
+    if (it.kind === 'message') {
+      for (const p of it.content) if (!blank(p)) push(it.role, blockOf(p));
+    } else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
     else if (it.kind === 'tool_result') {
-      const block: Json = { type: 'tool_result', tool_use_id: it.callId, content: it.content.map(blockOf) };
+      const block: Json = { type: 'tool_result', tool_use_id: it.callId };
+      const content = it.content.filter((p) => !blank(p));
+      if (content.length) block.content = content.map(blockOf);
       if (it.isError) block.is_error = true;
       push('user', block);
     }
