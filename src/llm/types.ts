@@ -26,6 +26,11 @@ export interface ToolDef {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  /** A responses `custom` tool (its one argument is the `input` text): its calls go back to the client as custom tool calls. */
+  custom?: boolean;
+  /** A responses namespaced tool: `name` is the flat `<namespace>__<localName>` every provider accepts, and its calls go back split. */
+  namespace?: string;
+  localName?: string;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };

@@ -143,8 +143,8 @@ const inputItem: JsonSchema = {
       if: { anyOf: [{ properties: { type: { const: 'message' } }, required: ['type'] }, { properties: { type: { const: 'message' }, role: true }, required: ['role'] }] },
       then: fields(['role', 'content'], { role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] }, content: responsesContent }),
     },
-    { if: { properties: { type: { const: 'function_call' } }, required: ['type'] }, then: fields(['call_id', 'name'], { call_id: str, name, arguments: str }) },
-    { if: { properties: { type: { const: 'custom_tool_call' } }, required: ['type'] }, then: fields(['call_id', 'name', 'input'], { call_id: str, name, input: str }) },
+    { if: { properties: { type: { const: 'function_call' } }, required: ['type'] }, then: fields(['call_id', 'name'], { call_id: str, name, namespace: str, arguments: str }) },
+    { if: { properties: { type: { const: 'custom_tool_call' } }, required: ['type'] }, then: fields(['call_id', 'name', 'input'], { call_id: str, name, namespace: str, input: str }) },
     { if: { properties: { type: { enum: ['function_call_output', 'custom_tool_call_output'] } }, required: ['type'] }, then: toolOutput },
     {
       if: { properties: { type: { const: 'configuration_update' } }, required: ['type'] },

@@ -223,5 +223,39 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
       assert.deepEqual(fake.requests[1].body.messages, [{ role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: 'Again' }] }]);
     });
 
+    for (const stream of [false, true]) {
+      it(`responses${stream ? ' (streaming)' : ''}: a custom tool is called back as a custom_tool_call, a namespaced one with its namespace`, async () => {
+        fake.reply = { toolCalls: [{ id: 'toolu_1', name: 'apply_patch', arguments: { input: '*** Begin Patch\n"x"' } }, { id: 'toolu_2', name: 'fs__read', arguments: { path: 'a.txt' } }] };
+        const tools = [
+          { type: 'custom', name: 'apply_patch', description: 'Patch files.' },
+          { type: 'namespace', name: 'fs', description: 'Files.', tools: [{ type: 'function', name: 'read', parameters: { type: 'object', properties: { path: { type: 'string' } } } }] },
+        ];
+        const body = { model: 'service/routing', input: 'Patch a.txt', tools } as any;
+        const client = responses('to-anthropic');
+        const out = stream ? await client.responses.stream(body).finalResponse() : await client.responses.create(body);
+        const calls = out.output.map((o: Json) => ({ type: o.type, call_id: o.call_id, name: o.name, namespace: o.namespace, input: o.input, arguments: o.arguments }));
+        assert.deepEqual(calls, [
+          { type: 'custom_tool_call', call_id: 'toolu_1', name: 'apply_patch', namespace: undefined, input: '*** Begin Patch\n"x"', arguments: undefined },
+          { type: 'function_call', call_id: 'toolu_2', name: 'read', namespace: 'fs', input: undefined, arguments: '{"path":"a.txt"}' },
+        ]);
+        // The client sends the calls back with their results: the model sees the names it was given.
+        fake.reply = { text: 'Done.' };
+        await client.responses.create({
+          model: 'service/routing',
+          tools,
+          input: [
+            { role: 'user', content: 'Patch a.txt' },
+            { type: 'custom_tool_call', call_id: 'toolu_1', name: 'apply_patch', input: '*** Begin Patch' },
+            { type: 'custom_tool_call_output', call_id: 'toolu_1', output: 'ok' },
+            { type: 'function_call', call_id: 'toolu_2', name: 'read', namespace: 'fs', arguments: '{"path":"a.txt"}' },
+            { type: 'function_call_output', call_id: 'toolu_2', output: 'hello' },
+          ],
+        } as any);
+        const sent = fake.requests.at(-1)!.body as Json;
+        const uses = sent.messages.flatMap((m: Json) => m.content.filter((b: Json) => b.type === 'tool_use').map((b: Json) => b.name));
+        assert.deepEqual(uses, ['apply_patch', 'fs__read']);
+        assert.deepEqual(sent.tools.map((t: Json) => t.name), ['apply_patch', 'fs__read']);
+      });
+    }
   });
 });

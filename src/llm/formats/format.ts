@@ -1,5 +1,5 @@
 import type { SseMessage } from '../sse.js';
-import type { LlmRequest, LlmResponse, Part, ResponseFormat, StreamEvent, Target } from '../types.js';
+import type { LlmRequest, LlmResponse, Part, ResponseFormat, StreamEvent, Target, ToolDef } from '../types.js';
 
 /** What a translated result carries about the routing decision (null outside the router). */
 export interface RoutingInfo {
@@ -28,9 +28,10 @@ export interface WireFormat {
   parseRequest(body: Record<string, unknown>): LlmRequest;
   serializeRequest(req: LlmRequest, target: Target): Record<string, unknown>;
   parseResponse(body: Record<string, unknown>): LlmResponse;
-  serializeResponse(res: LlmResponse, routing: RoutingInfo | null): Record<string, unknown>;
+  /** `tools`: the request's, so a call can be written back as the kind of tool the client declared. */
+  serializeResponse(res: LlmResponse, routing: RoutingInfo | null, tools?: ToolDef[]): Record<string, unknown>;
   decoder(): StreamDecoder;
-  encoder(routing: RoutingInfo | null): StreamEncoder;
+  encoder(routing: RoutingInfo | null, tools?: ToolDef[]): StreamEncoder;
 }
 
 export function textOf(parts: Part[]): string {
