@@ -60,7 +60,7 @@ export const messagesBody: JsonSchema = {
     messages: {
       type: 'array',
       minItems: 1,
-      items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: stringOr(anthropicBlock) } },
+      items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: stringOr(anthropicBlock) } },
     },
     system: stringOr(tagged({ text: textPart })),
     stream: { type: 'boolean' },

@@ -192,6 +192,28 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
       assert.equal(fake.requests.length, 1);
     });
 
+    it('a mid-conversation system message (messages role system) reaches every provider in its system prompt', async () => {
+      const body = {
+        model: 'service/routing',
+        max_tokens: 100,
+        system: 'You are terse.',
+        messages: [
+          { role: 'user', content: 'Hi' },
+          { role: 'assistant', content: 'Hello.' },
+          { role: 'user', content: 'Tell me about Paris.' },
+          { role: 'system', content: [{ type: 'text', text: 'From now on, answer in French.' }] },
+        ],
+      } as any;
+      await messages('to-openai').messages.create(body);
+      const chatSent = fake.requests[0].body as Json;
+      assert.deepEqual(chatSent.messages[0], { role: 'system', content: 'You are terse.\n\nFrom now on, answer in French.' });
+      assert.deepEqual(chatSent.messages.slice(1).map((m: Json) => m.role), ['user', 'assistant', 'user']);
+      await messages('to-anthropic').messages.create(body);
+      const sent = fake.requests[1].body as Json;
+      assert.equal(sent.system, 'You are terse.\n\nFrom now on, answer in French.');
+      assert.deepEqual(sent.messages.map((m: Json) => m.role), ['user', 'assistant', 'user']);
+    });
+
     it('parallel_tool_calls: false reaches each provider in its own form', async () => {
       await chat('to-anthropic').chat.completions.create({ model: 'service/routing', messages: [{ role: 'user', content: 'Weather?' }], tools: [weatherTool], parallel_tool_calls: false });
       assert.deepEqual(fake.requests[0].body.tool_choice, { type: 'auto', disable_parallel_tool_use: true });

@@ -63,11 +63,22 @@ function thinkingOf(v: unknown): LlmRequest['thinking'] {
   return undefined;
 }
 
+/**
+ * The top-level system prompt, then each mid-conversation `system` message's text. Those are taken to the
+ * system prompt, as chat's system and developer messages are: only the newest Anthropic models take them in
+ * place, and every provider takes a system prompt.
+ */
+function systemOf(body: Json): string | undefined {
+  const system = body.system === undefined ? [] : [typeof body.system === 'string' ? body.system : textOf(partsOf(body.system))];
+  for (const m of asArray(body.messages)) if (m.role === 'system') system.push(textOf(partsOf(m.content)));
+  return system.length ? system.join('\n\n') : undefined;
+}
+
 /** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
   return {
-    system: body.system === undefined ? undefined : typeof body.system === 'string' ? body.system : textOf(partsOf(body.system)),
-    items: asArray(body.messages).flatMap(itemsOf),
+    system: systemOf(body),
+    items: asArray(body.messages).flatMap((m) => (m.role === 'system' ? [] : itemsOf(m))),
     tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: (body.tool_choice as Json | undefined)?.disable_parallel_tool_use === true ? false : undefined,
