@@ -26,23 +26,34 @@ export interface ToolDef {
   name: string;
   description?: string;
   parameters: Record<string, unknown>;
+  /** A responses `custom` tool (its one argument is the `input` text): its calls go back to the client as custom tool calls. */
+  custom?: boolean;
+  /** A responses namespaced tool: `name` is the flat `<namespace>__<localName>` every provider accepts, and its calls go back split. */
+  namespace?: string;
+  localName?: string;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
+
+/** Structured output: the answer's text is a JSON object, of any shape or matching `schema`. */
+export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; name: string; schema?: Record<string, unknown>; description?: string; strict?: boolean };
 
 export interface LlmRequest {
   system?: string;
   items: Item[];
   tools?: ToolDef[];
   toolChoice?: ToolChoice;
+  /** False: at most one tool call per turn. */
+  parallelToolCalls?: boolean;
+  responseFormat?: ResponseFormat;
   maxTokens?: number;
   temperature?: number;
   topP?: number;
   stop?: string[];
   /** The effort the model runs at (after configuration updates). */
   effort?: Effort;
-  /** Anthropic extended thinking, when the caller asked for it explicitly. */
-  thinking?: { budgetTokens: number };
+  /** Anthropic extended thinking, when the caller asked for it explicitly: with a token budget, or adaptive (the model decides). */
+  thinking?: { budgetTokens: number } | { adaptive: true };
   stream: boolean;
 }
 

@@ -76,7 +76,7 @@ async function complete(call: RoutedCall, svc: RouterServices, signal: Cancel): 
       const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(call.orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
       countSelected(svc.metrics, call, c, failures);
-      return call.ingress.wire.serializeResponse(res, routingInfo(call, c, failures));
+      return call.ingress.wire.serializeResponse(res, routingInfo(call, c, failures), call.req.tools);
     } catch (e) {
       if (signal.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);
       failures.push(`${c.model}: ${e.message}`);

@@ -36,6 +36,8 @@ function tagged(cases: Record<string, JsonSchema>, opts: { tag?: JsonSchema; tag
 }
 const fields = (required: string[], properties: Record<string, JsonSchema>): JsonSchema => ({ required, properties });
 const textPart = fields(['text'], { text: str });
+const anyObject = { type: 'object' };
+const flag = { type: ['boolean', 'null'] };
 
 // Anthropic Messages
 const anthropicImageSource = tagged(
@@ -58,13 +60,14 @@ export const messagesBody: JsonSchema = {
     messages: {
       type: 'array',
       minItems: 1,
-      items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string', enum: ['user', 'assistant'] }, content: stringOr(anthropicBlock) } },
+      items: { type: 'object', required: ['role', 'content'], properties: { role: { type: 'string', enum: ['user', 'assistant', 'system'] }, content: stringOr(anthropicBlock) } },
     },
     system: stringOr(tagged({ text: textPart })),
     stream: { type: 'boolean' },
     tools: { type: 'array', items: { type: 'object', required: ['name'], properties: { name } } },
-    thinking: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['enabled', 'disabled'] }, budget_tokens: { type: 'integer', minimum: 1 } } },
-    tool_choice: tagged({ tool: fields(['name'], { name }) }),
+    thinking: { type: 'object', required: ['type'], properties: { type: { type: 'string', enum: ['enabled', 'adaptive', 'disabled'] }, budget_tokens: { type: 'integer', minimum: 1 } } },
+    tool_choice: { ...tagged({ tool: fields(['name'], { name }) }), properties: { type: str, disable_parallel_tool_use: { type: 'boolean' } } },
+    output_config: { type: 'object', properties: { format: { ...tagged({ json_schema: fields(['schema'], { schema: anyObject }) }), type: ['object', 'null'] } } },
     temperature: { type: 'number' },
     top_p: { type: 'number' },
     stop_sequences: arrayOf(str),
@@ -109,6 +112,8 @@ export const chatBody: JsonSchema = {
       items: { type: 'object', required: ['type', 'function'], properties: { type: { type: 'string', const: 'function' }, function: { type: 'object', required: ['name'], properties: { name } } } },
     },
     reasoning_effort: { type: 'string', enum: [...EFFORTS] },
+    response_format: tagged({ json_schema: fields(['json_schema'], { json_schema: { type: 'object', required: ['name'], properties: { name, schema: anyObject, strict: flag } } }) }),
+    parallel_tool_calls: flag,
     max_tokens: { type: 'integer', minimum: 1 },
     max_completion_tokens: { type: 'integer', minimum: 1 },
     ...sampling,
@@ -138,8 +143,8 @@ const inputItem: JsonSchema = {
       if: { anyOf: [{ properties: { type: { const: 'message' } }, required: ['type'] }, { properties: { type: { const: 'message' }, role: true }, required: ['role'] }] },
       then: fields(['role', 'content'], { role: { type: 'string', enum: ['user', 'assistant', 'system', 'developer'] }, content: responsesContent }),
     },
-    { if: { properties: { type: { const: 'function_call' } }, required: ['type'] }, then: fields(['call_id', 'name'], { call_id: str, name, arguments: str }) },
-    { if: { properties: { type: { const: 'custom_tool_call' } }, required: ['type'] }, then: fields(['call_id', 'name', 'input'], { call_id: str, name, input: str }) },
+    { if: { properties: { type: { const: 'function_call' } }, required: ['type'] }, then: fields(['call_id', 'name'], { call_id: str, name, namespace: str, arguments: str }) },
+    { if: { properties: { type: { const: 'custom_tool_call' } }, required: ['type'] }, then: fields(['call_id', 'name', 'input'], { call_id: str, name, namespace: str, input: str }) },
     { if: { properties: { type: { enum: ['function_call_output', 'custom_tool_call_output'] } }, required: ['type'] }, then: toolOutput },
     {
       if: { properties: { type: { const: 'configuration_update' } }, required: ['type'] },
@@ -162,6 +167,8 @@ export const responsesBody: JsonSchema = {
     stream: { type: 'boolean' },
     tools: arrayOf(responsesTool(['function', 'custom', 'namespace'], [namespaceTool])),
     reasoning: { type: 'object', properties: { effort: { type: 'string', enum: RESPONSE_EFFORTS } } },
+    text: { type: 'object', properties: { format: tagged({ json_schema: fields(['name', 'schema'], { name, schema: anyObject, strict: flag }) }) } },
+    parallel_tool_calls: flag,
     max_output_tokens: { type: 'integer', minimum: 1 },
     ...sampling,
   },

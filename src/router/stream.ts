@@ -104,7 +104,7 @@ function flushNow(res: ServerResponse): void {
  */
 async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: EventStream, signal: Cancel): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
-  const enc = call.ingress.wire.encoder(routingInfo(call, c, failures));
+  const enc = call.ingress.wire.encoder(routingInfo(call, c, failures), call.req.tools);
   const encode = (batch: StreamEvent[]): string => {
     let text = '';
     for (const ev of batch) {

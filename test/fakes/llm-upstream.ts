@@ -97,6 +97,8 @@ export class FakeLlmUpstream {
     res.once('close', () => void (res.writableFinished || this.closedEarly++));
     const kind = KIND[path];
     if (!kind) return void res.writeHead(404).end();
+    const refusal = kind === 'anthropic' ? anthropicRefusal(body) : null;
+    if (refusal) return void res.writeHead(400, { 'content-type': 'application/json' }).end(JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: refusal } }));
     const failure = this.failures.shift();
     if (failure !== undefined) {
       const status = failure.status;
@@ -166,6 +168,20 @@ export class FakeLlmUpstream {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** What Anthropic's API refuses with a 400 that the OpenAI APIs take: an empty or blank text block, at the top of a message or in a tool result. */
+function anthropicRefusal(body: Record<string, unknown>): string | null {
+  type Block = { type?: string; text?: unknown; content?: unknown };
+  const blocks = (content: unknown): Block[] => (Array.isArray(content) ? (content as Block[]) : []);
+  for (const m of blocks(body.messages)) {
+    for (const b of blocks((m as { content?: unknown }).content)) {
+      for (const t of [b, ...(b.type === 'tool_result' ? blocks(b.content) : [])]) {
+        if (t.type === 'text' && String(t.text ?? '').trim() === '') return 'messages: text content blocks must be non-empty';
+      }
+    }
+  }
+  return null;
 }
 
 /** The i-th text delta of a flood: its number, then filler, `bytes` long, so a lost or reordered piece shows. */

@@ -1,5 +1,5 @@
 import type { SseMessage } from '../sse.js';
-import type { LlmRequest, LlmResponse, Part, StreamEvent, Target } from '../types.js';
+import type { LlmRequest, LlmResponse, Part, ResponseFormat, StreamEvent, Target, ToolDef } from '../types.js';
 
 /** What a translated result carries about the routing decision (null outside the router). */
 export interface RoutingInfo {
@@ -28,9 +28,10 @@ export interface WireFormat {
   parseRequest(body: Record<string, unknown>): LlmRequest;
   serializeRequest(req: LlmRequest, target: Target): Record<string, unknown>;
   parseResponse(body: Record<string, unknown>): LlmResponse;
-  serializeResponse(res: LlmResponse, routing: RoutingInfo | null): Record<string, unknown>;
+  /** `tools`: the request's, so a call can be written back as the kind of tool the client declared. */
+  serializeResponse(res: LlmResponse, routing: RoutingInfo | null, tools?: ToolDef[]): Record<string, unknown>;
   decoder(): StreamDecoder;
-  encoder(routing: RoutingInfo | null): StreamEncoder;
+  encoder(routing: RoutingInfo | null, tools?: ToolDef[]): StreamEncoder;
 }
 
 export function textOf(parts: Part[]): string {
@@ -53,3 +54,27 @@ export function newId(prefix: string): string {
 
 export type Json = Record<string, unknown>;
 export const asArray = (v: unknown): Json[] => (Array.isArray(v) ? (v as Json[]) : []);
+
+/**
+ * The OpenAI formats' `response_format` (chat) and `text.format` (responses) → canonical. Chat nests a schema's
+ * fields under `json_schema`, responses puts them beside `type`; `text` (the default) is no format.
+ */
+export function responseFormatIn(f: Json | undefined, fields: (f: Json) => Json): ResponseFormat | undefined {
+  if (f?.type === 'json_object') return { type: 'json_object' };
+  if (f?.type !== 'json_schema') return undefined;
+  const s = fields(f);
+  const out: ResponseFormat = { type: 'json_schema', name: String(s.name) };
+  if (s.schema && typeof s.schema === 'object') out.schema = s.schema as Json;
+  if (typeof s.description === 'string') out.description = s.description;
+  if (typeof s.strict === 'boolean') out.strict = s.strict;
+  return out;
+}
+
+/** A json_schema format's fields as the OpenAI formats write them. */
+export function jsonSchemaFields(f: Extract<ResponseFormat, { type: 'json_schema' }>): Json {
+  const out: Json = { name: f.name };
+  if (f.description !== undefined) out.description = f.description;
+  if (f.schema !== undefined) out.schema = f.schema;
+  if (f.strict !== undefined) out.strict = f.strict;
+  return out;
+}

@@ -1,4 +1,4 @@
-import type { Effort, Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
+import type { Effort, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice } from '../../types.js';
 import { asArray, textOf, type Json } from '../format.js';
 
 function partOf(b: Json): Part | null {
@@ -50,19 +50,44 @@ function toolChoiceOf(v: unknown): ToolChoice | undefined {
   return undefined;
 }
 
+/** `output_config.format`: Anthropic's format has no name, which the OpenAI formats require. */
+function responseFormatOf(v: unknown): ResponseFormat | undefined {
+  const f = (v as Json | undefined)?.format as Json | null | undefined;
+  return f?.type === 'json_schema' ? { type: 'json_schema', name: 'output', schema: f.schema as Json } : undefined;
+}
+
+function thinkingOf(v: unknown): LlmRequest['thinking'] {
+  const t = (v ?? {}) as Json;
+  if (t.type === 'enabled') return { budgetTokens: Number(t.budget_tokens ?? 1024) };
+  if (t.type === 'adaptive') return { adaptive: true };
+  return undefined;
+}
+
+/**
+ * The top-level system prompt, then each mid-conversation `system` message's text. Those are taken to the
+ * system prompt, as chat's system and developer messages are: only the newest Anthropic models take them in
+ * place, and every provider takes a system prompt.
+ */
+function systemOf(body: Json): string | undefined {
+  const system = body.system === undefined ? [] : [typeof body.system === 'string' ? body.system : textOf(partsOf(body.system))];
+  for (const m of asArray(body.messages)) if (m.role === 'system') system.push(textOf(partsOf(m.content)));
+  return system.length ? system.join('\n\n') : undefined;
+}
+
 /** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
-  const thinking = (body.thinking ?? null) as Json | null;
   return {
-    system: body.system === undefined ? undefined : typeof body.system === 'string' ? body.system : textOf(partsOf(body.system)),
-    items: asArray(body.messages).flatMap(itemsOf),
+    system: systemOf(body),
+    items: asArray(body.messages).flatMap((m) => (m.role === 'system' ? [] : itemsOf(m))),
     tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: (body.tool_choice as Json | undefined)?.disable_parallel_tool_use === true ? false : undefined,
+    responseFormat: responseFormatOf(body.output_config),
     maxTokens: body.max_tokens as number,
     temperature: body.temperature as number | undefined,
     topP: body.top_p as number | undefined,
     stop: body.stop_sequences as string[] | undefined,
-    thinking: thinking?.type === 'enabled' ? { budgetTokens: Number(thinking.budget_tokens ?? 1024) } : undefined,
+    thinking: thinkingOf(body.thinking),
     stream: body.stream === true,
   };
 }
@@ -76,6 +101,9 @@ function blockOf(p: Part): Json {
   return { type: 'image', source: s.kind === 'url' ? { type: 'url', url: s.url } : { type: 'base64', media_type: s.mediaType, data: s.data } };
 }
 
+/** Anthropic refuses an empty or whitespace-only text block (400 "text content blocks must be non-empty"), which the other formats send freely (a chat tool result of ""). */
+const blank = (p: Part) => p.type === 'text' && p.text.trim() === '';
+
 /** Canonical items → alternating user/assistant messages (consecutive same-role items merge). */
 function messagesOut(items: Item[]): Json[] {
   const out: { role: string; content: Json[] }[] = [];
@@ -85,10 +113,13 @@ function messagesOut(items: Item[]): Json[] {
     else out.push({ role, content: [block] });
   };
   for (const it of items) {
-    if (it.kind === 'message') it.content.forEach((p) => push(it.role, blockOf(p)));
-    else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
+    if (it.kind === 'message') {
+      for (const p of it.content) if (!blank(p)) push(it.role, blockOf(p));
+    } else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
     else if (it.kind === 'tool_result') {
-      const block: Json = { type: 'tool_result', tool_use_id: it.callId, content: it.content.map(blockOf) };
+      const block: Json = { type: 'tool_result', tool_use_id: it.callId };
+      const content = it.content.filter((p) => !blank(p));
+      if (content.length) block.content = content.map(blockOf);
       if (it.isError) block.is_error = true;
       push('user', block);
     }
@@ -105,16 +136,32 @@ function safeJson(s: string): unknown {
   }
 }
 
+/** Parallel tool calls are a flag of Anthropic's tool choice; `none` has no such flag. */
+function toolChoiceOut(req: LlmRequest): Json | undefined {
+  const serial = req.parallelToolCalls === false && (req.tools?.length ?? 0) > 0;
+  if (!req.toolChoice && !serial) return undefined;
+  const c = req.toolChoice ?? 'auto';
+  const out: Json = typeof c === 'object' ? { type: 'tool', name: c.name } : { type: c === 'required' ? 'any' : c };
+  if (serial && out.type !== 'none') out.disable_parallel_tool_use = true;
+  return out;
+}
+
 export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json {
   const maxTokens = req.maxTokens ?? 4096;
   const body: Json = { model: target.model, max_tokens: maxTokens, messages: messagesOut(req.items) };
   if (req.system) body.system = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
-  if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'object' ? { type: 'tool', name: req.toolChoice.name } : { type: req.toolChoice === 'required' ? 'any' : req.toolChoice };
-  // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
-  const budget = Math.min(req.thinking?.budgetTokens ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
-  if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };
-  else if (req.temperature !== undefined) body.temperature = req.temperature;
+  const choice = toolChoiceOut(req);
+  if (choice) body.tool_choice = choice;
+  if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };
+  if (req.thinking && 'adaptive' in req.thinking) body.thinking = { type: 'adaptive' };
+  else {
+    // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
+    const asked = req.thinking && 'budgetTokens' in req.thinking ? req.thinking.budgetTokens : undefined;
+    const budget = Math.min(asked ?? BUDGET[req.effort ?? 'off'], maxTokens - 1);
+    if (budget >= 1024) body.thinking = { type: 'enabled', budget_tokens: budget };
+  }
+  if (req.temperature !== undefined && !body.thinking) body.temperature = req.temperature;
   if (req.topP !== undefined && !body.thinking) body.top_p = req.topP;
   if (req.stop) body.stop_sequences = req.stop;
   if (req.stream) body.stream = true;

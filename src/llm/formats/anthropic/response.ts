@@ -1,7 +1,7 @@
 import type { LlmResponse, OutBlock, StopReason } from '../../types.js';
 import { asArray, newId, type Json, type RoutingInfo } from '../format.js';
 
-export const ANTHROPIC_STOP: Record<string, StopReason> = { end_turn: 'end', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal', pause_turn: 'end' };
+export const ANTHROPIC_STOP: Record<string, StopReason> = { end_turn: 'end', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal', pause_turn: 'end', model_context_window_exceeded: 'max_tokens' };
 export const ANTHROPIC_STOP_OUT: Record<StopReason, string> = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal' };
 
 export function parseAnthropicResponse(body: Json): LlmResponse {

@@ -1,5 +1,5 @@
 import type { Effort, Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
-import { asArray, imageFromUrl, textOf, urlOfImage, type Json } from '../format.js';
+import { asArray, imageFromUrl, jsonSchemaFields, responseFormatIn, textOf, urlOfImage, type Json } from '../format.js';
 
 function partsOf(content: unknown): Part[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];
@@ -48,6 +48,8 @@ export function parseChatRequest(body: Json): LlmRequest {
       return { name: String(fn.name), description: fn.description as string | undefined, parameters: (fn.parameters as Json) ?? { type: 'object', properties: {} } };
     }),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : undefined,
+    responseFormat: responseFormatIn(body.response_format as Json | undefined, (f) => (f.json_schema ?? {}) as Json),
     maxTokens: (body.max_completion_tokens ?? body.max_tokens) as number | undefined,
     temperature: (body.temperature ?? undefined) as number | undefined,
     topP: (body.top_p ?? undefined) as number | undefined,
@@ -89,6 +91,10 @@ export function serializeChatRequest(req: LlmRequest, target: Target): Json {
   const body: Json = { model: target.model, messages: messagesOut(req) };
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
   if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', function: { name: req.toolChoice.name } };
+  // OpenAI takes parallel_tool_calls only beside tools.
+  if (req.parallelToolCalls !== undefined && req.tools?.length) body.parallel_tool_calls = req.parallelToolCalls;
+  const f = req.responseFormat;
+  if (f) body.response_format = f.type === 'json_schema' ? { type: 'json_schema', json_schema: jsonSchemaFields(f) } : { type: f.type };
   if (req.maxTokens !== undefined) body.max_completion_tokens = req.maxTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;

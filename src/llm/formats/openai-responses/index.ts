@@ -10,5 +10,5 @@ export const openaiResponses: WireFormat = {
   parseResponse: parseResponsesResponse,
   serializeResponse: serializeResponsesResponse,
   decoder: () => new ResponsesDecoder(),
-  encoder: (routing) => new ResponsesEncoder(routing),
+  encoder: (routing, tools) => new ResponsesEncoder(routing, tools),
 };

@@ -1,5 +1,5 @@
 import type { Effort, Item, LlmRequest, Part, Target, ToolChoice, ToolDef } from '../../types.js';
-import { asArray, imageFromUrl, textOf, urlOfImage, type Json } from '../format.js';
+import { asArray, imageFromUrl, jsonSchemaFields, responseFormatIn, textOf, urlOfImage, type Json } from '../format.js';
 
 /** Responses effort `none` is the canonical `off`. */
 export const effortIn = (v: unknown): Effort | undefined => (v === undefined || v === null ? undefined : v === 'none' ? 'off' : (v as Effort));
@@ -18,6 +18,9 @@ function partsOf(content: unknown): Part[] {
   return out;
 }
 
+/** A call's flat tool name: a call to a namespaced tool names its namespace beside the tool's own name. */
+const callName = (it: Json): string => (typeof it.namespace === 'string' && it.namespace !== '' ? it.namespace + NAMESPACE_SEP : '') + String(it.name);
+
 function itemOf(it: Json, system: string[]): Item | null {
   const type = it.type ?? (it.role ? 'message' : undefined);
   switch (type) {
@@ -28,9 +31,9 @@ function itemOf(it: Json, system: string[]): Item | null {
       }
       return { kind: 'message', role: it.role === 'assistant' ? 'assistant' : 'user', content: partsOf(it.content) };
     case 'function_call':
-      return { kind: 'tool_call', id: String(it.call_id), name: String(it.name), arguments: String(it.arguments ?? '{}') };
+      return { kind: 'tool_call', id: String(it.call_id), name: callName(it), arguments: String(it.arguments ?? '{}') };
     case 'custom_tool_call':
-      return { kind: 'tool_call', id: String(it.call_id), name: String(it.name), arguments: JSON.stringify({ input: String(it.input ?? '') }) };
+      return { kind: 'tool_call', id: String(it.call_id), name: callName(it), arguments: JSON.stringify({ input: String(it.input ?? '') }) };
     case 'function_call_output':
     case 'custom_tool_call_output':
       return { kind: 'tool_result', callId: String(it.call_id), content: partsOf(it.output ?? '') };
@@ -41,12 +44,15 @@ function itemOf(it: Json, system: string[]): Item | null {
   }
 }
 
-function toolsOf(tools: Json[], prefix = ''): ToolDef[] {
+/** The tools as function tools; each remembers whether it was custom or namespaced, for its calls' way back. */
+function toolsOf(tools: Json[], namespace?: string): ToolDef[] {
   return tools.flatMap((t): ToolDef[] => {
-    const name = prefix + String(t.name);
-    if (t.type === 'namespace') return toolsOf(asArray(t.tools), name + NAMESPACE_SEP);
-    if (t.type === 'custom') return [{ name, description: t.description as string | undefined, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] } }];
-    if (t.type === 'function') return [{ name, description: t.description as string | undefined, parameters: (t.parameters as Json) ?? { type: 'object', properties: {} } }];
+    if (t.type === 'namespace') return toolsOf(asArray(t.tools), String(t.name));
+    const local = String(t.name);
+    const named: Pick<ToolDef, 'name' | 'namespace' | 'localName'> = namespace === undefined ? { name: local } : { name: namespace + NAMESPACE_SEP + local, namespace, localName: local };
+    const description = t.description as string | undefined;
+    if (t.type === 'custom') return [{ ...named, description, parameters: { type: 'object', properties: { input: { type: 'string' } }, required: ['input'] }, custom: true }];
+    if (t.type === 'function') return [{ ...named, description, parameters: (t.parameters as Json) ?? { type: 'object', properties: {} } }];
     return [];
   });
 }
@@ -66,6 +72,8 @@ export function parseResponsesRequest(body: Json): LlmRequest {
     items,
     tools: body.tools === undefined ? undefined : toolsOf(asArray(body.tools)),
     toolChoice: toolChoiceOf(body.tool_choice),
+    parallelToolCalls: typeof body.parallel_tool_calls === 'boolean' ? body.parallel_tool_calls : undefined,
+    responseFormat: responseFormatIn((body.text as Json | undefined)?.format as Json | undefined, (f) => f),
     maxTokens: body.max_output_tokens as number | undefined,
     temperature: (body.temperature ?? undefined) as number | undefined,
     topP: (body.top_p ?? undefined) as number | undefined,
@@ -98,6 +106,9 @@ export function serializeResponsesRequest(req: LlmRequest, target: Target): Json
   if (req.system) body.instructions = req.system;
   if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', name: t.name, description: t.description, parameters: t.parameters }));
   if (req.toolChoice) body.tool_choice = typeof req.toolChoice === 'string' ? req.toolChoice : { type: 'function', name: req.toolChoice.name };
+  if (req.parallelToolCalls !== undefined && req.tools?.length) body.parallel_tool_calls = req.parallelToolCalls;
+  const f = req.responseFormat;
+  if (f) body.text = { format: f.type === 'json_schema' ? { type: 'json_schema', ...jsonSchemaFields(f) } : { type: f.type } };
   if (req.maxTokens !== undefined) body.max_output_tokens = req.maxTokens;
   if (req.temperature !== undefined) body.temperature = req.temperature;
   if (req.topP !== undefined) body.top_p = req.topP;

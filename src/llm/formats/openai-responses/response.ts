@@ -1,4 +1,4 @@
-import type { LlmResponse, OutBlock, StopReason, Usage } from '../../types.js';
+import type { LlmResponse, OutBlock, StopReason, ToolDef, Usage } from '../../types.js';
 import { asArray, newId, type Json, type RoutingInfo } from '../format.js';
 
 export function parseResponsesResponse(body: Json): LlmResponse {
@@ -23,9 +23,30 @@ export function usageOf(u: Json | undefined): Usage {
   return { inputTokens: Number(u?.input_tokens ?? 0), outputTokens: Number(u?.output_tokens ?? 0) };
 }
 
-export function outputItem(b: OutBlock, id: string, status = 'completed'): Json {
+/** The request's tool a call names, when the client declared it as custom or namespaced (the model knows it by a flat name). */
+export function declaredTool(tools: ToolDef[] | undefined, name: string): ToolDef | undefined {
+  const t = tools?.find((x) => x.name === name);
+  return t && (t.custom || t.namespace !== undefined) ? t : undefined;
+}
+
+/** A custom tool's `input` text from the function-call arguments it was called with (`{"input": ...}`). */
+export function customInput(args: string): string {
+  try {
+    const input = (JSON.parse(args || '{}') as Json).input;
+    return typeof input === 'string' ? input : input === undefined ? '' : JSON.stringify(input);
+  } catch {
+    return '';
+  }
+}
+
+/** An output item; a call to a custom or namespaced tool is written back the way the client declared that tool. */
+export function outputItem(b: OutBlock, id: string, status = 'completed', tools?: ToolDef[]): Json {
   if (b.type === 'text') return { id, type: 'message', status, role: 'assistant', content: [{ type: 'output_text', text: b.text, annotations: [], logprobs: [] }] };
-  return { id, type: 'function_call', status, call_id: b.id, name: b.name, arguments: b.arguments };
+  const t = declaredTool(tools, b.name);
+  const name = t?.localName ?? b.name;
+  const namespace = t?.namespace !== undefined ? { namespace: t.namespace } : {};
+  if (t?.custom) return { id, type: 'custom_tool_call', status, call_id: b.id, name, ...namespace, input: customInput(b.arguments) };
+  return { id, type: 'function_call', status, call_id: b.id, name, ...namespace, arguments: b.arguments };
 }
 
 /** The response object, shared by the non-streaming result and the stream's `response.*` events. */
@@ -55,8 +76,8 @@ export function responseObject(id: string, model: string, output: Json[], stop: 
   return out;
 }
 
-export function serializeResponsesResponse(res: LlmResponse, routing: RoutingInfo | null): Json {
+export function serializeResponsesResponse(res: LlmResponse, routing: RoutingInfo | null, tools?: ToolDef[]): Json {
   const id = res.id.startsWith('resp_') ? res.id : `resp_${res.id}`;
-  const output = res.blocks.map((b, i) => outputItem(b, `${b.type === 'text' ? 'msg' : 'fc'}_${id.slice(5)}_${i}`));
+  const output = res.blocks.map((b, i) => outputItem(b, `${b.type === 'text' ? 'msg' : 'fc'}_${id.slice(5)}_${i}`, 'completed', tools));
   return responseObject(id, routing?.selected_model ?? res.model, output, res.stop, res.usage, routing);
 }

@@ -1,8 +1,8 @@
 import { UpstreamError } from '../../errors.js';
 import { sseFrame, type SseMessage } from '../../sse.js';
-import type { OutBlock, StreamEvent } from '../../types.js';
+import type { OutBlock, StreamEvent, ToolDef } from '../../types.js';
 import { newId, type Json, type RoutingInfo, type StreamDecoder, type StreamEncoder } from '../format.js';
-import { outputItem, responseObject, stopOf, usageOf } from './response.js';
+import { customInput, outputItem, responseObject, stopOf, usageOf } from './response.js';
 
 /** Responses events → canonical events; output items map to blocks by their output_index. */
 export class ResponsesDecoder implements StreamDecoder {
@@ -59,7 +59,9 @@ export class ResponsesDecoder implements StreamDecoder {
 /**
  * Canonical events → responses events. The format's `*.done` events and the
  * final response repeat the full output, so a copy of each block is kept as
- * it streams past (the deltas themselves are forwarded at once).
+ * it streams past (the deltas themselves are forwarded at once, except a
+ * custom tool's: its `input` text is inside the JSON arguments the model
+ * streams, so it is sent whole when the call ends).
  */
 export class ResponsesEncoder implements StreamEncoder {
   private seq = 0;
@@ -67,8 +69,12 @@ export class ResponsesEncoder implements StreamEncoder {
   private model = '';
   private readonly blocks: OutBlock[] = [];
   private readonly itemIds: string[] = [];
+  private readonly custom: boolean[] = [];
 
-  constructor(private readonly routing: RoutingInfo | null) {}
+  constructor(
+    private readonly routing: RoutingInfo | null,
+    private readonly tools?: ToolDef[],
+  ) {}
 
   private frame(type: string, payload: Json): string {
     return sseFrame({ type, sequence_number: this.seq++, ...payload }, type);
@@ -86,8 +92,9 @@ export class ResponsesEncoder implements StreamEncoder {
         const b: OutBlock = ev.block.type === 'text' ? { type: 'text', text: '' } : { type: 'tool_call', id: ev.block.id, name: ev.block.name, arguments: '' };
         this.blocks[ev.index] = b;
         const itemId = (this.itemIds[ev.index] = `${b.type === 'text' ? 'msg' : 'fc'}_${this.id.slice(5)}_${ev.index}`);
-        const item = outputItem(b, itemId, 'in_progress');
+        const item = outputItem(b, itemId, 'in_progress', this.tools);
         if (b.type === 'text') item.content = [];
+        this.custom[ev.index] = item.type === 'custom_tool_call';
         let out = this.frame('response.output_item.added', { output_index: ev.index, item });
         if (b.type === 'text') out += this.frame('response.content_part.added', { item_id: itemId, output_index: ev.index, content_index: 0, part: { type: 'output_text', text: '', annotations: [] } });
         return out;
@@ -100,12 +107,13 @@ export class ResponsesEncoder implements StreamEncoder {
       case 'args': {
         const b = this.blocks[ev.index];
         if (b?.type === 'tool_call') b.arguments += ev.json;
+        if (this.custom[ev.index]) return '';
         return this.frame('response.function_call_arguments.delta', { item_id: this.itemIds[ev.index], output_index: ev.index, delta: ev.json });
       }
       case 'block_stop':
         return this.blockDone(ev.index);
       case 'finish': {
-        const output = this.blocks.map((b, i) => outputItem(b, this.itemIds[i]));
+        const output = this.blocks.map((b, i) => outputItem(b, this.itemIds[i], 'completed', this.tools));
         const response = responseObject(this.id, this.model, output, ev.stop, ev.usage, this.routing);
         return this.frame(response.status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response });
       }
@@ -124,9 +132,18 @@ export class ResponsesEncoder implements StreamEncoder {
         this.frame('response.output_item.done', { output_index: index, item: outputItem(b, itemId) })
       );
     }
+    const item = outputItem(b, itemId, 'completed', this.tools);
+    if (this.custom[index]) {
+      const input = customInput(b.arguments);
+      return (
+        (input === '' ? '' : this.frame('response.custom_tool_call_input.delta', { item_id: itemId, output_index: index, delta: input })) +
+        this.frame('response.custom_tool_call_input.done', { item_id: itemId, output_index: index, input }) +
+        this.frame('response.output_item.done', { output_index: index, item })
+      );
+    }
     return (
       this.frame('response.function_call_arguments.done', { item_id: itemId, output_index: index, arguments: b.arguments }) +
-      this.frame('response.output_item.done', { output_index: index, item: outputItem(b, itemId) })
+      this.frame('response.output_item.done', { output_index: index, item })
     );
   }
 
