@@ -1,0 +1,49 @@
+import assert from 'node:assert/strict';
+import { scriptedAgent } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { json } from '../support/wait.js';
+
+type ErrorBody = { error: { type: string; code: string; param?: string } };
+
+/**
+ * The spec walked as a client integrating Troupe would use it, over real HTTP: what that walk found the rest of
+ * the suite had not pinned down.
+ */
+describe('spec walk: the base API as a client developer uses it', () => {
+  let h: Harness;
+  let agentId: string;
+
+  before(async () => {
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
+    ({ agentId } = await scriptedAgent(h, [{ text: 'Hello from the script.' }]));
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  async function newSession(): Promise<string> {
+    return (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST' }), 201)).id;
+  }
+
+  /** An array nested `depth` levels deep, as JSON text. */
+  const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  const post = (path: string, body: string, headers: Record<string, string> = {}) =>
+    h.api(path, { method: 'POST', body, headers: { 'Content-Type': 'application/json', ...headers } });
+
+  it('answers a body nested past 100 levels 400 json_too_deep, not 500, and takes one of exactly 100', async () => {
+    const sid = await newSession();
+    const toolResult = (result: string) => `{"type":"tool.result_submitted","message_id":"msg_x","tool_call_id":"call_1","result":${result}}`;
+    // 20 KB: JSON.parse takes it, JSON.stringify overflows the stack on it (the Idempotency-Key hash, the actor's job).
+    for (const headers of [{}, { 'Idempotency-Key': 'deep' }] as Record<string, string>[]) {
+      const err = (await json<ErrorBody>(await post(`/v1/sessions/${sid}/events`, toolResult(nested(10_000)), headers), 400)).error;
+      assert.deepEqual([err.type, err.code], ['invalid_request_error', 'json_too_deep'], JSON.stringify(headers));
+    }
+    assert.equal((await json<ErrorBody>(await post(`/v1/sessions/${sid}/events`, toolResult(nested(100)), {}), 400)).error.code, 'json_too_deep', 'the body is 101 levels deep');
+    // 100 levels: the body, then the result's 99. It gets as far as the session, which has no such message.
+    assert.equal((await json<ErrorBody>(await post(`/v1/sessions/${sid}/events`, toolResult(nested(99)), {}), 404)).error.code, 'message_not_found');
+    const batch = `{"items":[{"agent_id":"${agentId}","message":{"content":[{"type":"text","text":"hi"}]}},{"x":${nested(10_000)}}]}`;
+    assert.equal((await json<ErrorBody>(await post('/v1/session-batches', batch), 400)).error.code, 'json_too_deep');
+  });
+
+});
