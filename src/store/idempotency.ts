@@ -31,8 +31,38 @@ interface IdempotencyDoc {
 /** `resourceId`: what the request whose stale claim this took over had recorded (remember), else null. */
 export type Claim = { kind: 'claimed'; id: string; resourceId: string | null } | { kind: 'replay'; status: number; response: string };
 
+/** Marks a hash taken of a body's canonical text; a stored hash without it is of the body's text as it came. */
+const CANONICAL = 'c1:';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/**
+ * JSON text of a value with each object's members sorted by key. JSON gives member order no meaning, and a
+ * client's retry may reorder them (a request kept in a Postgres jsonb column, a map re-serialised): the same
+ * body, which must replay rather than be refused as another. Bodies reach here parsed and at most
+ * MAX_JSON_DEPTH deep, so the recursion is bounded.
+ */
+function canonicalJson(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
+  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
+  const members = Object.keys(v).sort().flatMap((k) => {
+    const x = (v as Record<string, unknown>)[k];
+    return x === undefined ? [] : [`${JSON.stringify(k)}:${canonicalJson(x)}`];
+  });
+  return `{${members.join(',')}}`;
+}
+
+/** What a request body is compared by, for Idempotency-Key and batch idempotency_key reuse. */
 export function bodyHash(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  return CANONICAL + sha256(canonicalJson(body));
+}
+
+/**
+ * Whether `body` is the one a stored hash was taken of. Hashes stored before member order stopped counting
+ * (Idempotency-Key records for their 24 h, batches for good) are compared as they were taken.
+ */
+export function sameBody(stored: string, body: unknown): boolean {
+  return stored.startsWith(CANONICAL) ? stored === bodyHash(body) : stored === sha256(JSON.stringify(body));
 }
 
 /**
@@ -47,8 +77,9 @@ export class IdempotencyStore {
     this.col = db.collection<IdempotencyDoc>('idempotency_keys');
   }
 
-  async claim(scope: string, key: string, hash: string): Promise<Claim> {
+  async claim(scope: string, key: string, body: unknown): Promise<Claim> {
     const id = `${scope}|${key}`;
+    const hash = bodyHash(body);
     for (let attempt = 0; attempt < 2; attempt++) {
       const created_at = new Date();
       try {
@@ -68,7 +99,7 @@ export class IdempotencyStore {
         await this.col.deleteOne({ _id: id, created_at: existing.created_at });
         continue;
       }
-      if (existing.body_hash !== hash) {
+      if (!sameBody(existing.body_hash, body)) {
         throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
       }
       if (existing.state === 'in_flight') {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { json } from '../support/wait.js';
+import { json, until } from '../support/wait.js';
 
 type ErrorBody = { error: { type: string; code: string; param?: string } };
 
@@ -44,6 +44,27 @@ describe('spec walk: the base API as a client developer uses it', () => {
     assert.equal((await json<ErrorBody>(await post(`/v1/sessions/${sid}/events`, toolResult(nested(99)), {}), 404)).error.code, 'message_not_found');
     const batch = `{"items":[{"agent_id":"${agentId}","message":{"content":[{"type":"text","text":"hi"}]}},{"x":${nested(10_000)}}]}`;
     assert.equal((await json<ErrorBody>(await post('/v1/session-batches', batch), 400)).error.code, 'json_too_deep');
+  });
+
+  it('replays an Idempotency-Key whose body comes back with its members in another order', async () => {
+    const sid = await newSession();
+    const first = await post(`/v1/sessions/${sid}/events`, '{"type":"user.message","content":[{"type":"text","text":"hi"}],"metadata":{"a":"1","b":"2"}}', { 'Idempotency-Key': 'reordered' });
+    const firstText = await first.text();
+    assert.equal(first.status, 201, firstText);
+    // The same request as a JSON store that sorts members (Postgres jsonb, say) hands it back for a retry.
+    const again = await post(`/v1/sessions/${sid}/events`, '{"content":[{"text":"hi","type":"text"}],"metadata":{"b":"2","a":"1"},"type":"user.message"}', { 'Idempotency-Key': 'reordered' });
+    assert.equal(again.status, 201);
+    assert.equal(again.headers.get('Idempotent-Replayed'), 'true');
+    assert.equal(await again.text(), firstText);
+    const other = await post(`/v1/sessions/${sid}/events`, '{"type":"user.message","content":[{"type":"text","text":"hi"}],"metadata":{"a":"1","b":"3"}}', { 'Idempotency-Key': 'reordered' });
+    assert.equal((await json<ErrorBody>(other, 422)).error.code, 'idempotency_key_reused');
+    await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${sid}`), 200)).status === 'idle');
+    assert.equal((await json<{ messages: unknown[] }>(await h.api(`/v1/sessions/${sid}/messages`), 200)).messages.length, 1, 'one message');
+
+    const key = `batch-${Date.now()}`;
+    const created = await json<{ batch_id: string }>(await post('/v1/session-batches', `{"idempotency_key":"${key}","items":[{"agent_id":"${agentId}","metadata":{"a":"1","b":"2"},"message":{"content":[{"type":"text","text":"x"}]}}]}`), 201);
+    const replayed = await json<{ batch_id: string }>(await post('/v1/session-batches', `{"items":[{"message":{"content":[{"text":"x","type":"text"}]},"metadata":{"b":"2","a":"1"},"agent_id":"${agentId}"}],"idempotency_key":"${key}"}`), 201);
+    assert.equal(replayed.batch_id, created.batch_id);
   });
 
 });
