@@ -96,11 +96,9 @@ function header(orgId: string, agentId: string, key: string | null, hash: string
   };
 }
 
-/** Takes the idempotency key (or, without one, just the batch id); a replay when someone else holds it. */
+/** Takes the idempotency key (or, without one, just the batch id); a replay when another request took it first. */
 async function claim(deps: BatchDeps, doc: BatchDoc, body: CreateBatchBody): Promise<CreatedBatch | null> {
   const key = doc.idempotency_key;
-  const seen = key === null ? null : await deps.batches.byKey(doc.org_id, key);
-  if (seen) return replay(deps, seen, body);
   try {
     await deps.batches.claim(doc);
     return null;
@@ -134,6 +132,10 @@ async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise
  */
 export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBatchBody): Promise<CreatedBatch> {
   const agentId = checkOneAgent(body.items);
+  // A retry answers as its first request did, also once the agent is deleted (an Idempotency-Key retry of a
+  // message is not refused either): the client must still learn the batch id whose answer it lost.
+  const seen = body.idempotency_key === undefined ? null : await deps.batches.byKey(orgId, body.idempotency_key);
+  if (seen) return replay(deps, seen, body);
   const agent = await deps.agents.get(orgId, agentId);
   if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
   const doc = header(orgId, agentId, body.idempotency_key ?? null, bodyHash(body), body.items.length);

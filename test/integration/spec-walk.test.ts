@@ -12,6 +12,7 @@ type ErrorBody = { error: { type: string; code: string; param?: string } };
 describe('spec walk: the base API as a client developer uses it', () => {
   let h: Harness;
   let agentId: string;
+  const text = (t: string) => [{ type: 'text', text: t }];
 
   before(async () => {
     h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
@@ -65,6 +66,22 @@ describe('spec walk: the base API as a client developer uses it', () => {
     const created = await json<{ batch_id: string }>(await post('/v1/session-batches', `{"idempotency_key":"${key}","items":[{"agent_id":"${agentId}","metadata":{"a":"1","b":"2"},"message":{"content":[{"type":"text","text":"x"}]}}]}`), 201);
     const replayed = await json<{ batch_id: string }>(await post('/v1/session-batches', `{"items":[{"message":{"content":[{"text":"x","type":"text"}]},"metadata":{"b":"2","a":"1"},"agent_id":"${agentId}"}],"idempotency_key":"${key}"}`), 201);
     assert.equal(replayed.batch_id, created.batch_id);
+  });
+
+  it('returns the original batch for its idempotency_key after the agent was deleted', async () => {
+    const { agentId: doomed } = await scriptedAgent(h, [{ text: 'x' }]);
+    const body = JSON.stringify({ idempotency_key: `gone-${Date.now()}`, items: [{ agent_id: doomed, message: { content: text('x') } }] });
+    const firstRes = await post('/v1/session-batches', body);
+    const firstText = await firstRes.text();
+    assert.equal(firstRes.status, 201, firstText);
+    await json(await h.api(`/v1/agents/${doomed}`, { method: 'DELETE' }), 200);
+    // The client's answer was lost; its retry must still learn the batch id, as an Idempotency-Key retry does.
+    const retry = await post('/v1/session-batches', body);
+    assert.equal(retry.status, 201);
+    assert.equal(await retry.text(), firstText);
+    // A new batch for the deleted agent is refused as before.
+    const fresh = await post('/v1/session-batches', JSON.stringify({ items: [{ agent_id: doomed, message: { content: text('x') } }] }));
+    assert.equal((await json<ErrorBody>(fresh, 404)).error.code, 'agent_not_found');
   });
 
 });
