@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { SseClient } from '../support/sse.js';
 import { json, until } from '../support/wait.js';
 
 type ErrorBody = { error: { type: string; code: string; param?: string } };
@@ -84,4 +85,25 @@ describe('spec walk: the base API as a client developer uses it', () => {
     assert.equal((await json<ErrorBody>(fresh, 404)).error.code, 'agent_not_found');
   });
 
+  it('resumes the stream after last_event_id given as a query parameter, and names that parameter when it is wrong', async () => {
+    const sid = await newSession();
+    await json(await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: text('hi') } }), 200);
+    const auth = { Authorization: `Bearer ${h.apiKey}` };
+    const resumed = new SseClient(`${h.baseUrl}/v1/sessions/${sid}/stream?last_event_id=${sid}:3`, auth);
+    await resumed.open();
+    assert.equal(resumed.status, 200);
+    await resumed.waitFor((r) => r.length >= 4);
+    await resumed.close();
+    assert.deepEqual(resumed.records.map((r) => r.id), [4, 5, 6, 7].map((n) => `${sid}:${n}`));
+    // The header wins over the parameter.
+    const both = new SseClient(`${h.baseUrl}/v1/sessions/${sid}/stream?last_event_id=1`, { ...auth, 'Last-Event-ID': `${sid}:6` });
+    await both.open();
+    await both.waitFor((r) => r.length >= 1);
+    await both.close();
+    assert.equal(both.records[0].id, `${sid}:7`);
+    const wrong = await h.api(`/v1/sessions/${sid}/stream?last_event_id=ses_other:3`);
+    assert.equal((await json<ErrorBody>(wrong, 400)).error.param, 'last_event_id');
+    const wrongHeader = await h.api(`/v1/sessions/${sid}/stream`, { headers: { 'Last-Event-ID': 'ses_other:3' } });
+    assert.equal((await json<ErrorBody>(wrongHeader, 400)).error.param, 'Last-Event-ID');
+  });
 });
