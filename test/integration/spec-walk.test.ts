@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { scriptedAgent } from '../support/agent-fixture.js';
+import { createAgentFrom, minimalAgent } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
 import { json, until } from '../support/wait.js';
@@ -46,6 +47,19 @@ describe('spec walk: the base API as a client developer uses it', () => {
     assert.equal((await json<ErrorBody>(await post(`/v1/sessions/${sid}/events`, toolResult(nested(99)), {}), 404)).error.code, 'message_not_found');
     const batch = `{"items":[{"agent_id":"${agentId}","message":{"content":[{"type":"text","text":"hi"}]}},{"x":${nested(10_000)}}]}`;
     assert.equal((await json<ErrorBody>(await post('/v1/session-batches', batch), 400)).error.code, 'json_too_deep');
+  });
+
+  it('refuses an archive JSON file nested past 100 levels with a 400 naming the file, and publishes one of exactly 100', async () => {
+    // The script file: root, turns, turn, tool_calls, call, arguments, then `x` nested `depth - 6` levels.
+    const withScript = (depth: number) => {
+      const { manifest, entries } = minimalAgent();
+      const script = `{"turns":[{"tool_calls":[{"name":"get_weather","arguments":{"city":"Oslo","x":${nested(depth - 6)}}}]},{"text":"It is mild."}]}`;
+      return createAgentFrom(h, manifest, entries.map((e) => (e.name === 'script.json' ? { ...e, content: script } : e)));
+    };
+    const refused = (await json<ErrorBody & { error: { message: string } }>(await withScript(10_000), 400)).error;
+    assert.deepEqual([refused.code, refused.message], ['invalid_script', 'script.json nests arrays and objects more than 100 levels deep.']);
+    assert.equal((await json<ErrorBody>(await withScript(101), 400)).error.code, 'invalid_script');
+    await json(await withScript(100), 201);
   });
 
   it('replays an Idempotency-Key whose body comes back with its members in another order', async () => {

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../../domain/errors.js';
-import { nestsDeeperThan } from '../../domain/json-depth.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../domain/json-depth.js';
 import { parseWellFormed } from '../../domain/well-formed.js';
 import { check } from '../../schemas/validator.js';
 import type { Ctx, JsonBody } from '../types.js';
@@ -101,14 +101,6 @@ function readRaw<T>(req: IncomingMessage, limit: number, parse: (raw: Buffer) =>
     req.once('aborted', () => finish(new InvalidRequestError('Request body was aborted by the client.', undefined, 'body_aborted')));
   });
 }
-
-/**
- * How deep a base-API JSON body may nest arrays and objects: MongoDB's own document limit, and room to spare for
- * clients whose parsers stop at 128 (serde_json) reading a body's free-form values (a tool result) inside the
- * envelope and page of the events list. Deeper bodies were parsed, then overflowed the call stack in
- * JSON.stringify (the Idempotency-Key hash, the session actor's job): a 500 for a 20 KB body.
- */
-export const MAX_JSON_DEPTH = 100;
 
 /** Parses and validates a JSON request body into `ctx.state.body`. */
 export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Promise<void> {
