@@ -36,25 +36,30 @@ const CANONICAL = 'c1:';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
+/** Keys in order already (often so): the object is written as it is, without a sorted copy. */
+function inKeyOrder(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return false;
+  return true;
+}
+
 /**
- * JSON text of a value with each object's members sorted by key. JSON gives member order no meaning, and a
- * client's retry may reorder them (a request kept in a Postgres jsonb column, a map re-serialised): the same
- * body, which must replay rather than be refused as another. Bodies reach here parsed and at most
- * MAX_JSON_DEPTH deep, so the recursion is bounded.
+ * A JSON.stringify replacer that writes each object's members sorted by key. JSON gives member order no meaning,
+ * and a client's retry may reorder them (a request kept in a Postgres jsonb column, a map re-serialised): the
+ * same body, which must replay rather than be refused as another. Arrays keep their order.
  */
-function canonicalJson(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonicalJson).join(',')}]`;
-  if (v === null || typeof v !== 'object') return JSON.stringify(v) ?? 'null';
-  const members = Object.keys(v).sort().flatMap((k) => {
-    const x = (v as Record<string, unknown>)[k];
-    return x === undefined ? [] : [`${JSON.stringify(k)}:${canonicalJson(x)}`];
-  });
-  return `{${members.join(',')}}`;
+function sortedMembers(_key: string, v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const keys = Object.keys(v);
+  if (inKeyOrder(keys)) return v;
+  // No prototype: a member named __proto__ (JSON.parse makes it an own member) stays a member of the copy.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const k of keys.sort()) out[k] = (v as Record<string, unknown>)[k];
+  return out;
 }
 
 /** What a request body is compared by, for Idempotency-Key and batch idempotency_key reuse. */
 export function bodyHash(body: unknown): string {
-  return CANONICAL + sha256(canonicalJson(body));
+  return CANONICAL + sha256(JSON.stringify(body, sortedMembers));
 }
 
 /**

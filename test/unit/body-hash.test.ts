@@ -15,6 +15,8 @@ describe('what an idempotency key compares a body by', () => {
     // Array order counts; a string that looks like an object is a string.
     assert.notEqual(bodyHash({ x: [1, 2] }), bodyHash({ x: [2, 1] }));
     assert.notEqual(bodyHash({ x: { a: 1 } }), bodyHash({ x: '{"a":1}' }));
+    // A member JSON.parse names __proto__ is a member like any other, in a sorted copy too.
+    assert.notEqual(bodyHash(JSON.parse('{"b":2,"__proto__":{"x":1}}')), bodyHash(JSON.parse('{"b":2,"__proto__":{"x":2}}')));
   });
 
   it('still matches a hash stored before member order stopped counting, as it was taken', () => {
