@@ -1,4 +1,5 @@
 import { InvalidRequestError } from '../domain/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
 import { parseWellFormed } from '../domain/well-formed.js';
 import { check, compileUserSchema, type JsonSchema } from '../schemas/validator.js';
 import type { Manifest, ManifestTool, ToolDef } from '../store/agents.js';
@@ -33,11 +34,14 @@ const definitionSchema: JsonSchema = {
 /** An archive's JSON file, its strings well formed like a request body's (src/domain/well-formed.ts). */
 export function parseJsonFile(path: string, bytes: Buffer | null | undefined, param: string, code = 'invalid_tool_definition'): unknown {
   if (!bytes) throw new InvalidRequestError(`The archive has no file ${path}.`, param, 'archive_missing_file');
+  let value: unknown;
   try {
-    return parseWellFormed(bytes.toString('utf8'));
+    value = parseWellFormed(bytes.toString('utf8'));
   } catch (e) {
     throw new InvalidRequestError(`${path} is not valid JSON: ${(e as Error).message}`, param, code);
   }
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw new InvalidRequestError(`${path} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, param, code);
+  return value;
 }
 
 /**

@@ -8,7 +8,7 @@ import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError }
 import { newId } from '../domain/ids.js';
 import type { AgentStore } from '../store/agents.js';
 import { itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from '../store/batches.js';
-import { bodyHash } from '../store/idempotency.js';
+import { bodyHash, sameBody } from '../store/idempotency.js';
 import type { Stores } from '../store/stores.js';
 import { createdItem, planItems, rejectedItem, type ItemCheck } from './plan.js';
 import { writeFirstTurns } from './write.js';
@@ -79,8 +79,8 @@ async function wake(deps: BatchDeps, batchId: string, items: BatchItem[], sends?
  * from the stored items. A creator that stored the items but died before
  * waking the sessions is finished here (the wake's job ids are deterministic).
  */
-async function replay(deps: BatchDeps, existing: BatchDoc, hash: string): Promise<CreatedBatch> {
-  if (existing.body_hash !== hash) throw new UnprocessableError('idempotency_key was already used with a different body.', 'idempotency_key_reused', 'idempotency_key');
+async function replay(deps: BatchDeps, existing: BatchDoc, body: CreateBatchBody): Promise<CreatedBatch> {
+  if (!sameBody(existing.body_hash, body)) throw new UnprocessableError('idempotency_key was already used with a different body.', 'idempotency_key_reused', 'idempotency_key');
   if (existing.state !== 'ready') throw new ConflictError('A batch with this idempotency_key is still being created; retry shortly.', 'idempotency_key_in_flight', 'idempotency_key');
   const items = await deps.batches.items(existing);
   if (!existing.woken) await wake(deps, existing._id, items);
@@ -96,11 +96,9 @@ function header(orgId: string, agentId: string, key: string | null, hash: string
   };
 }
 
-/** Takes the idempotency key (or, without one, just the batch id); a replay when someone else holds it. */
-async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | null> {
+/** Takes the idempotency key (or, without one, just the batch id); a replay when another request took it first. */
+async function claim(deps: BatchDeps, doc: BatchDoc, body: CreateBatchBody): Promise<CreatedBatch | null> {
   const key = doc.idempotency_key;
-  const seen = key === null ? null : await deps.batches.byKey(doc.org_id, key);
-  if (seen) return replay(deps, seen, doc.body_hash);
   try {
     await deps.batches.claim(doc);
     return null;
@@ -109,7 +107,7 @@ async function claim(deps: BatchDeps, doc: BatchDoc): Promise<CreatedBatch | nul
     if (key === null || !isDuplicateKey(err)) throw err;
     const winner = await deps.batches.byKey(doc.org_id, key);
     if (!winner) throw err;
-    return replay(deps, winner, doc.body_hash);
+    return replay(deps, winner, body);
   }
 }
 
@@ -134,10 +132,14 @@ async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise
  */
 export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBatchBody): Promise<CreatedBatch> {
   const agentId = checkOneAgent(body.items);
+  // A retry answers as its first request did, also once the agent is deleted (an Idempotency-Key retry of a
+  // message is not refused either): the client must still learn the batch id whose answer it lost.
+  const seen = body.idempotency_key === undefined ? null : await deps.batches.byKey(orgId, body.idempotency_key);
+  if (seen) return replay(deps, seen, body);
   const agent = await deps.agents.get(orgId, agentId);
   if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
   const doc = header(orgId, agentId, body.idempotency_key ?? null, bodyHash(body), body.items.length);
-  const replayed = await claim(deps, doc);
+  const replayed = await claim(deps, doc, body);
   if (replayed) return replayed;
   let items: BatchItem[];
   let sends: Send[];

@@ -31,8 +31,43 @@ interface IdempotencyDoc {
 /** `resourceId`: what the request whose stale claim this took over had recorded (remember), else null. */
 export type Claim = { kind: 'claimed'; id: string; resourceId: string | null } | { kind: 'replay'; status: number; response: string };
 
+/** Marks a hash taken of a body's canonical text; a stored hash without it is of the body's text as it came. */
+const CANONICAL = 'c1:';
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+
+/** Keys in order already (often so): the object is written as it is, without a sorted copy. */
+function inKeyOrder(keys: string[]): boolean {
+  for (let i = 1; i < keys.length; i++) if (keys[i - 1] > keys[i]) return false;
+  return true;
+}
+
+/**
+ * A JSON.stringify replacer that writes each object's members sorted by key. JSON gives member order no meaning,
+ * and a client's retry may reorder them (a request kept in a Postgres jsonb column, a map re-serialised): the
+ * same body, which must replay rather than be refused as another. Arrays keep their order.
+ */
+function sortedMembers(_key: string, v: unknown): unknown {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+  const keys = Object.keys(v);
+  if (inKeyOrder(keys)) return v;
+  // No prototype: a member named __proto__ (JSON.parse makes it an own member) stays a member of the copy.
+  const out = Object.create(null) as Record<string, unknown>;
+  for (const k of keys.sort()) out[k] = (v as Record<string, unknown>)[k];
+  return out;
+}
+
+/** What a request body is compared by, for Idempotency-Key and batch idempotency_key reuse. */
 export function bodyHash(body: unknown): string {
-  return createHash('sha256').update(JSON.stringify(body)).digest('hex');
+  return CANONICAL + sha256(JSON.stringify(body, sortedMembers));
+}
+
+/**
+ * Whether `body` is the one a stored hash was taken of. Hashes stored before member order stopped counting
+ * (Idempotency-Key records for their 24 h, batches for good) are compared as they were taken.
+ */
+export function sameBody(stored: string, body: unknown): boolean {
+  return stored.startsWith(CANONICAL) ? stored === bodyHash(body) : stored === sha256(JSON.stringify(body));
 }
 
 /**
@@ -47,8 +82,9 @@ export class IdempotencyStore {
     this.col = db.collection<IdempotencyDoc>('idempotency_keys');
   }
 
-  async claim(scope: string, key: string, hash: string): Promise<Claim> {
+  async claim(scope: string, key: string, body: unknown): Promise<Claim> {
     const id = `${scope}|${key}`;
+    const hash = bodyHash(body);
     for (let attempt = 0; attempt < 2; attempt++) {
       const created_at = new Date();
       try {
@@ -68,7 +104,7 @@ export class IdempotencyStore {
         await this.col.deleteOne({ _id: id, created_at: existing.created_at });
         continue;
       }
-      if (existing.body_hash !== hash) {
+      if (!sameBody(existing.body_hash, body)) {
         throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
       }
       if (existing.state === 'in_flight') {

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders, IncomingMessage } from 'node:http';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedContentEncodingError, UnsupportedMediaTypeError } from '../../domain/errors.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../domain/json-depth.js';
 import { parseWellFormed } from '../../domain/well-formed.js';
 import { check } from '../../schemas/validator.js';
 import type { Ctx, JsonBody } from '../types.js';
@@ -111,5 +112,8 @@ export async function parseJsonBody(ctx: Ctx, spec: JsonBody, limit: number): Pr
     throw new InvalidRequestError('A JSON request body is required.', undefined, 'body_required');
   }
   const value = await readJson(ctx.req, limit, spec.optional);
+  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) {
+    throw new InvalidRequestError(`Request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, undefined, 'json_too_deep');
+  }
   ctx.state.body = check(spec.schema, value === undefined ? {} : value);
 }

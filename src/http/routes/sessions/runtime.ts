@@ -1,7 +1,6 @@
 import type { TurnReply } from '../../../../actors/session/turn.js';
 import { sessionCommand, type SessionCommand } from '../../../../actors/session/messages.js';
 import { InvalidRequestError, NotFoundError } from '../../../domain/errors.js';
-import { bodyHash } from '../../../store/idempotency.js';
 import type { SessionDoc } from '../../../store/sessions.js';
 import type { SessionHead } from '../../../sessions/session-heads.js';
 import type { AppDeps } from '../../deps.js';
@@ -87,7 +86,7 @@ export async function withIdempotency(ctx: Ctx, deps: AppDeps, scope: string, st
     ctx.body = JSON.stringify(await work(null, null));
     return;
   }
-  const claim = await deps.stores.idempotency.claim(scope, key, bodyHash(ctx.state.body));
+  const claim = await deps.stores.idempotency.claim(scope, key, ctx.state.body);
   if (claim.kind === 'replay') {
     ctx.status = claim.status;
     ctx.set('Idempotent-Replayed', 'true');

@@ -45,13 +45,16 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           throw new UnavailableError('This process is shutting down; reconnect (with Last-Event-ID) to resume.', 'draining', { 'Retry-After': String(Math.ceil(DRAIN_RETRY_MS / 1000)) });
         }
         const session = await sessionOr404(deps, auth.orgId, ctx.params.session_id);
-        const raw = ctx.get('Last-Event-ID') || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
+        const header = ctx.get('Last-Event-ID');
+        // A 400 names the one the client used, the header or the query parameter.
+        const param = header ? 'Last-Event-ID' : 'last_event_id';
+        const raw = header || (typeof ctx.query.last_event_id === 'string' ? ctx.query.last_event_id : undefined);
         const after = parseLastEventId(raw, session._id);
-        if (after === null) throw new InvalidRequestError(`Last-Event-ID must be an event id of this session, like ${session._id}:12.`, 'Last-Event-ID');
+        if (after === null) throw new InvalidRequestError(`${param} must be an event id of this session, like ${session._id}:12.`, param);
         // An id the ledger does not have yet was never sent: resuming after it would skip the events up to it. The
         // session document may trail the ledger by a turn in flight, so only an id past it asks the ledger.
         if (after > session.last_sequence && !(await deps.stores.ledger.get(session._id, after))) {
-          throw new InvalidRequestError(`Last-Event-ID ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, 'Last-Event-ID');
+          throw new InvalidRequestError(`${param} ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, param);
         }
         const { hub, streamReads } = runtimeOf(deps);
         const stream = new SessionStream(streamReads, session._id, after);
