@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../domain/errors.js';
-import { MAX_JSON_DEPTH, nestsDeeperThan } from '../domain/json-depth.js';
+import { JsonTooDeepError, MAX_JSON_DEPTH } from '../domain/json-depth.js';
 import { parseWellFormed } from '../domain/well-formed.js';
 import { check, compileUserSchema, type JsonSchema } from '../schemas/validator.js';
 import type { Manifest, ManifestTool, ToolDef } from '../store/agents.js';
@@ -36,11 +36,11 @@ export function parseJsonFile(path: string, bytes: Buffer | null | undefined, pa
   if (!bytes) throw new InvalidRequestError(`The archive has no file ${path}.`, param, 'archive_missing_file');
   let value: unknown;
   try {
-    value = parseWellFormed(bytes.toString('utf8'));
+    value = parseWellFormed(bytes.toString('utf8'), MAX_JSON_DEPTH);
   } catch (e) {
+    if (e instanceof JsonTooDeepError) throw new InvalidRequestError(`${path} ${e.message}.`, param, code);
     throw new InvalidRequestError(`${path} is not valid JSON: ${(e as Error).message}`, param, code);
   }
-  if (nestsDeeperThan(value, MAX_JSON_DEPTH)) throw new InvalidRequestError(`${path} nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, param, code);
   return value;
 }
 

@@ -7,6 +7,14 @@
  */
 export const MAX_JSON_DEPTH = 100;
 
+/** JSON nested deeper than a reader takes; its message reads after the name of what was read ("Request body …"). */
+export class JsonTooDeepError extends Error {
+  constructor(readonly maxDepth: number) {
+    super(`nests arrays and objects more than ${maxDepth} levels deep`);
+    this.name = 'JsonTooDeepError';
+  }
+}
+
 /**
  * Whether a parsed JSON value nests arrays and objects more than `max` levels deep (a bare `{}` is one level),
  * judged with an explicit stack rather than recursion: JSON.parse accepts any depth a body's size allows, while

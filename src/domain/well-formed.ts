@@ -5,6 +5,8 @@
  * a client is echoed, the ledger's JSON text and the BSON projections agree.
  */
 
+import { JsonTooDeepError, nestsDeeperThan } from './json-depth.js';
+
 type WellFormable = string & { toWellFormed(): string; isWellFormed(): boolean };
 
 /** Fast pre-check on JSON text: a lone surrogate can only arrive as a `\uD800`-`\uDFFF` escape. */
@@ -16,10 +18,13 @@ export function mayHoldLoneSurrogate(jsonText: string): boolean {
 
 /**
  * JSON text parsed with every string and key well formed: for JSON that reaches Troupe other than as a request
- * body (archive files) or was stored before its writer was guarded. Throws what JSON.parse throws.
+ * body (archive files) or was stored before its writer was guarded. Throws what JSON.parse throws, and
+ * JsonTooDeepError past `maxDepth`: judged before the value is walked (here, by the repair of lone surrogates, and by
+ * the caller's walks after), since JSON.parse takes any depth and the recursive walks overflow the stack.
  */
-export function parseWellFormed(jsonText: string): unknown {
+export function parseWellFormed(jsonText: string, maxDepth = Infinity): unknown {
   const parsed: unknown = JSON.parse(jsonText);
+  if (maxDepth < Infinity && nestsDeeperThan(parsed, maxDepth)) throw new JsonTooDeepError(maxDepth);
   return mayHoldLoneSurrogate(jsonText) ? wellFormed(parsed) : parsed;
 }
 

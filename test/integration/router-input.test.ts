@@ -114,8 +114,9 @@ describe('routing interface: nested input', function () {
   this.timeout(180_000);
   let h: Harness;
   let fake: FakeLlmUpstream;
+  /** A string body is sent as it is (JSON this process could not stringify itself). */
   const post = (format: Format, body: unknown) =>
-    fetch(h.routerUrl + PATH[format], { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}` }, body: JSON.stringify(body) });
+    fetch(h.routerUrl + PATH[format], { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}` }, body: typeof body === 'string' ? body : JSON.stringify(body) });
 
   before(async () => {
     fake = await FakeLlmUpstream.start();
@@ -163,6 +164,34 @@ describe('routing interface: nested input', function () {
       assert.equal(err.param, param, err.message);
       assert.ok(err.message.startsWith(param), err.message);
       assert.equal(fake.requests.length, 0);
+    });
+  }
+
+  for (const format of ['messages', 'chat', 'responses'] as Format[]) {
+    it(`${format}: a body nested deeper than 100 levels is a 400 json_too_deep in the format's envelope, and nothing goes upstream`, async () => {
+      // 10,000 levels in 20 KB: JSON.parse takes it, the recursive walks after it (translation, JSON.stringify) overflow.
+      const deep = (n: number) => '{"a":'.repeat(n) + '1' + '}'.repeat(n);
+      // Where each format forwards a free-form object: a tool call's input, or a tool's parameter schema.
+      const withDeep = (n: number): string => {
+        const body = RICH[format]();
+        if (format === 'messages') body.messages[1].content[2].input = 'DEEP';
+        else if (format === 'chat') body.tools = [{ type: 'function', function: { name: 'get_weather', parameters: 'DEEP' } }];
+        else body.tools[0].parameters = 'DEEP';
+        return JSON.stringify(body).replace('"DEEP"', deep(n));
+      };
+      const text0 = withDeep(10_000);
+      const res = await post(format, text0);
+      const text = await res.text();
+      assert.equal(res.status, 400, text.slice(0, 500));
+      const err = (JSON.parse(text) as Json).error;
+      assert.equal(err.code, 'json_too_deep', text);
+      assert.equal(err.type, 'invalid_request_error', text);
+      assert.equal(fake.requests.length, 0);
+      // 90 levels inside the body is still taken: the refusal is the depth, not the member.
+      const accepted = await post(format, withDeep(90));
+      const answer = await accepted.text();
+      assert.ok(accepted.status < 500, answer);
+      assert.ok(!answer.includes('json_too_deep'), answer);
     });
   }
 
