@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TroupeClient } from '../../clients/typescript/src/client.js';
+import { scriptedAgent } from '../support/agent-fixture.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+const ROOT = join(__dirname, '../../..');
+const CLI = join(ROOT, 'dist/clients/cli/main.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `troupe …` as a child process, as a person or a script runs it. */
+function troupe(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 40_000): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`troupe ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`));
+    }, timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? -1, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * What a developer meets walking the README with the CLI and the console, beyond cli.test.ts and console.test.ts:
+ * a tail of a session that has had several messages, a tail into a pipe that closes, a metadata filter whose
+ * matches are older than the newest 1,000 sessions, a deploy of a folder whose troupe.json is broken, and a tool
+ * result form for a schema made of `$ref`s.
+ */
+describe('developer walk: the CLI and the console on a session with history, an org with many sessions, a broken folder', function () {
+  this.timeout(120_000);
+  let h: Harness;
+  let dir: string;
+  let env: Record<string, string>;
+  let client: TroupeClient;
+  const run = (args: string[]) => troupe(args, env, dir);
+  before(async () => {
+    h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '4' } });
+    client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
+    dir = mkdtempSync(join(tmpdir(), 'troupe-devwalk-'));
+    env = { TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey, TROUPE_CONFIG: join(dir, 'config.json') };
+  });
+  after(async () => {
+    await h?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('tail --until-idle on a session that has answered twice prints both turns and exits, not at the first idle', async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'hello back' }]);
+    const s = await client.sessions.create(agentId);
+    for (const text of ['first', 'second']) assert.equal((await client.sessions.sync(s.id, text, { timeoutMs: 20_000 })).status, 'completed');
+    const tailed = await run(['tail', s.id, '--json', '--until-idle']);
+    assert.equal(tailed.code, 0, tailed.stderr);
+    const printed = tailed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { sequence_number: number });
+    assert.deepEqual(printed, (await client.sessions.events(s.id, { limit: 100 })).events, 'the whole ledger, through the second idle');
+  });
+});
