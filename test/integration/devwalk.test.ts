@@ -68,4 +68,22 @@ describe('developer walk: the CLI and the console on a session with history, an 
     const printed = tailed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { sequence_number: number });
     assert.deepEqual(printed, (await client.sessions.events(s.id, { limit: 100 })).events, 'the whole ledger, through the second idle');
   });
+
+  it('tail into a pipe that closes (| head) stops quietly with exit 0, not a stack trace', async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'hello back' }]);
+    const s = await client.sessions.create(agentId);
+    assert.equal((await client.sessions.sync(s.id, 'first', { timeoutMs: 20_000 })).status, 'completed');
+    const child = spawn(process.execPath, [CLI, 'tail', s.id], { cwd: dir, env: { PATH: process.env.PATH ?? '', HOME: dir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    // The reader takes the first lines and goes away, as `head` does; the next event tail writes meets a closed pipe.
+    await new Promise((resolve) => child.stdout.once('data', resolve));
+    child.stdout.destroy();
+    assert.equal((await client.sessions.sync(s.id, 'second', { timeoutMs: 20_000 })).status, 'completed');
+    const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 20_000))]);
+    if (code === 'still running') child.kill('SIGKILL');
+    assert.equal(code, 0, stderr);
+    assert.equal(stderr, '');
+  });
 });
