@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TroupeClient } from '../../clients/typescript/src/client.js';
@@ -85,5 +85,16 @@ describe('developer walk: the CLI and the console on a session with history, an 
     if (code === 'still running') child.kill('SIGKILL');
     assert.equal(code, 0, stderr);
     assert.equal(stderr, '');
+  });
+
+  it('deploy of a folder whose troupe.json is not JSON is a usage mistake (exit 2), said in one line', async () => {
+    const folder = join(dir, 'broken-agent');
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(join(folder, 'troupe.json'), '{"name": "broken",');
+    const r = await run(['deploy', folder]);
+    assert.equal(r.code, 2, r.stderr);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+    assert.match(r.stderr, /troupe\.json is not valid JSON/);
+    assert.equal(r.stdout, '');
   });
 });
