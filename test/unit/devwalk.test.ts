@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, resolve } from 'node:path';
 import { checkSchema } from '../../clients/console/src/schema-check.js';
+import { resolveConfig } from '../../clients/cli/config.js';
+import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { compileUserSchema } from '../../src/schemas/validator.js';
+
+const CHECKOUT = resolve(__dirname, '../../..');
 
 const hit = { type: 'object', required: ['kind', 'value'], properties: { kind: { const: 'hit' }, value: { type: 'number' } } };
 const miss = { type: 'object', required: ['kind'], properties: { kind: { const: 'miss' } } };
@@ -32,5 +39,34 @@ describe('developer walk: the console never refuses a result the server takes', 
     const schema = generated[0][1];
     assert.deepEqual(checkSchema(schema, { kind: 'hit' }), ['$ matches none of the allowed shapes']);
     assert.deepEqual(checkSchema({ oneOf: [{ type: 'number' }, { type: 'integer' }] }, 3), ['$ must match exactly one allowed shape, not 2']);
+  });
+});
+
+describe('developer walk: a relative TROUPE_DATA_DIR means the same folder to npm start and to the CLI', () => {
+  const saved = { cwd: process.cwd(), env: { ...process.env } };
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-datadir-'));
+    for (const k of ['TROUPE_BASE_URL', 'TROUPE_API_KEY', 'TROUPE_PROFILE', 'TROUPE_DATA_DIR']) delete process.env[k];
+    process.env.TROUPE_CONFIG = join(dir, 'none.json');
+  });
+  afterEach(() => {
+    process.chdir(saved.cwd);
+    process.env = { ...saved.env };
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('takes it from the checkout, where npm start runs, whatever folder the CLI is run in', () => {
+    const data = join(dir, 'data');
+    mkdirSync(data);
+    writeFileSync(join(data, 'dev-keys.json'), JSON.stringify({ api: 'tr_sk_rel', base_url: 'http://localhost:9380' }));
+    const rel = relative(CHECKOUT, data);
+    assert.equal(devDataDir(CHECKOUT, rel), data, 'npm start’s folder for it');
+    assert.equal(devDataDir(CHECKOUT, undefined), join(CHECKOUT, '.data'));
+    mkdirSync(join(dir, 'elsewhere'));
+    process.chdir(join(dir, 'elsewhere'));
+    process.env.TROUPE_DATA_DIR = rel;
+    const cfg = resolveConfig({});
+    assert.deepEqual([cfg.apiKey, cfg.source], ['tr_sk_rel', join(data, 'dev-keys.json')]);
   });
 });
