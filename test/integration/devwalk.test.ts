@@ -43,8 +43,8 @@ function troupe(args: string[], env: Record<string, string>, cwd: string, timeou
 /**
  * What a developer meets walking the README with the CLI and the console, beyond cli.test.ts and console.test.ts:
  * a tail of a session that has had several messages, a tail into a pipe that closes, a metadata filter whose
- * matches are older than the newest 1,000 sessions, a deploy of a folder whose troupe.json is broken, and a tool
- * result form for a schema made of `$ref`s.
+ * matches are older than the newest 1,000 sessions, a deploy of a folder whose troupe.json is broken, a tool
+ * result form for a schema made of `$ref`s, and a session that is gone when the console opens it.
  */
 describe('developer walk: the CLI and the console on a session with history, an org with many sessions, a broken folder', function () {
   this.timeout(120_000);
@@ -147,7 +147,7 @@ describe('developer walk: the CLI and the console on a session with history, an 
     assert.equal(r.stdout, '');
   });
 
-  it('console: a metadata filter finds the older matches, and a tool form takes a valid result of a oneOf of $refs', async () => {
+  it('console: a metadata filter finds the older matches, a tool form takes a valid result of a oneOf of $refs, a deleted session empties the pane', async () => {
     // A schema as generators write them: alternatives by $ref into definitions. Only `hit` fits {"kind":"hit","value":3}.
     const outputSchema = {
       definitions: {
@@ -192,6 +192,16 @@ describe('developer walk: the CLI and the console on a session with history, an 
       await form.locator('textarea').fill('{"kind": "hit", "value": 3}');
       await form.locator('button[type=submit]').click();
       await page.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("found hit 3")', { timeout: 30_000 });
+
+      // A session deleted after the list was read: opening it says so, and leaves nothing of the one shown before.
+      const gone = await client.sessions.create(agentId, { metadata: { from: 'devwalk-form' } });
+      await page.click('#session-filter button');
+      await page.waitForSelector(`#sessions li[data-session="${gone.id}"]`);
+      await client.sessions.delete(gone.id);
+      await page.click(`#sessions li[data-session="${gone.id}"]`);
+      await page.waitForSelector(`#status.error:has-text("${gone.id}")`);
+      assert.equal(await page.locator('#transcript li').count(), 0, 'no transcript of the session shown before, as if it were this one');
+      assert.equal(await page.locator('#composer').isHidden(), true, 'no composer that would send to a session that is gone');
     } finally {
       await browser.close();
     }

@@ -102,13 +102,18 @@ export async function openSession(sessionId: string): Promise<void> {
   streamStop = stop;
   state.sessionId = sessionId;
   for (const li of byId('sessions').children) li.classList.toggle('selected', (li as HTMLElement).dataset.session === sessionId);
-  const s = await client().sessions.get(sessionId);
-  byId('session-title').textContent = `Session ${s.id}`;
-  byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
-  byId('composer').hidden = false;
+  // The pane is emptied first: left under an error about this session (deleted since the list was read, say), the
+  // previous session's transcript and composer would read as this one's, and a message typed there would go here.
+  byId('session-title').textContent = `Session ${sessionId}`;
+  byId('session-status').textContent = '';
+  byId('composer').hidden = true;
   const list = byId('transcript');
   clear(list);
   clear(byId('pending'));
+  const s = await client().sessions.get(sessionId);
+  if (state.sessionId !== sessionId) return;
+  byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
+  byId('composer').hidden = false;
   const transcript = new Transcript(list);
   void refreshPending(sessionId);
   void (async () => {
