@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient } from 'mongodb';
-import { chromium } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { TroupeClient, type Session } from '../../clients/typescript/src/client.js';
 import { newId } from '../../src/domain/ids.js';
 import { METADATA_WALK, type SessionDoc } from '../../src/store/sessions.js';
@@ -74,6 +74,37 @@ describe('developer walk: the CLI and the console on a session with history, an 
       await mongo.close();
     }
     return ada;
+  }
+
+  /** An agent whose scripted model calls the external tool `lookup`, whose output_schema is a oneOf of $refs. */
+  async function lookupAgent(): Promise<string> {
+    // A schema as generators write them: alternatives by $ref into definitions. Only `hit` fits {"kind":"hit","value":3}.
+    const outputSchema = {
+      definitions: {
+        hit: { type: 'object', required: ['kind', 'value'], properties: { kind: { const: 'hit' }, value: { type: 'number' } } },
+        miss: { type: 'object', required: ['kind'], properties: { kind: { const: 'miss' } } },
+      },
+      oneOf: [{ $ref: '#/definitions/hit' }, { $ref: '#/definitions/miss' }],
+    };
+    const { agentId } = await agentWith(h, {
+      tools: [{ name: 'lookup', kind: 'external', path: 'tools/lookup.json', timeout_seconds: 60, description: 'Looks it up.', input_schema: { type: 'object' }, output_schema: outputSchema }],
+      llm_options: [{ id: 'main', provider: 'scripted', script: 'script.json' }],
+      scripts: { main: { turns: [{ tool_calls: [{ name: 'lookup', arguments: { q: 'x' } }] }, { text: 'found {{lookup.kind}} {{lookup.value}}' }] } },
+    });
+    return agentId;
+  }
+
+  /** The console in Debian's chromium (installed by `npm test`), connected with the API key. */
+  async function openConsole(): Promise<{ browser: Browser; page: Page }> {
+    const executablePath = process.env.TROUPE_CHROMIUM;
+    assert.ok(executablePath, 'TROUPE_CHROMIUM is not set; run the tests through "npm test", which installs chromium');
+    const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(`${h.baseUrl}/console`);
+    await page.fill('#api-key', h.apiKey);
+    await page.click('#key-form button[type=submit]');
+    await page.waitForSelector('#sessions li[data-session]');
+    return { browser, page };
   }
 
   before(async () => {
@@ -148,32 +179,13 @@ describe('developer walk: the CLI and the console on a session with history, an 
   });
 
   it('console: a metadata filter finds the older matches, a tool form takes a valid result of a oneOf of $refs, a deleted session empties the pane', async () => {
-    // A schema as generators write them: alternatives by $ref into definitions. Only `hit` fits {"kind":"hit","value":3}.
-    const outputSchema = {
-      definitions: {
-        hit: { type: 'object', required: ['kind', 'value'], properties: { kind: { const: 'hit' }, value: { type: 'number' } } },
-        miss: { type: 'object', required: ['kind'], properties: { kind: { const: 'miss' } } },
-      },
-      oneOf: [{ $ref: '#/definitions/hit' }, { $ref: '#/definitions/miss' }],
-    };
-    const { agentId } = await agentWith(h, {
-      tools: [{ name: 'lookup', kind: 'external', path: 'tools/lookup.json', timeout_seconds: 60, description: 'Looks it up.', input_schema: { type: 'object' }, output_schema: outputSchema }],
-      llm_options: [{ id: 'main', provider: 'scripted', script: 'script.json' }],
-      scripts: { main: { turns: [{ tool_calls: [{ name: 'lookup', arguments: { q: 'x' } }] }, { text: 'found {{lookup.kind}} {{lookup.value}}' }] } },
-    });
+    const agentId = await lookupAgent();
     const asking = await client.sessions.create(agentId, { metadata: { from: 'devwalk-form' } });
     await client.sessions.send(asking.id, 'look it up');
     await until(async () => (await client.sessions.pendingToolCalls(asking.id)).length === 1);
 
-    const executablePath = process.env.TROUPE_CHROMIUM;
-    assert.ok(executablePath, 'TROUPE_CHROMIUM is not set; run the tests through "npm test", which installs chromium');
-    const browser = await chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    const { browser, page } = await openConsole();
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-      await page.goto(`${h.baseUrl}/console`);
-      await page.fill('#api-key', h.apiKey);
-      await page.click('#key-form button[type=submit]');
-      await page.waitForSelector('#sessions li[data-session]');
 
       await page.fill('#metadata-filter', 'user=ada');
       await page.click('#session-filter button');
@@ -202,6 +214,29 @@ describe('developer walk: the CLI and the console on a session with history, an 
       await page.waitForSelector(`#status.error:has-text("${gone.id}")`);
       assert.equal(await page.locator('#transcript li').count(), 0, 'no transcript of the session shown before, as if it were this one');
       assert.equal(await page.locator('#composer').isHidden(), true, 'no composer that would send to a session that is gone');
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it('console: a batch larger than its table is polled by the light read, its items read again only now and then', async () => {
+    // Every item waits on its external tool, so the batch stays running while the page polls it.
+    const agentId = await lookupAgent();
+    const batch = await client.batches.create(Array.from({ length: 201 }, (_, i) => ({ agent_id: agentId, message: { content: [{ type: 'text', text: `item ${i}` }] } })));
+    const { browser, page } = await openConsole();
+    try {
+      const reads: string[] = [];
+      page.on('request', (r) => void (r.url().includes(`/v1/session-batches/${batch.batch_id}`) && reads.push(r.url())));
+      await page.click('#tabs button[data-tab="batches"]');
+      await page.fill('#batch-id', batch.batch_id);
+      await page.click('#batch-form button');
+      await page.waitForSelector('#batch progress');
+      const light = (u: string) => u.includes('include_sessions=false');
+      await until(async () => reads.length >= 4, 15_000);
+      assert.deepEqual(reads.map((u) => (light(u) ? 'counts' : 'items')).slice(0, 4), ['items', 'counts', 'counts', 'counts'], 'the 201 items were read once, then only the counts every second');
+      await page.waitForSelector('#batch p.muted:has-text("The first 200 of 201 items")');
+      assert.match(await page.locator('#batch p').first().innerText(), /of 201 done/);
+      assert.equal(await page.locator('#batch tbody tr').count(), 200);
     } finally {
       await browser.close();
     }
