@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { CliError, EXIT } from './exit-codes.js';
 
 export interface Resolved {
@@ -50,9 +51,12 @@ export function checkBaseUrl(url: string, from: string): void {
   if (protocol !== 'http:' && protocol !== 'https:') throw new CliError(`${from} "${url}" is not an http(s) URL, e.g. http://localhost:8080`, EXIT.usage);
 }
 
-/** `npm start`'s dev-keys file in its TROUPE_DATA_DIR (the same variable it reads), when one is set. */
+/** The checkout this CLI was built in (dist/clients/cli/ is three levels down), where `npm start` runs. */
+const CHECKOUT = resolve(__dirname, '../../..');
+
+/** `npm start`'s dev-keys file in its TROUPE_DATA_DIR (the same variable, resolved the same way), when one is set. */
 function dataDirKeys(): string | null {
-  return process.env.TROUPE_DATA_DIR ? join(resolve(process.env.TROUPE_DATA_DIR), 'dev-keys.json') : null;
+  return process.env.TROUPE_DATA_DIR ? join(devDataDir(CHECKOUT), 'dev-keys.json') : null;
 }
 
 /** Where `npm start` keeps its dev keys: its TROUPE_DATA_DIR when one is set, else .data/ of the checkout. */

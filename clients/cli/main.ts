@@ -62,6 +62,11 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 if (require.main === module) {
+  // `troupe tail … | head`: the reader has what it wanted once it closes the pipe; stop quietly, not with a stack.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+    process.exit(EXIT.ok);
+  });
   void run(process.argv).then((code) => {
     process.exitCode = code;
   });

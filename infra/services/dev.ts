@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
 import { startLocalServices } from './local-services.js';
@@ -27,7 +28,7 @@ function devKeysScope(dataDir: string): string {
  * under .data/ and survives restarts. Ctrl-C stops Troupe and both servers.
  */
 export async function main(_args: string[]): Promise<void> {
-  const dataDir = resolve(process.env.TROUPE_DATA_DIR || join(ROOT, '.data'));
+  const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SingleBar, Presets } from 'cli-progress';
 import type { Command } from 'commander';
@@ -18,7 +18,14 @@ export function deployCommand(program: Command): void {
     .addHelpText('after', '\nExample:\n  AGENT=$(troupe deploy examples/weather-agent)')
     .option('--json', 'print JSON instead of text')
     .action(async (folder: string, o: { name?: string; agent?: string; new?: boolean; activate: boolean }, cmd: Command) => {
-      if (!existsSync(join(folder, 'troupe.json'))) throw new CliError(`${folder} has no troupe.json; point deploy at an agent folder.`, EXIT.usage);
+      const manifest = join(folder, 'troupe.json');
+      if (!existsSync(manifest)) throw new CliError(`${folder} has no troupe.json; point deploy at an agent folder.`, EXIT.usage);
+      // The folder is the argument: a manifest that is not JSON is a mistake in it (exit 2), found before anything is uploaded.
+      try {
+        JSON.parse(readFileSync(manifest, 'utf8'));
+      } catch (err) {
+        throw new CliError(`${manifest} is not valid JSON: ${(err as Error).message}`, EXIT.usage);
+      }
       const ctx = context(cmd);
       // The bar only where a person watches; logs and CI get the stage lines alone.
       const bar = process.stderr.isTTY ? new SingleBar({ format: 'upload [{bar}] {percentage}% {value}/{total} bytes', hideCursor: true, stream: process.stderr }, Presets.shades_classic) : null;

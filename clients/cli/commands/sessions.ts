@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import type { TroupeClient } from '../../typescript/src/client.js';
 import { context, pageLimit, pairs } from '../context.js';
 import { table } from '../format.js';
 
@@ -13,7 +14,7 @@ export function sessionCommands(program: Command): void {
     .option('--json', 'print JSON instead of text')
     .action(async (o: { metadata?: Record<string, string>; limit: number; after?: string }, cmd: Command) => {
       const ctx = context(cmd);
-      const page = await ctx.client.sessions.list({ metadata: o.metadata, limit: o.limit, after: o.after });
+      const page = await filledPage(ctx.client, o);
       if (ctx.json) return ctx.out(JSON.stringify(page));
       if (!page.sessions.length) return ctx.note('no sessions');
       const rows = page.sessions.map((s) => [s.id, s.agent_id, s.status, s.last_message_status ?? '-', s.created_at, Object.entries(s.metadata).map(([k, v]) => `${k}=${v}`).join(',')]);
@@ -57,4 +58,19 @@ export function sessionCommands(program: Command): void {
       if (!calls.length) return ctx.note('no pending tool calls');
       ctx.out(table([['CALL', 'TOOL', 'KIND', 'ARGUMENTS'], ...calls.map((c) => [c.tool_call_id, c.tool_name, c.kind ?? '-', JSON.stringify(c.arguments)])]));
     });
+}
+
+/**
+ * Up to `limit` sessions from `after` on. A metadata-filtered page of the API looks at 1,000 sessions at most, so
+ * it can come back short, even empty, with has_more: the next pages are read, each for what is still missing, until
+ * the page is full or the list ends. "no sessions" then means none match, and next_cursor goes on where it stopped.
+ */
+async function filledPage(client: TroupeClient, o: { metadata?: Record<string, string>; limit: number; after?: string }) {
+  let page = await client.sessions.list({ metadata: o.metadata, limit: o.limit, after: o.after });
+  const sessions = [...page.sessions];
+  while (page.has_more && page.next_cursor && sessions.length < o.limit) {
+    page = await client.sessions.list({ metadata: o.metadata, limit: o.limit - sessions.length, after: page.next_cursor });
+    sessions.push(...page.sessions);
+  }
+  return { ...page, sessions };
 }

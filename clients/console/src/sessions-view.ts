@@ -43,11 +43,31 @@ function metadataFilter(): Record<string, string> {
   return out;
 }
 
+/** Sessions the list shows, and the filtered pages it reads at most to find them (each looks at 1,000 sessions). */
+const SHOWN = 50;
+const FILTERED_PAGES = 10;
+/** The latest list asked for: a slower, older answer must not replace it. */
+let listAsked = 0;
+
+/**
+ * The newest sessions that match the filter. A filtered page of the API looks at 1,000 sessions at most and may
+ * come back short, even empty, with more to read: the list reads on until it has SHOWN sessions, the sessions end,
+ * or it has read FILTERED_PAGES pages, and then says how far back it looked instead of "No sessions match".
+ */
 export async function loadSessions(): Promise<void> {
+  const asked = ++listAsked;
   const list = byId('sessions');
-  const { sessions } = await client().sessions.list({ limit: 50, metadata: metadataFilter() });
+  const metadata = metadataFilter();
+  let page = await client().sessions.list({ limit: SHOWN, metadata });
+  const sessions = [...page.sessions];
+  for (let read = 1; page.has_more && page.next_cursor && sessions.length < SHOWN && read < FILTERED_PAGES; read++) {
+    page = await client().sessions.list({ limit: SHOWN - sessions.length, metadata, after: page.next_cursor });
+    sessions.push(...page.sessions);
+  }
+  if (asked !== listAsked) return;
   list.replaceChildren(...sessions.map(sessionItem));
-  if (!sessions.length) list.append(h('li', { class: 'muted' }, 'No sessions match.'));
+  if (page.has_more && sessions.length < SHOWN) list.append(h('li', { class: 'muted', 'data-more': '' }, `Searched the newest ${FILTERED_PAGES * 1000} sessions; older ones may match too.`));
+  else if (!sessions.length) list.append(h('li', { class: 'muted' }, 'No sessions match.'));
 }
 
 function sessionItem(s: Session): HTMLLIElement {
@@ -82,13 +102,18 @@ export async function openSession(sessionId: string): Promise<void> {
   streamStop = stop;
   state.sessionId = sessionId;
   for (const li of byId('sessions').children) li.classList.toggle('selected', (li as HTMLElement).dataset.session === sessionId);
-  const s = await client().sessions.get(sessionId);
-  byId('session-title').textContent = `Session ${s.id}`;
-  byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
-  byId('composer').hidden = false;
+  // The pane is emptied first: left under an error about this session (deleted since the list was read, say), the
+  // previous session's transcript and composer would read as this one's, and a message typed there would go here.
+  byId('session-title').textContent = `Session ${sessionId}`;
+  byId('session-status').textContent = '';
+  byId('composer').hidden = true;
   const list = byId('transcript');
   clear(list);
   clear(byId('pending'));
+  const s = await client().sessions.get(sessionId);
+  if (state.sessionId !== sessionId) return;
+  byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
+  byId('composer').hidden = false;
   const transcript = new Transcript(list);
   void refreshPending(sessionId);
   void (async () => {
