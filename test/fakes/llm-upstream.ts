@@ -170,8 +170,17 @@ export class FakeLlmUpstream {
   }
 }
 
-/** What Anthropic's API refuses with a 400 that the OpenAI APIs take: an empty or blank text block, at the top of a message or in a tool result. */
+/** Anthropic models that refuse sampling parameters, as Claude Opus 4.7 and later do. */
+export const ADAPTIVE_ONLY_MODEL = 'claude-opus-4-7';
+
+/**
+ * What Anthropic's API refuses with a 400 that the OpenAI APIs take: an empty or blank text block, at the top of a
+ * message or in a tool result; and, from an adaptive-only model, a sampling parameter.
+ */
 function anthropicRefusal(body: Record<string, unknown>): string | null {
+  if (String(body.model).startsWith(ADAPTIVE_ONLY_MODEL)) {
+    for (const p of ['temperature', 'top_p', 'top_k']) if (body[p] !== undefined) return `\`${p}\` is deprecated for this model.`;
+  }
   type Block = { type?: string; text?: unknown; content?: unknown };
   const blocks = (content: unknown): Block[] => (Array.isArray(content) ? (content as Block[]) : []);
   for (const m of blocks(body.messages)) {
