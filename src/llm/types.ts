@@ -101,4 +101,6 @@ export interface Target {
   redact?: string[];
   /** Forward `configuration_update` items (openai-responses models that understand them). */
   configUpdates?: boolean;
+  /** Anthropic models that take only adaptive thinking: reasoning effort goes as `output_config.effort`, never as a token budget. */
+  adaptiveThinking?: boolean;
 }

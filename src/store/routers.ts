@@ -20,6 +20,8 @@ export interface CandidateDoc {
   configuration_update?: boolean;
   /** Parameters left out of every request to this model, which refuses them; none when absent. */
   drop_params?: DroppableParam[];
+  /** How reasoning effort reaches an anthropic model: `budget` (an extended-thinking budget, when absent) or `adaptive`. */
+  thinking_mode?: 'budget' | 'adaptive';
 }
 
 export type RoutingPolicy = 'priority' | 'cheapest';

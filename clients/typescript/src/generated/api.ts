@@ -732,6 +732,8 @@ export type PutV1RoutersRouterIdBody = {
     configuration_update?: boolean;
     /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
     drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
 };
 export type PutV1RoutersRouterIdResponse = {
@@ -763,6 +765,8 @@ export type PutV1RoutersRouterIdResponse = {
     configuration_update?: boolean;
     /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
     drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
   created_at: string;
   updated_at: string;
@@ -801,6 +805,8 @@ export type GetV1RoutersRouterIdResponse = {
     configuration_update?: boolean;
     /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
     drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
   created_at: string;
   updated_at: string;
@@ -846,6 +852,8 @@ export type GetV1RoutersResponse = {
       configuration_update?: boolean;
       /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
       drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+      /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+      thinking_mode?: "budget" | "adaptive";
     }>;
     created_at: string;
     updated_at: string;
