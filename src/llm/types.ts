@@ -7,6 +7,10 @@
 export const EFFORTS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
 export type Effort = (typeof EFFORTS)[number];
 
+/** Request parameters a router candidate can be told to leave out (`drop_params`), as the models that refuse them name them. */
+export const DROPPABLE_PARAMS = ['temperature', 'top_p', 'top_k', 'stop', 'parallel_tool_calls'] as const;
+export type DroppableParam = (typeof DROPPABLE_PARAMS)[number];
+
 export type Provider = 'openai' | 'openai-responses' | 'anthropic';
 export const PROVIDERS: readonly Provider[] = ['openai', 'openai-responses', 'anthropic'];
 
@@ -97,4 +101,6 @@ export interface Target {
   redact?: string[];
   /** Forward `configuration_update` items (openai-responses models that understand them). */
   configUpdates?: boolean;
+  /** Anthropic models that take only adaptive thinking: reasoning effort goes as `output_config.effort`, never as a token budget. */
+  adaptiveThinking?: boolean;
 }

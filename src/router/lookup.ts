@@ -52,6 +52,7 @@ export class RoutingLookup {
       baseUrl: c.base_url ?? DEFAULT_BASE_URL[c.provider],
       apiKey,
       configUpdates: c.configuration_update === true,
+      adaptiveThinking: c.thinking_mode === 'adaptive',
     };
   }
 }

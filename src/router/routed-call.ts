@@ -2,7 +2,7 @@ import type { Price } from '../store/usage.js';
 import { ErrorType, TroupeError } from '../domain/errors.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
-import type { LlmRequest, Usage } from '../llm/types.js';
+import type { DroppableParam, LlmRequest, Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
 import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -40,8 +40,19 @@ export function requestFor(call: RoutedCall, c: CandidateDoc): LlmRequest {
   // unchanged; any other gets the effective effort and never sees the updates.
   let effort = c.configuration_update ? call.plan.requestLevel : call.plan.effective;
   if (c.provider === 'anthropic' && !c.thinking) effort = undefined;
-  return { ...call.req, effort, thinking: c.thinking ? call.req.thinking : undefined };
+  const req: LlmRequest = { ...call.req, effort, thinking: c.thinking ? call.req.thinking : undefined };
+  if (c.drop_params) for (const p of c.drop_params) DROP[p](req);
+  return req;
 }
+
+/** How each droppable parameter is left out of the canonical request; top_k is never carried, so there is nothing to drop. */
+const DROP: Record<DroppableParam, (r: LlmRequest) => void> = {
+  temperature: (r) => (r.temperature = undefined),
+  top_p: (r) => (r.topP = undefined),
+  top_k: () => {},
+  stop: (r) => (r.stop = undefined),
+  parallel_tool_calls: (r) => (r.parallelToolCalls = undefined),
+};
 
 export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: string[]): RoutingInfo {
   let reason = call.selection.reason;

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { Effort, Provider } from '../llm/types.js';
+import type { DroppableParam, Effort, Provider } from '../llm/types.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 export interface CandidateDoc {
@@ -18,6 +18,10 @@ export interface CandidateDoc {
   currency?: string;
   /** The model understands responses `configuration_update` items (openai-responses only). */
   configuration_update?: boolean;
+  /** Parameters left out of every request to this model, which refuses them; none when absent. */
+  drop_params?: DroppableParam[];
+  /** How reasoning effort reaches an anthropic model: `budget` (an extended-thinking budget, when absent) or `adaptive`. */
+  thinking_mode?: 'budget' | 'adaptive';
 }
 
 export type RoutingPolicy = 'priority' | 'cheapest';

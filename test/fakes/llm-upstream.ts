@@ -170,8 +170,18 @@ export class FakeLlmUpstream {
   }
 }
 
-/** What Anthropic's API refuses with a 400 that the OpenAI APIs take: an empty or blank text block, at the top of a message or in a tool result. */
+/** Anthropic models that refuse sampling parameters and thinking budgets, as Claude Opus 4.7 and later do. */
+export const ADAPTIVE_ONLY_MODEL = 'claude-opus-4-7';
+
+/**
+ * What Anthropic's API refuses with a 400 that the OpenAI APIs take: an empty or blank text block, at the top of a
+ * message or in a tool result; and, from an adaptive-only model, a sampling parameter or a thinking budget.
+ */
 function anthropicRefusal(body: Record<string, unknown>): string | null {
+  if (String(body.model).startsWith(ADAPTIVE_ONLY_MODEL)) {
+    for (const p of ['temperature', 'top_p', 'top_k']) if (body[p] !== undefined) return `\`${p}\` is deprecated for this model.`;
+    if ((body.thinking as { type?: string } | undefined)?.type === 'enabled') return 'thinking.type.enabled is not supported for this model. Use thinking.type.adaptive and output_config.effort to control thinking behavior.';
+  }
   type Block = { type?: string; text?: unknown; content?: unknown };
   const blocks = (content: unknown): Block[] => (Array.isArray(content) ? (content as Block[]) : []);
   for (const m of blocks(body.messages)) {

@@ -730,6 +730,10 @@ export type PutV1RoutersRouterIdBody = {
     currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
+    /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
+    drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
 };
 export type PutV1RoutersRouterIdResponse = {
@@ -759,6 +763,10 @@ export type PutV1RoutersRouterIdResponse = {
     currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
+    /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
+    drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
   created_at: string;
   updated_at: string;
@@ -795,6 +803,10 @@ export type GetV1RoutersRouterIdResponse = {
     currency?: string;
     /** openai-responses only: forward configuration_update items to this model. */
     configuration_update?: boolean;
+    /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
+    drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+    /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+    thinking_mode?: "budget" | "adaptive";
   }>;
   created_at: string;
   updated_at: string;
@@ -838,6 +850,10 @@ export type GetV1RoutersResponse = {
       currency?: string;
       /** openai-responses only: forward configuration_update items to this model. */
       configuration_update?: boolean;
+      /** Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later). */
+      drop_params?: Array<"temperature" | "top_p" | "top_k" | "stop" | "parallel_tool_calls">;
+      /** anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget. */
+      thinking_mode?: "budget" | "adaptive";
     }>;
     created_at: string;
     updated_at: string;

@@ -27,6 +27,9 @@ async function checkCandidates(deps: AppDeps, orgId: string, input: RouterInput)
     if (c.configuration_update && c.provider !== 'openai-responses') {
       throw new InvalidRequestError(`candidates[${i}].configuration_update applies to openai-responses models only.`, `candidates[${i}].configuration_update`);
     }
+    if (c.thinking_mode && c.provider !== 'anthropic') {
+      throw new InvalidRequestError(`candidates[${i}].thinking_mode applies to anthropic models only.`, `candidates[${i}].thinking_mode`);
+    }
     if (c.base_url) await checkModelEndpoint(c.base_url, `candidates[${i}].base_url`, { allowPrivate: deps.config.modelsAllowPrivate });
   }
 }

@@ -1,4 +1,4 @@
-import { EFFORTS, PROVIDERS } from '../../../llm/types.js';
+import { DROPPABLE_PARAMS, EFFORTS, PROVIDERS } from '../../../llm/types.js';
 import type { JsonSchema } from '../../../schemas/validator.js';
 import { CREDENTIAL_NAME } from '../credentials/schema.js';
 import { NO_CONTROL_CHARACTERS, time } from '../../../schemas/common.js';
@@ -24,6 +24,8 @@ const candidate: JsonSchema = {
     output_price: { type: 'number', minimum: 0, default: 0, description: 'Per million output tokens.' },
     currency: { type: 'string', pattern: '^[A-Z]{3}$', default: 'USD', description: 'ISO 4217 code of input_price and output_price; usage reports cost in it.' },
     configuration_update: { type: 'boolean', default: false, description: 'openai-responses only: forward configuration_update items to this model.' },
+    drop_params: { type: 'array', items: { type: 'string', enum: [...DROPPABLE_PARAMS] }, uniqueItems: true, description: 'Request parameters left out for this model, which refuses them (e.g. temperature, top_p and top_k for Claude Opus 4.7 and later).' },
+    thinking_mode: { type: 'string', enum: ['budget', 'adaptive'], description: 'anthropic only: how reasoning effort is sent. budget (when absent): an extended-thinking token budget; adaptive: adaptive thinking with output_config.effort, for models that refuse a budget.' },
   },
 };
 

@@ -93,6 +93,8 @@ export function parseAnthropicRequest(body: Json): LlmRequest {
 }
 
 const BUDGET: Record<Effort, number> = { off: 0, minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32000, max: 64000 };
+/** `output_config.effort` has no `minimal`; its lowest level stands in for it. */
+const ADAPTIVE_EFFORT: Record<Exclude<Effort, 'off'>, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
 
 function blockOf(p: Part): Json {
   if (p.type === 'text') return { type: 'text', text: p.text };
@@ -154,7 +156,12 @@ export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json
   const choice = toolChoiceOut(req);
   if (choice) body.tool_choice = choice;
   if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };
-  if (req.thinking && 'adaptive' in req.thinking) body.thinking = { type: 'adaptive' };
+  if (target.adaptiveThinking) {
+    // These models refuse a thinking budget: thinking asked for in any form is adaptive, and the effort says how much.
+    const effort = req.effort && req.effort !== 'off' ? ADAPTIVE_EFFORT[req.effort] : undefined;
+    if (req.thinking || effort) body.thinking = { type: 'adaptive' };
+    if (effort) body.output_config = { ...(body.output_config as Json | undefined), effort };
+  } else if (req.thinking && 'adaptive' in req.thinking) body.thinking = { type: 'adaptive' };
   else {
     // Anthropic has no effort knob here: a level above `off` runs as an extended-thinking budget.
     const asked = req.thinking && 'budgetTokens' in req.thinking ? req.thinking.budgetTokens : undefined;
