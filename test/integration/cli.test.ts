@@ -1,38 +1,12 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { troupe } from '../support/troupe-cli.js';
 
 const ROOT = join(__dirname, '../../..');
-const CLI = join(ROOT, 'dist/clients/cli/main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `troupe …` as a child process, the way a user or a script runs it. */
-function troupe(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 40_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`troupe ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
 
 describe('troupe CLI', function () {
   this.timeout(120_000);

@@ -10,35 +10,9 @@ import { newId } from '../../src/domain/ids.js';
 import { METADATA_WALK, type SessionDoc } from '../../src/store/sessions.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { CLI, troupe } from '../support/troupe-cli.js';
 import { until } from '../support/wait.js';
 
-const ROOT = join(__dirname, '../../..');
-const CLI = join(ROOT, 'dist/clients/cli/main.js');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** `troupe …` as a child process, as a person or a script runs it. */
-function troupe(args: string[], env: Record<string, string>, cwd: string, timeoutMs = 40_000): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env: { PATH: process.env.PATH ?? '', HOME: cwd, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`troupe ${args.join(' ')} did not exit within ${timeoutMs} ms\n${stdout}\n${stderr}`));
-    }, timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code: code ?? -1, stdout, stderr });
-    });
-  });
-}
 
 /**
  * What a developer meets walking the README with the CLI and the console, beyond cli.test.ts and console.test.ts:
