@@ -80,7 +80,7 @@ async function wake(deps: BatchDeps, batchId: string, items: BatchItem[], sends?
  * waking the sessions is finished here (the wake's job ids are deterministic).
  */
 async function replay(deps: BatchDeps, existing: BatchDoc, body: CreateBatchBody): Promise<CreatedBatch> {
-  if (!sameBody(existing.body_hash, body)) throw new UnprocessableError('idempotency_key was already used with a different body.', 'idempotency_key_reused', 'idempotency_key');
+  if (!sameBody(existing.body_hash, body, deps.box)) throw new UnprocessableError('idempotency_key was already used with a different body.', 'idempotency_key_reused', 'idempotency_key');
   if (existing.state !== 'ready') throw new ConflictError('A batch with this idempotency_key is still being created; retry shortly.', 'idempotency_key_in_flight', 'idempotency_key');
   const items = await deps.batches.items(existing);
   if (!existing.woken) await wake(deps, existing._id, items);
@@ -138,7 +138,7 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
   if (seen) return replay(deps, seen, body);
   const agent = await deps.agents.get(orgId, agentId);
   if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
-  const doc = header(orgId, agentId, body.idempotency_key ?? null, bodyHash(body), body.items.length);
+  const doc = header(orgId, agentId, body.idempotency_key ?? null, bodyHash(body, deps.box), body.items.length);
   const replayed = await claim(deps, doc, body);
   if (replayed) return replayed;
   let items: BatchItem[];

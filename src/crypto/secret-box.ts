@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /** An encrypted value as stored: AES-256-GCM, with the id of the key that sealed it. */
 export interface Sealed {
@@ -41,5 +41,37 @@ export class SecretBox {
   /** True when a value was sealed under an older key and should be re-sealed. */
   isStale(sealed: Sealed): boolean {
     return sealed.kid !== this.currentId;
+  }
+
+  /**
+   * A keyed digest of `text` (HMAC-SHA256 under a subkey of the current master key for `purpose`), as
+   * `<key id>:<hex>`: for a value that must be compared later but never read back, taken of text that may hold
+   * secrets. A plain hash of such text would let whoever reads the database test guesses of a weak secret offline.
+   */
+  digest(purpose: string, text: string): string {
+    return `${this.currentId}:${this.mac(this.currentId, purpose, text)!.toString('hex')}`;
+  }
+
+  /** Whether `stored` (a `digest` of `purpose`) is of `text`; false when its key is no longer configured. */
+  digestMatches(purpose: string, stored: string, text: string): boolean {
+    const at = stored.indexOf(':');
+    const mac = at > 0 ? this.mac(stored.slice(0, at), purpose, text) : null;
+    const hex = stored.slice(at + 1);
+    return mac !== null && hex.length === mac.length * 2 && timingSafeEqual(mac, Buffer.from(hex, 'hex'));
+  }
+
+  private readonly subkeys = new Map<string, Buffer>();
+
+  /** The MAC under key `kid`'s subkey for `purpose` (derived once: one master key never keys two uses alike). */
+  private mac(kid: string, purpose: string, text: string): Buffer | null {
+    const id = `${kid}\0${purpose}`;
+    let sub = this.subkeys.get(id);
+    if (!sub) {
+      const key = this.keys.get(kid);
+      if (!key) return null;
+      sub = createHmac('sha256', key).update(`troupe digest ${purpose}`).digest();
+      this.subkeys.set(id, sub);
+    }
+    return createHmac('sha256', sub).update(text, 'utf8').digest();
   }
 }

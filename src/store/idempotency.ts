@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import type { SecretBox } from '../crypto/secret-box.js';
 import { ConflictError, UnprocessableError } from '../domain/errors.js';
 import { isDuplicateKey } from './duplicate-key.js';
 
@@ -31,8 +32,14 @@ interface IdempotencyDoc {
 /** `resourceId`: what the request whose stale claim this took over had recorded (remember), else null. */
 export type Claim = { kind: 'claimed'; id: string; resourceId: string | null } | { kind: 'replay'; status: number; response: string };
 
-/** Marks a hash taken of a body's canonical text; a stored hash without it is of the body's text as it came. */
+/**
+ * Marks a keyed digest of a body's canonical text (SecretBox.digest): bodies can hold `secrets` and `llm_api_key`.
+ * `c1:` marks the plain SHA-256 of the canonical text written before (until 28 Nov 2026); a stored hash with
+ * neither is the plain SHA-256 of the body's text as it came. Both are still compared as they were taken.
+ */
+const KEYED = 'h1:';
 const CANONICAL = 'c1:';
+const PURPOSE = 'idempotency-body';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
@@ -57,17 +64,20 @@ function sortedMembers(_key: string, v: unknown): unknown {
   return out;
 }
 
+const canonical = (body: unknown) => JSON.stringify(body, sortedMembers);
+
 /** What a request body is compared by, for Idempotency-Key and batch idempotency_key reuse. */
-export function bodyHash(body: unknown): string {
-  return CANONICAL + sha256(JSON.stringify(body, sortedMembers));
+export function bodyHash(body: unknown, box: SecretBox): string {
+  return KEYED + box.digest(PURPOSE, canonical(body));
 }
 
 /**
  * Whether `body` is the one a stored hash was taken of. Hashes stored before member order stopped counting
  * (Idempotency-Key records for their 24 h, batches for good) are compared as they were taken.
  */
-export function sameBody(stored: string, body: unknown): boolean {
-  return stored.startsWith(CANONICAL) ? stored === bodyHash(body) : stored === sha256(JSON.stringify(body));
+export function sameBody(stored: string, body: unknown, box: SecretBox): boolean {
+  if (stored.startsWith(KEYED)) return box.digestMatches(PURPOSE, stored.slice(KEYED.length), canonical(body));
+  return stored.startsWith(CANONICAL) ? stored === CANONICAL + sha256(canonical(body)) : stored === sha256(JSON.stringify(body));
 }
 
 /**
@@ -78,13 +88,16 @@ export function sameBody(stored: string, body: unknown): boolean {
 export class IdempotencyStore {
   private readonly col: Collection<IdempotencyDoc>;
 
-  constructor(db: Db) {
+  constructor(
+    db: Db,
+    private readonly box: SecretBox,
+  ) {
     this.col = db.collection<IdempotencyDoc>('idempotency_keys');
   }
 
   async claim(scope: string, key: string, body: unknown): Promise<Claim> {
     const id = `${scope}|${key}`;
-    const hash = bodyHash(body);
+    const hash = bodyHash(body, this.box);
     for (let attempt = 0; attempt < 2; attempt++) {
       const created_at = new Date();
       try {
@@ -104,7 +117,7 @@ export class IdempotencyStore {
         await this.col.deleteOne({ _id: id, created_at: existing.created_at });
         continue;
       }
-      if (!sameBody(existing.body_hash, body)) {
+      if (!sameBody(existing.body_hash, body, this.box)) {
         throw new UnprocessableError('This Idempotency-Key was used with a different request body.', 'idempotency_key_reused', 'Idempotency-Key');
       }
       if (existing.state === 'in_flight') {

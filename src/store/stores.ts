@@ -54,7 +54,7 @@ export function createStores(db: Db, box: SecretBox, sharded = false): Stores {
     sessions: new SessionStore(db),
     ledger: new LedgerStore(db, sharded),
     messages: new MessageStore(db, sharded),
-    idempotency: new IdempotencyStore(db),
+    idempotency: new IdempotencyStore(db, box),
     routers: new RouterStore(db),
     usage: new UsageStore(db),
     batches: new BatchStore(db),
