@@ -1,3 +1,4 @@
+import Anthropic from '@anthropic-ai/sdk';
 import assert from 'node:assert/strict';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -9,8 +10,11 @@ interface ErrorBody {
 
 const ALLOW_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
-/** What HTTP says of a method a path does not take: 405, with Allow. */
-describe('HTTP basics: methods a path does not take', function () {
+/**
+ * What HTTP says of a method a path does not take (405 and Allow) and of a missing key (401 and
+ * WWW-Authenticate), on the base API and on the routing interface.
+ */
+describe('HTTP basics: methods a path does not take, and the 401 challenge', function () {
   let h: Harness;
   before(async () => {
     h = await startHarness({ roles: ['web', 'router'] });
@@ -86,5 +90,42 @@ describe('HTTP basics: methods a path does not take', function () {
     const headGet = await h.api('/v1/agents', { method: 'HEAD' });
     assert.equal(headGet.status, 200);
     assert.equal(await headGet.text(), '');
+  });
+
+  it('names the Bearer scheme on the base API’s 401s, and not on a 403', async () => {
+    for (const authorization of [undefined, 'Bearer tr_sk_not_a_key', 'Basic dXNlcjpwYXNz']) {
+      const res = await fetch(`${h.baseUrl}/v1/agents`, authorization ? { headers: { Authorization: authorization } } : {});
+      assert.equal(res.status, 401, String(authorization));
+      assert.equal(res.headers.get('www-authenticate'), 'Bearer realm="troupe"', String(authorization));
+      assert.equal((await errorOf(res)).type, 'authentication_error');
+    }
+    const wrongKind = await h.api('/v1/agents', { headers: { Authorization: `Bearer ${h.routingKey}` } });
+    assert.equal(wrongKind.status, 403);
+    assert.equal(wrongKind.headers.get('www-authenticate'), null);
+  });
+
+  it("names the Bearer scheme on the routing interface's 401s, in each vendor's envelope unchanged", async () => {
+    const body = JSON.stringify({ model: 'service/routing', messages: [{ role: 'user', content: 'Hi' }] });
+    const chat = await fetch(`${h.routerUrl}/v1/chat/completions`, { method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: 'Bearer nope' }, body });
+    assert.equal(chat.status, 401);
+    assert.equal(chat.headers.get('www-authenticate'), 'Bearer realm="troupe"');
+    assert.deepEqual(await chat.json(), { error: { message: 'The API key is not valid or has been revoked.', type: 'authentication_error', param: null, code: 'invalid_api_key' } });
+
+    // The models list is answered by the router's Koa app rather than the routed-call path: the same header.
+    const models = await fetch(`${h.routerUrl}/v1/models`);
+    assert.equal(models.status, 401);
+    assert.equal(models.headers.get('www-authenticate'), 'Bearer realm="troupe"');
+
+    // Anthropic's SDK still raises its own typed error from the envelope, with the header beside it.
+    const client = new Anthropic({ apiKey: null, authToken: null, defaultHeaders: { 'x-api-key': 'tr_rk_not_a_key' }, baseURL: h.routerUrl, maxRetries: 0 });
+    const unauth = await client.messages.create({ model: 'service/routing', max_tokens: 16, messages: [{ role: 'user', content: 'Hi' }] }).catch((e: unknown) => e);
+    assert.ok(unauth instanceof Anthropic.AuthenticationError, String(unauth));
+    assert.equal(unauth.status, 401);
+    assert.equal(unauth.headers?.get('www-authenticate'), 'Bearer realm="troupe"');
+    assert.deepEqual(unauth.error, {
+      type: 'error',
+      error: { type: 'authentication_error', message: 'The API key is not valid or has been revoked.', code: 'invalid_api_key', details: { error_code: 'invalid_api_key' } },
+      request_id: unauth.headers?.get('x-request-id'),
+    });
   });
 });
