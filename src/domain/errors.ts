@@ -4,7 +4,7 @@
  * Nothing else in the code base sets an error status.
  */
 /**
- * The error families, by status: 400, 408 and any other 4xx without one of its own invalid_request, 401 authentication, 403 permission, 404 not_found,
+ * The error families, by status: 400, 405, 408 and any other 4xx without one of its own invalid_request, 401 authentication, 403 permission, 404 not_found,
  * 409 conflict, 413 and 431 request_too_large, 415 unsupported_media_type, 422 unprocessable_entity, 429 rate_limit,
  * 500-502 api, 503 service_unavailable. Names are Anthropic's error types where it has one (`request_too_large` is
  * its 413, so the routing interface hands an Anthropic SDK the type it knows); the rest are the HTTP reason. They are
@@ -84,6 +84,13 @@ export class NotFoundError extends TroupeError {
 export class RouteNotFoundError extends TroupeError {
   constructor(method: string, path: string) {
     super(404, ErrorType.notFound, 'route_not_found', `No route for ${method} ${path}.`);
+  }
+}
+
+/** 405: the path is served, the method is not; `Allow` lists the methods that are (RFC 9110 §15.5.6). */
+export class MethodNotAllowedError extends TroupeError {
+  constructor(method: string, path: string, allowed: readonly string[]) {
+    super(405, ErrorType.invalidRequest, 'method_not_allowed', `${path} does not take ${method}; it takes ${allowed.join(', ')}.`, undefined, { Allow: allowed.join(', ') });
   }
 }
 

@@ -1,12 +1,11 @@
 import Koa from 'koa';
-import { RouteNotFoundError } from '../domain/errors.js';
 import type { AppDeps } from './deps.js';
 import { consoleAssets } from './console.js';
 import { KeyAuthenticator } from './middleware/auth.js';
 import { bodyIdleTimeout } from './middleware/body-timeout.js';
 import { errorMapper } from './middleware/errors.js';
 import { requestContext } from './middleware/request-context.js';
-import { mountRoutes } from './route-table.js';
+import { mountRoutes, unmatchedRoute } from './route-table.js';
 import { allRoutes } from './routes/index.js';
 import type { AppState } from './types.js';
 
@@ -20,11 +19,7 @@ export function createApp(deps: AppDeps): Koa<AppState> {
   app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));
   app.use(consoleAssets());
   app.use(router.routes());
-  app.use(async (ctx) => {
-    if (ctx.body === undefined && ctx.status === 404) {
-      throw new RouteNotFoundError(ctx.method, ctx.path);
-    }
-  });
+  app.use(unmatchedRoute(router));
   // Errors are logged by errorMapper with the request id; silence Koa's stderr printer.
   app.silent = true;
   return app;

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import { InvalidRequestError } from '../domain/errors.js';
+import { InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../domain/errors.js';
 import { compile, type JsonSchema } from '../schemas/validator.js';
 import { hasBody, parseJsonBody, refuseContentEncoding } from './middleware/body.js';
 import { parsePage, querySchema } from './pagination.js';
@@ -45,6 +45,24 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
     router.register(koaPath(spec.path), [spec.method], mw);
   }
   return router;
+}
+
+/** The order methods are listed in an `Allow` header. */
+const METHOD_ORDER = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'];
+
+/**
+ * The last middleware: a request no route answered. A path the table serves with other methods is a 405 whose
+ * `Allow` lists them (HEAD wherever GET is: the router answers it from the GET route), read from the mounted
+ * table itself so the two cannot drift apart; OPTIONS is no exception, as nothing serves it. Any other path is a 404.
+ */
+export function unmatchedRoute(router: Router<AppState>): Middleware<AppState> {
+  return async (ctx) => {
+    if (ctx.body !== undefined || ctx.status !== 404) return;
+    const served = new Set(router.match(ctx.path, ctx.method).path.flatMap((layer) => layer.methods));
+    const allowed = METHOD_ORDER.filter((m) => served.has(m));
+    if (allowed.length > 0 && !served.has(ctx.method)) throw new MethodNotAllowedError(ctx.method, ctx.path, allowed);
+    throw new RouteNotFoundError(ctx.method, ctx.path);
+  };
 }
 
 /**

@@ -60,8 +60,21 @@ export interface MappedError {
   headers: Record<string, string> | undefined;
 }
 
+/**
+ * Every key (API, routing, metrics) is a bearer token, and a 401 names the scheme to use (RFC 9110 §15.5.2,
+ * RFC 6750 §3). The realm only labels the challenge: the base API and the routing interface are different
+ * origins, so their keys are told apart without a realm each.
+ */
+const BEARER_CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="troupe"' };
+
 /** Decides the answer to any error; shared by the Koa apps and the router's routed paths. */
 export function mapError(thrown: unknown, log: Logger | undefined, requestId: string): MappedError {
+  const mapped = decide(thrown, log, requestId);
+  if (mapped.status === 401) mapped.headers = { ...BEARER_CHALLENGE, ...mapped.headers };
+  return mapped;
+}
+
+function decide(thrown: unknown, log: Logger | undefined, requestId: string): MappedError {
   if (thrown instanceof TroupeError) return { status: thrown.status, body: thrown.toBody(), headers: thrown.headers };
   const e = thrown as HttpLikeError;
   const s = e.status ?? e.statusCode ?? 500;
