@@ -74,10 +74,28 @@ export interface LlmRequest {
 
 export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal';
 
+/**
+ * Token counts in OpenAI's sense: `inputTokens` is every prompt token, cached or not, and the cache counts are parts
+ * of it. Anthropic's `input_tokens` is only the part neither read from nor written to the cache; its format converts.
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Prompt tokens read from the provider's prompt cache. */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the prompt cache (Anthropic only; OpenAI counts them as ordinary prompt tokens). */
+  cacheWriteTokens?: number;
 }
+
+/** The prompt tokens neither read from nor written to the cache: Anthropic's `input_tokens`. */
+export const uncachedInput = (u: Usage): number => u.inputTokens - (u.cacheReadTokens ?? 0) - (u.cacheWriteTokens ?? 0);
+
+/**
+ * The input tokens Troupe records and bills for a call: what the provider itself calls its input tokens (Anthropic's
+ * without cache reads and writes, OpenAI's with cached tokens), as before cached tokens were read. Pricing cached
+ * tokens apart is not decided yet; until it is, usage records stay what they were.
+ */
+export const recordedInput = (u: Usage, provider: Provider): number => (provider === 'anthropic' ? uncachedInput(u) : u.inputTokens);
 
 export type OutBlock = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string };
 
