@@ -3,7 +3,7 @@ import type { MessageState } from '../../src/domain/ledger.js';
 import { Accumulator } from '../../src/llm/accumulate.js';
 import { DEFAULT_BASE_URL, type LlmClient } from '../../src/llm/client.js';
 import { UpstreamError } from '../../src/llm/errors.js';
-import type { LlmRequest, Provider, Target } from '../../src/llm/types.js';
+import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
 import type { Price } from '../../src/store/usage.js';
@@ -108,9 +108,10 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   }
   const res = acc.result();
   // Counted from the stream's own usage, exactly as a non-streamed call would be.
-  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, res.usage.inputTokens, res.usage.outputTokens, optionPrice(option));
+  const input = recordedInput(res.usage, target.provider);
+  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, input, res.usage.outputTokens, optionPrice(option));
   const { parts, stop_reason } = responseParts(res);
-  return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
+  return { ok: true, parts, stop_reason, usage: { input_tokens: input, output_tokens: res.usage.outputTokens } };
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
@@ -121,7 +122,7 @@ export async function callRouter(deps: ProviderDeps, session: SessionDoc, versio
   try {
     const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal);
     const { parts, stop_reason } = responseParts(res);
-    return { ok: true, parts, stop_reason, usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens } };
+    return { ok: true, parts, stop_reason, usage: { input_tokens: recordedInput(res.usage, res.provider), output_tokens: res.usage.outputTokens } };
   } catch (e) {
     if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };

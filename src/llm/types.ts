@@ -16,13 +16,19 @@ export const PROVIDERS: readonly Provider[] = ['openai', 'openai-responses', 'an
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
+/**
+ * An Anthropic prompt-cache breakpoint (`cache_control`, e.g. `{"type": "ephemeral", "ttl": "1h"}`), kept as the client
+ * sent it and given back to anthropic candidates in the same place. OpenAI caches prompts by itself and gets none.
+ */
+export type CacheControl = Record<string, unknown>;
+
 /** `document`: a file the model reads natively (PDF), base64 encoded; text files are sent as text parts instead. */
-export type Part = { type: 'text'; text: string } | { type: 'image'; source: ImageSource } | { type: 'document'; mediaType: string; data: string; filename: string };
+export type Part = ({ type: 'text'; text: string } | { type: 'image'; source: ImageSource } | { type: 'document'; mediaType: string; data: string; filename: string }) & { cache?: CacheControl };
 
 export type Item =
   | { kind: 'message'; role: 'user' | 'assistant'; content: Part[] }
-  | { kind: 'tool_call'; id: string; name: string; arguments: string }
-  | { kind: 'tool_result'; callId: string; content: Part[]; isError?: boolean }
+  | { kind: 'tool_call'; id: string; name: string; arguments: string; cache?: CacheControl }
+  | { kind: 'tool_result'; callId: string; content: Part[]; isError?: boolean; cache?: CacheControl }
   /** A responses `configuration_update` input item; only some models understand it. */
   | { kind: 'config_update'; effort: Effort };
 
@@ -35,6 +41,7 @@ export interface ToolDef {
   /** A responses namespaced tool: `name` is the flat `<namespace>__<localName>` every provider accepts, and its calls go back split. */
   namespace?: string;
   localName?: string;
+  cache?: CacheControl;
 }
 
 export type ToolChoice = 'auto' | 'none' | 'required' | { name: string };
@@ -44,6 +51,10 @@ export type ResponseFormat = { type: 'json_object' } | { type: 'json_schema'; na
 
 export interface LlmRequest {
   system?: string;
+  /** The system prompt as blocks, set only when one carries a cache breakpoint (anthropic in); `system` is their text. */
+  systemParts?: Part[];
+  /** Anthropic's top-level `cache_control`: a breakpoint on the request's last cacheable block. */
+  cacheControl?: CacheControl;
   items: Item[];
   tools?: ToolDef[];
   toolChoice?: ToolChoice;
@@ -63,10 +74,28 @@ export interface LlmRequest {
 
 export type StopReason = 'end' | 'max_tokens' | 'tool_use' | 'stop_sequence' | 'refusal';
 
+/**
+ * Token counts in OpenAI's sense: `inputTokens` is every prompt token, cached or not, and the cache counts are parts
+ * of it. Anthropic's `input_tokens` is only the part neither read from nor written to the cache; its format converts.
+ */
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  /** Prompt tokens read from the provider's prompt cache. */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the prompt cache (Anthropic only; OpenAI counts them as ordinary prompt tokens). */
+  cacheWriteTokens?: number;
 }
+
+/** The prompt tokens neither read from nor written to the cache: Anthropic's `input_tokens`. */
+export const uncachedInput = (u: Usage): number => u.inputTokens - (u.cacheReadTokens ?? 0) - (u.cacheWriteTokens ?? 0);
+
+/**
+ * The input tokens Troupe records and bills for a call: what the provider itself calls its input tokens (Anthropic's
+ * without cache reads and writes, OpenAI's with cached tokens), as before cached tokens were read. Pricing cached
+ * tokens apart is not decided yet; until it is, usage records stay what they were.
+ */
+export const recordedInput = (u: Usage, provider: Provider): number => (provider === 'anthropic' ? uncachedInput(u) : u.inputTokens);
 
 export type OutBlock = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string };
 

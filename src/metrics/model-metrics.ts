@@ -1,4 +1,5 @@
 import type { ModelCallRecord } from '../llm/client.js';
+import { recordedInput } from '../llm/types.js';
 import { LabelSets } from './label-sets.js';
 import type { Metrics } from './metrics.js';
 
@@ -21,7 +22,7 @@ function record(metrics: Metrics, r: ModelCallRecord): void {
     metrics.modelCallDuration.observe(DURATION.of(r.provider, r.model, r.mode, r.error ? 'error' : 'ok'), r.seconds);
     if (r.error) metrics.modelErrors.inc(ERRORS.of(r.provider, r.model, r.error));
     if (r.usage) {
-      metrics.modelTokens.inc(TOKENS.of(r.provider, r.model, 'input'), r.usage.inputTokens);
+      metrics.modelTokens.inc(TOKENS.of(r.provider, r.model, 'input'), recordedInput(r.usage, r.provider));
       metrics.modelTokens.inc(TOKENS.of(r.provider, r.model, 'output'), r.usage.outputTokens);
     }
   } catch {

@@ -1,4 +1,4 @@
-import type { LlmResponse, LlmRequest } from '../llm/types.js';
+import type { LlmResponse, LlmRequest, Provider } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
 import { conversationId } from './conversation.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
@@ -12,7 +12,7 @@ import type { StreamServices } from './stream.js';
  * `routing`): the same selection, stickiness, fallback and usage as the
  * routing interface, without an HTTP hop.
  */
-export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string }> {
+export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string; provider: Provider }> {
   const router = await svc.lookup.router(orgId, routerId);
   const ingress = INGRESS.chat;
   const effort = planEffort(req);
@@ -28,7 +28,7 @@ export async function routeInProcess(svc: StreamServices, orgId: string, routerI
       const res = await svc.client.complete(requestFor(call, c), await svc.lookup.target(orgId, c), signal);
       settle(call, c, res.usage, svc.stickiness, svc.usage);
       countSelected(svc.metrics, call, c, failures);
-      return { ...res, selected_model: c.model };
+      return { ...res, selected_model: c.model, provider: c.provider };
     } catch (e) {
       // A cancelled caller gets no fallback to the next candidate.
       if (signal?.aborted || !isRetryable(e)) throw upstreamFailure(e, failures);

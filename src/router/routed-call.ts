@@ -2,7 +2,7 @@ import type { Price } from '../store/usage.js';
 import { ErrorType, TroupeError } from '../domain/errors.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
-import type { DroppableParam, LlmRequest, Usage } from '../llm/types.js';
+import { recordedInput, type DroppableParam, type LlmRequest, type Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
 import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';
@@ -69,7 +69,7 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, usage.inputTokens, usage.outputTokens, candidatePrice(c));
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, recordedInput(usage, c.provider), usage.outputTokens, candidatePrice(c));
 }
 
 /** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */

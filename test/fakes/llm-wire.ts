@@ -11,8 +11,13 @@ export interface FakeToolCall {
 export interface FakeReply {
   text?: string;
   toolCalls?: FakeToolCall[];
+  /** Prompt tokens neither read from nor written to the prompt cache (Anthropic's input_tokens). */
   inputTokens?: number;
   outputTokens?: number;
+  /** Prompt tokens read from the prompt cache: each vendor reports them its own way (see `usage`). */
+  cacheReadTokens?: number;
+  /** Prompt tokens written to the cache: Anthropic reports them apart, OpenAI as ordinary prompt tokens. */
+  cacheWriteTokens?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -25,7 +30,20 @@ export function pieces(s: string, size = 4): string[] {
   return out.length ? out : [''];
 }
 
-const usage = (r: FakeReply) => ({ input: r.inputTokens ?? 11, output: r.outputTokens ?? 7 });
+/**
+ * One prompt's counts, as each vendor reports them: Anthropic's input_tokens leaves out cache reads and writes (given
+ * in cache_read_input_tokens and cache_creation_input_tokens), OpenAI's prompt and input tokens count them all, with
+ * the reads also in cached_tokens. `prompt` is OpenAI's count.
+ */
+function usage(r: FakeReply) {
+  const input = r.inputTokens ?? 11;
+  const read = r.cacheReadTokens ?? 0;
+  const write = r.cacheWriteTokens ?? 0;
+  return { input, output: r.outputTokens ?? 7, read, write, prompt: input + read + write };
+}
+
+const chatUsage = (u: ReturnType<typeof usage>): Json => ({ prompt_tokens: u.prompt, completion_tokens: u.output, total_tokens: u.prompt + u.output, prompt_tokens_details: { cached_tokens: u.read, audio_tokens: 0 } });
+const anthropicUsage = (u: ReturnType<typeof usage>, output: number): Json => ({ input_tokens: u.input, cache_creation_input_tokens: u.write, cache_read_input_tokens: u.read, output_tokens: output });
 
 export function chatBody(model: string, r: FakeReply): Json {
   const calls = (r.toolCalls ?? []).map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } }));
@@ -36,7 +54,7 @@ export function chatBody(model: string, r: FakeReply): Json {
     created: 1,
     model,
     choices: [{ index: 0, message: { role: 'assistant', content: r.text ?? null, ...(calls.length ? { tool_calls: calls } : {}) }, finish_reason: calls.length ? 'tool_calls' : 'stop', logprobs: null }],
-    usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output },
+    usage: chatUsage(u),
   };
 }
 
@@ -56,7 +74,7 @@ export function chatEvents(model: string, r: FakeReply): Sse[] {
   });
   out.push(chunk({}, r.toolCalls?.length ? 'tool_calls' : 'stop'));
   const u = usage(r);
-  out.push({ data: { ...base, choices: [], usage: { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output } } });
+  out.push({ data: { ...base, choices: [], usage: chatUsage(u) } });
   out.push({ data: '[DONE]' });
   return out;
 }
@@ -66,13 +84,13 @@ export function anthropicBody(model: string, r: FakeReply): Json {
   if (r.text) content.push({ type: 'text', text: r.text });
   for (const c of r.toolCalls ?? []) content.push({ type: 'tool_use', id: c.id, name: c.name, input: c.arguments });
   const u = usage(r);
-  return { id: 'msg_fake1', type: 'message', role: 'assistant', model, content, stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null, usage: { input_tokens: u.input, output_tokens: u.output } };
+  return { id: 'msg_fake1', type: 'message', role: 'assistant', model, content, stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null, usage: anthropicUsage(u, u.output) };
 }
 
 export function anthropicEvents(model: string, r: FakeReply): Sse[] {
   const u = usage(r);
   const ev = (type: string, body: Json): Sse => ({ event: type, data: { type, ...body } });
-  const out: Sse[] = [ev('message_start', { message: { id: 'msg_fake1', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: u.input, output_tokens: 1 } } }), ev('ping', {})];
+  const out: Sse[] = [ev('message_start', { message: { id: 'msg_fake1', type: 'message', role: 'assistant', model, content: [], stop_reason: null, stop_sequence: null, usage: anthropicUsage(u, 1) } }), ev('ping', {})];
   let index = 0;
   if (r.text) {
     out.push(ev('content_block_start', { index, content_block: { type: 'text', text: '' } }));
@@ -84,7 +102,7 @@ export function anthropicEvents(model: string, r: FakeReply): Sse[] {
     for (const p of pieces(JSON.stringify(c.arguments))) out.push(ev('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: p } }));
     out.push(ev('content_block_stop', { index: index++ }));
   }
-  out.push(ev('message_delta', { delta: { stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: { output_tokens: u.output } }));
+  out.push(ev('message_delta', { delta: { stop_reason: r.toolCalls?.length ? 'tool_use' : 'end_turn', stop_sequence: null }, usage: anthropicUsage(u, u.output) }));
   out.push(ev('message_stop', {}));
   return out;
 }
@@ -98,7 +116,8 @@ function responsesOutput(r: FakeReply): Json[] {
 
 export function responsesBody(model: string, r: FakeReply): Json {
   const u = usage(r);
-  return { id: 'resp_fake1', object: 'response', created_at: 1, status: 'completed', model, output: responsesOutput(r), usage: { input_tokens: u.input, output_tokens: u.output, total_tokens: u.input + u.output } };
+  const counts = { input_tokens: u.prompt, input_tokens_details: { cached_tokens: u.read }, output_tokens: u.output, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: u.prompt + u.output };
+  return { id: 'resp_fake1', object: 'response', created_at: 1, status: 'completed', model, output: responsesOutput(r), usage: counts };
 }
 
 export function responsesEvents(model: string, r: FakeReply): Sse[] {

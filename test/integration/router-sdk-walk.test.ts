@@ -83,7 +83,7 @@ describe('routing interface: the SDKs’ own helpers and the fields they send', 
     assert.equal(choice.finish_reason, 'tool_calls');
     assert.equal(choice.message.content, 'Checking.');
     assert.deepEqual(JSON.parse((choice.message.tool_calls![0] as any).function.arguments), { city: 'Paris' });
-    assert.deepEqual(done.usage, { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42 });
+    assert.deepEqual(done.usage, { prompt_tokens: 30, completion_tokens: 12, total_tokens: 42, prompt_tokens_details: { cached_tokens: 0 } });
   });
 
   it('openai responses.stream: finalResponse has the function call, status and usage', async () => {

@@ -1,7 +1,13 @@
-import type { Effort, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice } from '../../types.js';
+import type { CacheControl, Effort, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice, ToolDef } from '../../types.js';
 import { asArray, textOf, type Json } from '../format.js';
 
 function partOf(b: Json): Part | null {
+  const p = bareOf(b);
+  if (p && b.cache_control) p.cache = b.cache_control as CacheControl;
+  return p;
+}
+
+function bareOf(b: Json): Part | null {
   if (b.type === 'text') return { type: 'text', text: String(b.text ?? '') };
   if (b.type === 'image') {
     const s = (b.source ?? {}) as Json;
@@ -9,6 +15,12 @@ function partOf(b: Json): Part | null {
     return { type: 'image', source: { kind: 'base64', mediaType: String(s.media_type), data: String(s.data) } };
   }
   return null;
+}
+
+/** A block's cache breakpoint onto the canonical item made of it. */
+function withCache<T extends { cache?: CacheControl }>(item: T, b: Json): T {
+  if (b.cache_control) item.cache = b.cache_control as CacheControl;
+  return item;
 }
 
 const partsOf = (content: unknown): Part[] =>
@@ -27,10 +39,10 @@ function itemsOf(m: Json): Item[] {
   for (const b of asArray(m.content)) {
     if (b.type === 'tool_use') {
       flush();
-      items.push({ kind: 'tool_call', id: String(b.id), name: String(b.name), arguments: JSON.stringify(b.input ?? {}) });
+      items.push(withCache<Extract<Item, { kind: 'tool_call' }>>({ kind: 'tool_call', id: String(b.id), name: String(b.name), arguments: JSON.stringify(b.input ?? {}) }, b));
     } else if (b.type === 'tool_result') {
       flush();
-      const result: Item = { kind: 'tool_result', callId: String(b.tool_use_id), content: partsOf(b.content ?? '') };
+      const result = withCache<Extract<Item, { kind: 'tool_result' }>>({ kind: 'tool_result', callId: String(b.tool_use_id), content: partsOf(b.content ?? '') }, b);
       if (b.is_error === true) result.isError = true;
       items.push(result);
     } else {
@@ -68,18 +80,24 @@ function thinkingOf(v: unknown): LlmRequest['thinking'] {
  * system prompt, as chat's system and developer messages are: only the newest Anthropic models take them in
  * place, and every provider takes a system prompt.
  */
-function systemOf(body: Json): string | undefined {
-  const system = body.system === undefined ? [] : [typeof body.system === 'string' ? body.system : textOf(partsOf(body.system))];
-  for (const m of asArray(body.messages)) if (m.role === 'system') system.push(textOf(partsOf(m.content)));
-  return system.length ? system.join('\n\n') : undefined;
+function systemOf(body: Json): Pick<LlmRequest, 'system' | 'systemParts'> {
+  const blocks = body.system === undefined ? [] : [partsOf(body.system)];
+  for (const m of asArray(body.messages)) if (m.role === 'system') blocks.push(partsOf(m.content));
+  if (!blocks.length) return {};
+  const system = blocks.map(textOf).join('\n\n');
+  // The blocks are kept only when a cache breakpoint sits among them: its place is lost once the text is joined.
+  if (!blocks.some((ps) => ps.some((p) => p.cache))) return { system };
+  // Each system message starts on its own paragraph, as in `system`; a separate blank block would be refused.
+  const systemParts = blocks.flatMap((ps, i) => ps.filter((p) => p.type === 'text').map((p, j) => (i && !j ? { ...p, text: `\n\n${p.text}` } : p)));
+  return { system, systemParts };
 }
 
 /** Messages request body → canonical request. The body has passed the router's `messagesBody` schema (nested blocks included). */
 export function parseAnthropicRequest(body: Json): LlmRequest {
-  return {
-    system: systemOf(body),
+  const req: LlmRequest = {
+    ...systemOf(body),
     items: asArray(body.messages).flatMap((m) => (m.role === 'system' ? [] : itemsOf(m))),
-    tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => ({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } })),
+    tools: body.tools === undefined ? undefined : asArray(body.tools).map((t) => withCache<ToolDef>({ name: String(t.name), description: t.description as string | undefined, parameters: (t.input_schema as Json) ?? { type: 'object' } }, t)),
     toolChoice: toolChoiceOf(body.tool_choice),
     parallelToolCalls: (body.tool_choice as Json | undefined)?.disable_parallel_tool_use === true ? false : undefined,
     responseFormat: responseFormatOf(body.output_config),
@@ -90,6 +108,8 @@ export function parseAnthropicRequest(body: Json): LlmRequest {
     thinking: thinkingOf(body.thinking),
     stream: body.stream === true,
   };
+  if (body.cache_control) req.cacheControl = body.cache_control as CacheControl;
+  return req;
 }
 
 const BUDGET: Record<Effort, number> = { off: 0, minimal: 1024, low: 2048, medium: 8192, high: 16384, xhigh: 32000, max: 64000 };
@@ -97,6 +117,12 @@ const BUDGET: Record<Effort, number> = { off: 0, minimal: 1024, low: 2048, mediu
 const ADAPTIVE_EFFORT: Record<Exclude<Effort, 'off'>, string> = { minimal: 'low', low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'max' };
 
 function blockOf(p: Part): Json {
+  const b = bareBlockOf(p);
+  if (p.cache) b.cache_control = p.cache;
+  return b;
+}
+
+function bareBlockOf(p: Part): Json {
   if (p.type === 'text') return { type: 'text', text: p.text };
   if (p.type === 'document') return { type: 'document', source: { type: 'base64', media_type: p.mediaType, data: p.data }, title: p.filename };
   const s = p.source;
@@ -117,16 +143,21 @@ function messagesOut(items: Item[]): Json[] {
   for (const it of items) {
     if (it.kind === 'message') {
       for (const p of it.content) if (!blank(p)) push(it.role, blockOf(p));
-    } else if (it.kind === 'tool_call') push('assistant', { type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) });
+    } else if (it.kind === 'tool_call') push('assistant', cacheOut({ type: 'tool_use', id: it.id, name: it.name, input: safeJson(it.arguments) }, it.cache));
     else if (it.kind === 'tool_result') {
       const block: Json = { type: 'tool_result', tool_use_id: it.callId };
       const content = it.content.filter((p) => !blank(p));
       if (content.length) block.content = content.map(blockOf);
       if (it.isError) block.is_error = true;
-      push('user', block);
+      push('user', cacheOut(block, it.cache));
     }
   }
   return out;
+}
+
+function cacheOut(block: Json, cache: CacheControl | undefined): Json {
+  if (cache) block.cache_control = cache;
+  return block;
 }
 
 function safeJson(s: string): unknown {
@@ -151,8 +182,10 @@ function toolChoiceOut(req: LlmRequest): Json | undefined {
 export function serializeAnthropicRequest(req: LlmRequest, target: Target): Json {
   const maxTokens = req.maxTokens ?? 4096;
   const body: Json = { model: target.model, max_tokens: maxTokens, messages: messagesOut(req.items) };
-  if (req.system) body.system = req.system;
-  if (req.tools?.length) body.tools = req.tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+  if (req.systemParts) body.system = req.systemParts.map(blockOf);
+  else if (req.system) body.system = req.system;
+  if (req.tools?.length) body.tools = req.tools.map((t) => cacheOut({ name: t.name, description: t.description, input_schema: t.parameters }, t.cache));
+  if (req.cacheControl) body.cache_control = req.cacheControl;
   const choice = toolChoiceOut(req);
   if (choice) body.tool_choice = choice;
   if (req.responseFormat?.type === 'json_schema' && req.responseFormat.schema) body.output_config = { format: { type: 'json_schema', schema: req.responseFormat.schema } };

@@ -1,4 +1,4 @@
-import type { LlmResponse, OutBlock, StopReason } from '../../types.js';
+import { uncachedInput, type LlmResponse, type OutBlock, type StopReason, type Usage } from '../../types.js';
 import { asArray, newId, type Json, type RoutingInfo } from '../format.js';
 
 export const ANTHROPIC_STOP: Record<string, StopReason> = { end_turn: 'end', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal', pause_turn: 'end', model_context_window_exceeded: 'max_tokens' };
@@ -17,8 +17,22 @@ export function parseAnthropicResponse(body: Json): LlmResponse {
     model: String(body.model ?? ''),
     blocks,
     stop: ANTHROPIC_STOP[String(body.stop_reason)] ?? 'end',
-    usage: { inputTokens: Number(u.input_tokens ?? 0), outputTokens: Number(u.output_tokens ?? 0) },
+    usage: anthropicUsageIn(u),
   };
+}
+
+/** Anthropic's `input_tokens` leaves out what was read from or written to the cache; the canonical count has all. */
+export function anthropicUsageIn(u: Json): Usage {
+  const read = Number(u.cache_read_input_tokens ?? 0);
+  const write = Number(u.cache_creation_input_tokens ?? 0);
+  const usage: Usage = { inputTokens: Number(u.input_tokens ?? 0) + read + write, outputTokens: Number(u.output_tokens ?? 0) };
+  if (read) usage.cacheReadTokens = read;
+  if (write) usage.cacheWriteTokens = write;
+  return usage;
+}
+
+export function anthropicUsageOut(u: Usage): Json {
+  return { input_tokens: uncachedInput(u), cache_creation_input_tokens: u.cacheWriteTokens ?? 0, cache_read_input_tokens: u.cacheReadTokens ?? 0, output_tokens: u.outputTokens };
 }
 
 export function anthropicBlock(b: OutBlock): Json {
@@ -42,7 +56,7 @@ export function serializeAnthropicResponse(res: LlmResponse, routing: RoutingInf
     content: res.blocks.map(anthropicBlock),
     stop_reason: ANTHROPIC_STOP_OUT[res.stop],
     stop_sequence: null,
-    usage: { input_tokens: res.usage.inputTokens, output_tokens: res.usage.outputTokens },
+    usage: anthropicUsageOut(res.usage),
   };
   if (routing) out.metadata = { service_routing: routing };
   return out;

@@ -1,15 +1,18 @@
 import { UpstreamError } from '../../errors.js';
 import { sseFrame, type SseMessage } from '../../sse.js';
-import type { StopReason, StreamEvent, Usage } from '../../types.js';
+import type { StopReason, StreamEvent } from '../../types.js';
 import { newId, type Json, type RoutingInfo, type StreamDecoder, type StreamEncoder } from '../format.js';
-import { ANTHROPIC_STOP, ANTHROPIC_STOP_OUT } from './response.js';
+import { ANTHROPIC_STOP, ANTHROPIC_STOP_OUT, anthropicUsageIn, anthropicUsageOut } from './response.js';
+
+const USAGE_FIELDS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
 
 /** Messages-API events → canonical events; thinking blocks are dropped and the rest renumbered. */
 export class AnthropicDecoder implements StreamDecoder {
   private readonly index = new Map<number, number>();
   private next = 0;
   private stop: StopReason = 'end';
-  private usage: Usage = { inputTokens: 0, outputTokens: 0 };
+  /** The usage fields as Anthropic reports them: message_start has them all, message_delta the cumulative counts it updates. */
+  private readonly usage: Json = {};
   private finished = false;
 
   push(msg: SseMessage): StreamEvent[] {
@@ -58,8 +61,7 @@ export class AnthropicDecoder implements StreamDecoder {
 
   private absorbUsage(u: Json | undefined): void {
     if (!u) return;
-    if (typeof u.input_tokens === 'number') this.usage.inputTokens = u.input_tokens;
-    if (typeof u.output_tokens === 'number') this.usage.outputTokens = u.output_tokens;
+    for (const k of USAGE_FIELDS) if (typeof u[k] === 'number') this.usage[k] = u[k];
   }
 
   end(): StreamEvent[] {
@@ -70,7 +72,7 @@ export class AnthropicDecoder implements StreamDecoder {
   private finish(): StreamEvent[] {
     if (this.finished) return [];
     this.finished = true;
-    return [{ type: 'finish', stop: this.stop, usage: { ...this.usage } }];
+    return [{ type: 'finish', stop: this.stop, usage: anthropicUsageIn(this.usage) }];
   }
 }
 
@@ -94,7 +96,7 @@ export class AnthropicEncoder implements StreamEncoder {
       case 'block_stop':
         return sseFrame({ type: 'content_block_stop', index: ev.index }, 'content_block_stop');
       case 'finish': {
-        const usage = { input_tokens: ev.usage.inputTokens, output_tokens: ev.usage.outputTokens };
+        const usage = anthropicUsageOut(ev.usage);
         const delta = sseFrame({ type: 'message_delta', delta: { stop_reason: ANTHROPIC_STOP_OUT[ev.stop], stop_sequence: null }, usage }, 'message_delta');
         const stop: Json = { type: 'message_stop' };
         if (this.routing) stop.metadata = { service_routing: this.routing };

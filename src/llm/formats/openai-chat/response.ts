@@ -1,4 +1,4 @@
-import type { LlmResponse, OutBlock, StopReason } from '../../types.js';
+import type { LlmResponse, OutBlock, StopReason, Usage } from '../../types.js';
 import { asArray, newId, type Json, type RoutingInfo } from '../format.js';
 
 export const CHAT_STOP: Record<string, StopReason> = { stop: 'end', length: 'max_tokens', tool_calls: 'tool_use', function_call: 'tool_use', content_filter: 'refusal' };
@@ -19,12 +19,21 @@ export function parseChatResponse(body: Json): LlmResponse {
     model: String(body.model ?? ''),
     blocks,
     stop: CHAT_STOP[String(choice.finish_reason)] ?? 'end',
-    usage: { inputTokens: Number(usage.prompt_tokens ?? 0), outputTokens: Number(usage.completion_tokens ?? 0) },
+    usage: chatUsageIn(usage),
   };
 }
 
-export function chatUsage(u: LlmResponse['usage']): Json {
-  return { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens };
+/** `prompt_tokens` counts cached tokens too, as the canonical count does; `cached_tokens` says how many of them. */
+export function chatUsageIn(u: Json): Usage {
+  const usage: Usage = { inputTokens: Number(u.prompt_tokens ?? 0), outputTokens: Number(u.completion_tokens ?? 0) };
+  const read = Number((u.prompt_tokens_details as Json | null | undefined)?.cached_tokens ?? 0);
+  if (read) usage.cacheReadTokens = read;
+  return usage;
+}
+
+/** Cache writes (Anthropic's) have no field here; they stay in `prompt_tokens` as the ordinary prompt tokens they are to OpenAI. */
+export function chatUsage(u: Usage): Json {
+  return { prompt_tokens: u.inputTokens, completion_tokens: u.outputTokens, total_tokens: u.inputTokens + u.outputTokens, prompt_tokens_details: { cached_tokens: u.cacheReadTokens ?? 0 } };
 }
 
 export function serializeChatResponse(res: LlmResponse, routing: RoutingInfo | null): Json {

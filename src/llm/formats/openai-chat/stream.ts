@@ -3,7 +3,7 @@ import type { SseMessage } from '../../sse.js';
 import { sseFrame } from '../../sse.js';
 import type { StopReason, StreamEvent, Usage } from '../../types.js';
 import { asArray, newId, type Json, type RoutingInfo, type StreamDecoder, type StreamEncoder } from '../format.js';
-import { CHAT_FINISH, CHAT_STOP, chatUsage } from './response.js';
+import { CHAT_FINISH, CHAT_STOP, chatUsage, chatUsageIn } from './response.js';
 
 /**
  * Chat chunks carry text and tool calls as deltas keyed by tool index, and
@@ -26,10 +26,7 @@ export class ChatDecoder implements StreamDecoder {
       this.started = true;
       out.push({ type: 'start', id: String(chunk.id ?? newId('chatcmpl-')), model: String(chunk.model ?? '') });
     }
-    if (chunk.usage) {
-      const u = chunk.usage as Json;
-      this.usage = { inputTokens: Number(u.prompt_tokens ?? 0), outputTokens: Number(u.completion_tokens ?? 0) };
-    }
+    if (chunk.usage) this.usage = chatUsageIn(chunk.usage as Json);
     const choice = asArray(chunk.choices)[0];
     if (!choice) return out;
     const delta = (choice.delta ?? {}) as Json;

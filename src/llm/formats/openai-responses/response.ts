@@ -19,8 +19,12 @@ export function stopOf(body: Json, blocks: { type: string }[]): StopReason {
   return blocks.some((b) => b.type === 'tool_call' || b.type === 'function_call') ? 'tool_use' : 'end';
 }
 
+/** `input_tokens` counts cached tokens too, as the canonical count does; `input_tokens_details.cached_tokens` says how many of them. */
 export function usageOf(u: Json | undefined): Usage {
-  return { inputTokens: Number(u?.input_tokens ?? 0), outputTokens: Number(u?.output_tokens ?? 0) };
+  const usage: Usage = { inputTokens: Number(u?.input_tokens ?? 0), outputTokens: Number(u?.output_tokens ?? 0) };
+  const read = Number((u?.input_tokens_details as Json | null | undefined)?.cached_tokens ?? 0);
+  if (read) usage.cacheReadTokens = read;
+  return usage;
 }
 
 /** The request's tool a call names, when the client declared it as custom or namespaced (the model knows it by a flat name). */
@@ -66,7 +70,7 @@ export function responseObject(id: string, model: string, output: Json[], stop: 
     tools: [],
     usage: usage && {
       input_tokens: usage.inputTokens,
-      input_tokens_details: { cached_tokens: 0 },
+      input_tokens_details: { cached_tokens: usage.cacheReadTokens ?? 0 },
       output_tokens: usage.outputTokens,
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: usage.inputTokens + usage.outputTokens,
