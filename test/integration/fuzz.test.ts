@@ -80,6 +80,19 @@ function warned(output: string, heading: string): string[] {
   return [...block.matchAll(/^\s+- ([A-Z]+ \/\S+)/gm)].map((m) => m[1]).sort();
 }
 
+/**
+ * What CPython 3.11 (3.11.7 here) can raise when two threads build an AST at once (python/cpython#106905): hypothesis
+ * parses a filter's source to describe it while schemathesis's 2 workers generate cases, and the operation at hand
+ * then counts as "not testable". The tool failing, not the API.
+ */
+const PYTHON_AST_BUG = 'AST constructor recursion depth mismatch';
+
+/** A pass run again once when its only trouble may be PYTHON_AST_BUG; the second run is judged in full, as any. */
+async function runPass(...args: Parameters<typeof runSchemathesis>): Promise<Report> {
+  const first = await runSchemathesis(...args);
+  return first.errors > 0 && first.output.includes(PYTHON_AST_BUG) ? runSchemathesis(...args) : first;
+}
+
 /** Runs `st run`; the figures come from its summary. */
 function runSchemathesis(schemaUrl: string, config: string, reportDir: string, pass: string, filter: string[], maxExamples: number, maxTime: number): Promise<Report> {
   // The archive upload takes raw gzip bytes under an upload token, which schemathesis cannot generate;
@@ -182,8 +195,8 @@ describe('fuzzing: schemathesis against /v1/openapi.json', function () {
     const full = process.env.TROUPE_FUZZ_SCALE === 'full';
     // The DELETEs run in a pass of their own after the others: run alongside, they removed the shared
     // agent, session and file early and the rest of the run met 404s instead of the operations' logic.
-    const rest = await runSchemathesis(`${h.baseUrl}/v1/openapi.json`, config, dir, 'rest', ['--exclude-method', 'DELETE'], full ? 100 : 10, full ? 800 : 75);
-    const deletes = await runSchemathesis(`${h.baseUrl}/v1/openapi.json`, config, dir, 'deletes', ['--include-method', 'DELETE'], full ? 100 : 10, full ? 100 : 15);
+    const rest = await runPass(`${h.baseUrl}/v1/openapi.json`, config, dir, 'rest', ['--exclude-method', 'DELETE'], full ? 100 : 10, full ? 800 : 75);
+    const deletes = await runPass(`${h.baseUrl}/v1/openapi.json`, config, dir, 'deletes', ['--include-method', 'DELETE'], full ? 100 : 10, full ? 100 : 15);
     const output = `${rest.output}\n${deletes.output}`;
     for (const [pass, r] of [['other operations', rest], ['DELETEs', deletes]] as const) {
       process.stdout.write(`      schemathesis (${pass}): ${r.operations} operations, ${r.requests} test cases, ${r.serverErrors} 5xx, ${r.violations} responses outside the document, ${r.errors} operations not testable; mostly 400: [${r.mismatched.join(', ')}]; mostly 404: [${r.missingData.join(', ')}]\n`);
