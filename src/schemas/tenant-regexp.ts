@@ -14,28 +14,45 @@ export class TenantPatternError extends Error {
   }
 }
 
+const UNSUPPORTED = "which Troupe's linear-time pattern engine (RE2) cannot run";
+
+/** ECMA-262's WhiteSpace and LineTerminator, which its `\s` matches; RE2's `\s` is ASCII only. */
+const JS_SPACE = '\\t\\n\\v\\f\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
+/** What ECMA-262's `.` matches without the s flag: all but line terminators (RE2's `.` leaves out only `\n`). */
+const JS_DOT = '[^\\n\\r\\x{2028}\\x{2029}]';
+
 /**
- * Why RE2 would read the pattern differently from ECMA-262 (whose u-mode syntax it has already passed), or null.
- * RE2JS.translateRegExp turns escapes it does not know (`\k`, `\8`) into literal letters, so a named or
- * high-numbered backreference would silently match something else: those are refused here, by a scan that
- * steps over escapes and character classes (where `(?=` and `\k` mean nothing special).
+ * The pattern as RE2 must read it to match what ECMA-262 (whose u-mode syntax it has already passed) matches, or
+ * a TenantPatternError. Backreferences and lookaround are refused by name: RE2JS.translateRegExp would turn `\k`
+ * and `\8` into literal letters, so a backreference would silently match something else. `\s`, `\S` and `.` are
+ * spelled out with JavaScript's sets, and `[\b]` (a backspace) as `\x08`. A scan that steps over escapes and
+ * knows character classes (where `(?=` and `.` are plain) does it, in one pass.
  */
-function unsupported(pattern: string): string | null {
+function toRe2Source(pattern: string): string {
+  let out = '';
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i];
     if (ch === '\\') {
       const next = pattern[i + 1] ?? '';
-      if (!inClass && (next === 'k' || (next >= '1' && next <= '9'))) return 'uses a backreference';
+      if (!inClass && (next === 'k' || (next >= '1' && next <= '9'))) throw new TenantPatternError(pattern, `uses a backreference, ${UNSUPPORTED}`);
+      if (next === 's') out += inClass ? JS_SPACE : `[${JS_SPACE}]`;
+      // Within a class RE2 has no way to add a negated set to others: there `\S` keeps RE2's (ASCII) reading.
+      else if (next === 'S' && !inClass) out += `[^${JS_SPACE}]`;
+      else if (next === 'b' && inClass) out += '\\x08';
+      else out += ch + next;
       i++;
     } else if (inClass) {
       if (ch === ']') inClass = false;
-    } else if (ch === '[') inClass = true;
-    else if (ch === '(' && pattern[i + 1] === '?' && (pattern[i + 2] === '=' || pattern[i + 2] === '!' || (pattern[i + 2] === '<' && (pattern[i + 3] === '=' || pattern[i + 3] === '!')))) {
-      return 'uses lookaround';
+      out += ch;
+    } else if (ch === '(' && pattern[i + 1] === '?' && (pattern[i + 2] === '=' || pattern[i + 2] === '!' || (pattern[i + 2] === '<' && (pattern[i + 3] === '=' || pattern[i + 3] === '!')))) {
+      throw new TenantPatternError(pattern, `uses lookaround, ${UNSUPPORTED}`);
+    } else {
+      if (ch === '[') inClass = true;
+      out += ch === '.' ? JS_DOT : ch;
     }
   }
-  return null;
+  return out;
 }
 
 /** The compiled matcher Ajv calls `test` on. */
@@ -55,11 +72,10 @@ export function tenantRegExp(pattern: string, flags: string): Matcher {
   } catch (e) {
     throw new TenantPatternError(pattern, `is not a valid regular expression: ${(e as Error).message}`);
   }
-  const why = unsupported(pattern);
-  if (why) throw new TenantPatternError(pattern, `${why}, which Troupe's linear-time pattern engine (RE2) cannot run`);
+  const source = toRe2Source(pattern);
   let re: RE2JS;
   try {
-    re = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    re = RE2JS.compile(RE2JS.translateRegExp(source));
   } catch (e) {
     throw new TenantPatternError(pattern, `cannot be run by Troupe's linear-time pattern engine (RE2): ${(e as Error).message}`);
   }

@@ -14,6 +14,16 @@ describe('tenant schemas: linear-time judging', () => {
       ['^\\p{Lu}', 'Émile', true],
       ['ab', 'xxabxx', true],
       ['^$', '', true],
+      // Where RE2's own reading differs, the JavaScript one is spelled out: \s and \S with Unicode spaces, `.`
+      // without any line terminator, [\b] a backspace.
+      ['^a\\sb$', 'a\u00a0b', true],
+      ['^\\S+$', 'a\u2028b', false],
+      ['^[^\\s]+$', 'a\ufeffb', false],
+      ['^a.b$', 'a\rb', false],
+      ['^a.b$', 'a\u2029b', false],
+      ['^.$', '😀', true],
+      ['^[.]$', '.', true],
+      ['^[\\b]$', '\b', true],
     ];
     for (const [pattern, value, expected] of cases) {
       assert.equal(tenantRegExp(pattern, 'u').test(value), expected, `${pattern} on ${value}`);
@@ -36,13 +46,15 @@ describe('tenant schemas: linear-time judging', () => {
     assert.equal(tenantRegExp('^[(?=]+\\(\\?=$', 'u').test('(?=(?='), true);
   });
 
-  it('judges a catastrophic pattern and a large uniqueItems array in bounded time', () => {
+  it('judges a catastrophic pattern and a large uniqueItems array in bounded time', function () {
+    // Pair by pair, 100,000 items are 5e9 comparisons: minutes. Linear, well under a second.
+    this.timeout(10_000);
     const started = Date.now();
     assert.match(userSchemaProblem({ type: 'string', pattern: '^(a|a)*$' }, `${'a'.repeat(5000)}!`) ?? '', /must match pattern/);
-    assert.match(userSchemaProblem({ type: 'array', uniqueItems: true }, [...Array.from({ length: 200_000 }, (_, i) => ({ i })), { i: 7 }]) ?? '', /items ## 7 and 200000 are identical/);
+    assert.match(userSchemaProblem({ type: 'array', uniqueItems: true }, [...Array.from({ length: 100_000 }, (_, i) => ({ i })), { i: 7 }]) ?? '', /items ## 7 and 100000 are identical/);
     assert.equal(userSchemaProblem({ type: 'array', uniqueItems: true }, [{ a: 1, b: [1, 2] }, { b: [1, 2], a: 2 }, { b: [2, 1], a: 1 }]), null);
     assert.match(userSchemaProblem({ type: 'array', uniqueItems: true }, [{ a: 1, b: [1, 2] }, { b: [1, 2], a: 1 }]) ?? '', /duplicate/, 'key order does not make items differ');
-    assert.ok(Date.now() - started < 3_000, `took ${Date.now() - started} ms`);
+    assert.ok(Date.now() - started < 5_000, `took ${Date.now() - started} ms`);
   });
 
   it('refuses, rather than runs, a stored schema whose pattern RE2 cannot run (published before RE2)', () => {
