@@ -49,7 +49,6 @@ function injectPoison(marker: string, mode: string): void {
   if (mode !== 'spin' && mode !== 'hang') throw new Error(`TROUPE_TEST_POISON_MODE must be spin or hang, not ${mode}`);
   const hanging = new Set<string>();
   // CommonJS: turn.ts reads `decide` off this exports object at each call, so replacing it here reaches every turn.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
   const decisions = require('../../actors/session/decide.js') as { decide: typeof decide };
   const real = decisions.decide;
   decisions.decide = (input, cmd) => {
