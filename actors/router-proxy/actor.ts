@@ -27,4 +27,7 @@ export const routerProxyActor = defineActor<ModelCall, RouterProxyPorts>({
       work.release();
     }
   },
+  // A call that keeps crashing or freezing its worker: the session fails the message with the error, as for a
+  // provider error no retry can fix, instead of waiting for an answer that never comes.
+  onQuarantine: async (_ctx, call, error) => answer(call, { ok: false, error, retryable: false }),
 });

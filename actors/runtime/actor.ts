@@ -110,6 +110,12 @@ export interface ActorDefinition<M, P> {
   limitKey?(message: M): string | null;
   /** After the last attempt failed: what to tell others (e.g. report an error result to the session). */
   onGiveUp?(ctx: ActorContext<P>, message: M, err: Error): Promise<Outcome>;
+  /**
+   * Instead of `handle`, for a message that stalled or crashed its worker too often (poison work): end what it
+   * belongs to with `error` (the session fails its message). It must not do what `handle` does; if it throws,
+   * the message is retried, and quarantined again, never handled.
+   */
+  onQuarantine?(ctx: ActorContext<P>, message: M, error: string): Promise<Outcome>;
 }
 
 export function defineActor<M, P>(def: ActorDefinition<M, P>): ActorDefinition<M, P> {

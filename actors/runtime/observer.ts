@@ -1,5 +1,6 @@
 /** How one message's handling ended. */
-export type TurnResult = 'done' | 'rejected' | 'later' | 'failed';
+/** `quarantined`: not run, because it stalled or crashed its worker too often (RuntimeOptions.poisonStalls). */
+export type TurnResult = 'done' | 'rejected' | 'later' | 'failed' | 'quarantined';
 
 export interface TurnRecord {
   actor: string;

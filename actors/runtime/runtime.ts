@@ -40,6 +40,18 @@ export interface RuntimeOptions {
   membership?: Membership;
   /** Names the Redis keys of per-key limits; needed by actors started with `perKeyLimit`. */
   keys?: Pick<RedisKeys, 'keyLimit'>;
+  /**
+   * How many times a message may stall (its worker died, or froze and let its lock lapse) before it is
+   * quarantined instead of run again: poison work. Default DEFAULT_POISON_STALLS.
+   */
+  poisonStalls?: number;
+}
+
+export const DEFAULT_POISON_STALLS = 3;
+
+/** The error a quarantined message ends with (`processing_budget_exceeded`, the code first, as clients match it). */
+export function budgetExceeded(what: string): string {
+  return `processing_budget_exceeded: processing this message ${what}; it was stopped and will not run again.`;
 }
 
 export interface StartOptions {
@@ -56,6 +68,26 @@ export interface StartOptions {
   gateBatch?: boolean;
   /** With the actor's `limitKey`: messages of one key running at once, across every process (0/absent = no cap). */
   perKeyLimit?: number;
+  /**
+   * How long one message's handler may run (0/absent = no bound). Past it the message is quarantined
+   * (onQuarantine) and the queue moves on; the handler, which cannot be stopped, is left to end on its own.
+   * For actors whose handlers never wait on the outside (the session turn): a keyed actor runs one message per
+   * shard, so a handler that never returns would stop every session of its shard.
+   */
+  budgetMs?: number;
+}
+
+/** A handler that ran past its actor's budget (StartOptions.budgetMs). */
+class BudgetExceeded extends Error {
+  override name = 'BudgetExceeded';
+}
+
+/** The handler's outcome, or BudgetExceeded once `ms` have passed (no bound when ms is 0). */
+function withinBudget<T>(work: Promise<T>, ms: number): Promise<T> {
+  if (!ms) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const over = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new BudgetExceeded(`ran past its ${ms} ms budget`)), ms)));
+  return Promise.race([work, over]).finally(() => clearTimeout(timer));
 }
 
 /** How often a worker looks whether an interactive message waits behind a shard whose batch turn waits for a slot. */
@@ -99,9 +131,11 @@ export class ActorRuntime {
   private readonly inheritTimer: NodeJS.Timeout | null;
   private inheriting = false;
   private closing: Promise<void> | null = null;
+  private readonly poisonStalls: number;
 
   constructor(private readonly opts: RuntimeOptions) {
     this.observer = opts.observer ?? NO_OBSERVER;
+    this.poisonStalls = opts.poisonStalls ?? DEFAULT_POISON_STALLS;
     this.guard = new ShardGuard(opts.queues.producer, opts.log);
     this.workerErrors = new RepeatedErrors((obj, msg) => opts.log.error(obj, msg), 'actor worker error');
     this.batchGate = new BatchGate(opts.batchSlots ?? 0);
@@ -141,15 +175,18 @@ export class ActorRuntime {
     const limit = this.keyLimit(def, names, lockMs, start.perKeyLimit ?? 0);
     for (const [shard, name] of names.entries()) {
       if (def.address.keyed) this.shardQueues.add(name);
-      const run = (job: Job<M & Asked>, token?: string) => (limit ? this.limited(limit, def, ports, job, token) : this.process(def, ports, job, token));
+      const budgetMs = start.budgetMs ?? 0;
+      const run = (job: Job<M & Asked>, token?: string) => (limit ? this.limited(limit, def, ports, job, token) : this.process(def, ports, job, token, budgetMs));
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
         this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => run(job, token)) : run(job, token))), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
         stalledInterval: Math.max(500, Math.min(lockMs / 2, 30_000)),
-        // Handlers are idempotent, so a job taken over several times (a busy host missing renewals) is retried, not lost.
-        maxStalledCount: 5,
+        // Handlers are idempotent, so a job taken over several times (a busy host missing renewals) is retried, not
+        // lost, until it has stalled poisonStalls times and is quarantined (process). BullMQ's own cap, past that,
+        // gives a quarantine that stalls itself two more tries before the job fails for good.
+        maxStalledCount: this.poisonStalls + 2,
         ...(affinity ? { autorun: false, name: affinity.id } : {}),
       });
       worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
@@ -214,20 +251,22 @@ export class ActorRuntime {
     };
   }
 
-  private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string): Promise<void> {
+  private async process<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, token?: string, budgetMs = 0): Promise<void> {
     const started = Date.now();
+    if (job.stalledCounter >= this.poisonStalls) return this.quarantine(def, ports, job, started, budgetExceeded(`stopped its worker ${job.stalledCounter} times (a crash, or a freeze that let its lock lapse)`));
     const early: Early = { part: null, sent: null };
     let outcome: Outcome;
     let result: TurnResult = 'done';
     let reply: Publication[];
     try {
-      outcome = await def.handle(this.context(ports, job, early), job.data);
+      outcome = await withinBudget(def.handle(this.context(ports, job, early), job.data), budgetMs);
       if (early.part && (await early.sent)) reply = [];
       else {
         outcome = early.part ? withEarly(early.part, outcome) : outcome;
         reply = replyOf(job.data.reply_to, { ok: true, value: outcome.reply ?? null });
       }
     } catch (err) {
+      if (err instanceof BudgetExceeded) return this.quarantine(def, ports, job, started, budgetExceeded(err.message));
       // A domain error is the message's answer and is never retried.
       if (!(err instanceof TroupeError)) {
         this.observe(def, job, 'failed', started, ensureError(err).message);
@@ -245,6 +284,20 @@ export class ActorRuntime {
       throw new DelayedError();
     }
     this.observe(def, job, result, started);
+  }
+
+  /**
+   * Poison work: a message that stalled its worker poisonStalls times (each time its process crashed, or froze
+   * until its lock lapsed and a restart took it up again), or whose handler ran past its budget, is not handled
+   * again. The actor ends what it belongs to (onQuarantine), and the asker, if still waiting, gets a 422
+   * `processing_budget_exceeded`.
+   */
+  private async quarantine<M extends object, P>(def: ActorDefinition<M, P>, ports: P, job: Job<M & Asked>, started: number, error: string): Promise<void> {
+    this.opts.log.error({ actor: def.address.name, job: job.id, stalls: job.stalledCounter, err: error }, 'message quarantined: it crashed, froze or overran its worker');
+    const outcome = def.onQuarantine ? await def.onQuarantine(this.context(ports, job), job.data, error) : {};
+    const reply = replyOf(job.data.reply_to, { ok: false, status: 422, error: { type: 'unprocessable_entity', code: 'processing_budget_exceeded', message: error.slice(error.indexOf(':') + 2) } });
+    await this.opts.dispatcher.deliver([...(outcome.publish ?? []), ...reply], outcome.sends ?? []);
+    this.observe(def, job, 'quarantined', started, error);
   }
 
   /** After the last attempt: the asker gets a 503 it can retry, and the actor may tell others. */

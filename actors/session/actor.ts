@@ -1,4 +1,4 @@
-import { defineActor } from '../runtime/actor.js';
+import { defineActor, type Outcome } from '../runtime/actor.js';
 import { SESSION, type SessionJob } from './messages.js';
 import { runTurn, type SessionPorts } from './turn.js';
 
@@ -14,6 +14,19 @@ import { runTurn, type SessionPorts } from './turn.js';
 export const sessionActor = defineActor<SessionJob, SessionPorts>({
   address: SESSION,
   handle: (ctx, job) => runTurn(ctx.ports, job, (early) => ctx.handOff(early)),
+  // Poison work: the command's message fails through a turn of its own (decide's `message.quarantine`), in
+  // place of the command, so the session takes its next message. A command of no recorded message ends unrun.
+  // The turn's early part (envelopes, the next message's model call) goes out with the rest, after the turn.
+  onQuarantine: async (ctx, job, error) => {
+    const cmd = job.command;
+    if (!('message_id' in cmd) || !cmd.message_id) return {};
+    // A turn past its budget may still hold this session's state, half applied: this turn reads it afresh.
+    ctx.ports.cache.forget(job.session_id);
+    const quarantine = { kind: 'message.quarantine' as const, command_id: `quarantine-${cmd.command_id}`, message_id: cmd.message_id, error };
+    let early: Pick<Outcome, 'publish' | 'sends'> = {};
+    const rest = await runTurn(ctx.ports, { session_id: job.session_id, command: quarantine }, (part) => (early = part));
+    return { publish: [...(early.publish ?? []), ...(rest.publish ?? [])], sends: [...(early.sends ?? []), ...(rest.sends ?? [])] };
+  },
 });
 
 export type { SessionPorts } from './turn.js';

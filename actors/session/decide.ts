@@ -70,6 +70,20 @@ function cancel(input: DecideInput, messageId: string): Decision {
 }
 
 /**
+ * A command of the message stalled or crashed its worker too often and was not run (the runtime's quarantine):
+ * the message fails like one whose model failed, its waiting tool calls fail first, its work in flight is
+ * stopped, and the session goes on to its next message. A message already ended stays as it is.
+ */
+function quarantine(input: DecideInput, messageId: string, error: string): Decision {
+  const m = input.messages.get(messageId);
+  if (!m || TERMINAL_MESSAGE_STATUSES.includes(m.status)) return { ...NOTHING, reply: { event_index: null, message_id: m ? messageId : null } };
+  const toolFailures = m.pending_tool_calls.map((c) => platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: input.agent.tools.get(c.name)?.kind ?? null, reason: 'error', error }));
+  const done = finish(input, m, 'failed', { error });
+  const abort: Effect = { kind: 'work.abort', message_id: m.id };
+  return { events: [...toolFailures, ...done.events], effects: [abort, ...done.effects], reply: { event_index: toolFailures.length, message_id: messageId } };
+}
+
+/**
  * The session actor's decision: pure, so unit tests call it directly. It
  * never does I/O; domain errors it throws become the caller's 4xx.
  */
@@ -83,6 +97,8 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return modelResponded(input, cmd);
     case 'message.cancel':
       return cancel(input, cmd.message_id);
+    case 'message.quarantine':
+      return quarantine(input, cmd.message_id, cmd.error);
     case 'tool.result_submitted':
       return toolResultSubmitted(input, cmd);
     case 'tool.completed':

@@ -26,6 +26,8 @@ export type SessionCommand =
   | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
+  /** From the runtime, never sent: a command of this message was poison work (onQuarantine); the message fails with `error`. */
+  | { kind: 'message.quarantine'; command_id: string; message_id: string; error: string }
   /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
   | { kind: 'session.resume'; command_id: string }
   /** Deletes the session and its records; handled by the runtime (delete.ts), never decided. */

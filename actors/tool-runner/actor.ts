@@ -29,4 +29,6 @@ export const toolRunnerActor = defineActor<ToolRunJob, ToolRunnerPorts>({
     }
   },
   onGiveUp: async (_ctx, job) => answer(job, GAVE_UP),
+  // A tool run that keeps crashing or freezing its worker: the model gets an error result, as for a failed run.
+  onQuarantine: async (_ctx, job, error) => answer(job, { ok: false, error }),
 });

@@ -1,6 +1,7 @@
 import { InvalidRequestError } from '../domain/errors.js';
 import { JsonTooDeepError, MAX_JSON_DEPTH } from '../domain/json-depth.js';
 import { parseWellFormed } from '../domain/well-formed.js';
+import { TenantPatternError } from '../schemas/tenant-regexp.js';
 import { check, compileUserSchema, type JsonSchema } from '../schemas/validator.js';
 import type { Manifest, ManifestTool, ToolDef } from '../store/agents.js';
 import { dirname, resolveInside } from './paths.js';
@@ -45,11 +46,19 @@ export function parseJsonFile(path: string, bytes: Buffer | null | undefined, pa
 }
 
 /**
+ * The largest tool schema file publish takes. Compiling a schema makes code in proportion to it, and every turn
+ * of every session of the version judges values with it: a tool's schema is a few kilobytes, and 256 KiB leaves
+ * room for generated ones while keeping a tenant from making a shared process compile megabytes.
+ */
+export const TOOL_SCHEMA_MAX_BYTES = 256 * 1024;
+
+/**
  * Compiles a tool's JSON Schema once, at publish, so a broken schema is a 400
  * now rather than a failed turn later; turns judge it with the same Ajv
- * options (compileUserSchema).
+ * options (compileUserSchema). A pattern the linear-time engine cannot run
+ * (backreferences, lookaround) is refused here, naming the tool and the pattern.
  */
-export function compileToolSchema(schema: unknown, path: string, param: string, mustBeObject: boolean): Record<string, unknown> {
+export function compileToolSchema(schema: unknown, path: string, param: string, mustBeObject: boolean, tool?: string): Record<string, unknown> {
   if (typeof schema !== 'object' || schema === null || Array.isArray(schema)) {
     throw new InvalidRequestError(`${path} must hold a JSON Schema object.`, param, 'invalid_tool_schema');
   }
@@ -59,9 +68,18 @@ export function compileToolSchema(schema: unknown, path: string, param: string, 
   try {
     compileUserSchema(schema as JsonSchema);
   } catch (e) {
-    throw new InvalidRequestError(`${path} is not a valid JSON Schema: ${(e as Error).message}`, param, 'invalid_tool_schema');
+    const of = tool === undefined ? path : `${path} (tool ${JSON.stringify(tool)})`;
+    if (e instanceof TenantPatternError) throw new InvalidRequestError(`${of}: ${e.message}. Use a pattern without backreferences or lookaround.`, param, 'invalid_tool_schema');
+    throw new InvalidRequestError(`${of} is not a valid JSON Schema: ${(e as Error).message}`, param, 'invalid_tool_schema');
   }
   return schema as Record<string, unknown>;
+}
+
+function schemaFile(path: string, bytes: Buffer | null | undefined, param: string): unknown {
+  if (bytes && bytes.length > TOOL_SCHEMA_MAX_BYTES) {
+    throw new InvalidRequestError(`${path} is ${bytes.length} bytes; a tool schema may be at most ${TOOL_SCHEMA_MAX_BYTES}.`, param, 'invalid_tool_schema');
+  }
+  return parseJsonFile(path, bytes, param);
 }
 
 async function describe(defPath: string, tool: ManifestTool, param: string, read: ArchiveReader): Promise<Pick<ToolDef, 'description' | 'input_schema' | 'output_schema'>> {
@@ -76,7 +94,7 @@ async function describe(defPath: string, tool: ManifestTool, param: string, read
     return p;
   });
   const files = await read.read(refs.filter((r): r is string => r !== undefined));
-  const [input, output] = refs.map((p, i) => (p === undefined ? null : compileToolSchema(parseJsonFile(p, files.get(p), param), p, param, i === 0)));
+  const [input, output] = refs.map((p, i) => (p === undefined ? null : compileToolSchema(schemaFile(p, files.get(p), param), p, param, i === 0, tool.name)));
   return { description: def.description, input_schema: input, output_schema: output };
 }
 

@@ -51,6 +51,10 @@ export interface Config {
   readonly drainDelayMs: number;
   /** How long a worker holds a job before BullMQ deems it stalled and another worker takes it over. */
   readonly actorLockMs: number;
+  /** How many times a message may stall or crash its worker before it is quarantined (failed, never run again). */
+  readonly poisonStalls: number;
+  /** How long one session turn may run before its message is quarantined (0 = no bound). */
+  readonly turnBudgetMs: number;
   /** Lifetime of a source snapshot's upload target (`expires_at`). */
   readonly uploadTtlSeconds: number;
   /** Where the tool-runner extracts versions and makes scratch dirs (absolute). */
@@ -284,6 +288,8 @@ export function loadConfig(env: Env = process.env): Config {
     drainDelayMs: int(env, 'TROUPE_DRAIN_DELAY_MS', production ? 3000 : 0, 0, 60_000),
     uploadTtlSeconds: int(env, 'TROUPE_UPLOAD_TTL_SECONDS', 3600, 1, 7 * 24 * 3600),
     actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 4_000, 1000, 600_000),
+    poisonStalls: int(env, 'TROUPE_POISON_STALLS', 3, 1, 20),
+    turnBudgetMs: int(env, 'TROUPE_TURN_BUDGET_MS', 120_000, 0, 3_600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),

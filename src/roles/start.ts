@@ -48,7 +48,7 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
       const { dispatcher, queues } = core.plane;
       const { Membership } = await import('../../actors/runtime/membership.js');
       const membership = new Membership({ redis: queues.producer, key: core.keys.workerMembers(), log: core.log, fit: () => core.mongoAnswering() });
-      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots, membership, keys: core.keys });
+      const runtime = new ActorRuntime({ queues, dispatcher, log: core.log, lockMs: config.actorLockMs, poisonStalls: config.poisonStalls, observer: turnMetrics(core.metrics), batchSlots: config.workerBatchSlots, membership, keys: core.keys });
       watchActorQueues(core, roles);
       // Draining leaves the worker membership at once: the others take this process's shards on their next beat
       // while it finishes its running turns (both running a shard for a moment is harmless: one turn per shard).

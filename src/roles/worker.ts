@@ -25,7 +25,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
     if (notice) sessionCache.agentDeleted(notice.agentId, notice.deletedAt);
   });
   core.shutdown.add(once('agent-deletions-listener', async () => stopDeletions()));
-  await runtime.start(sessionActor, sessionPorts(core, versions, sessionCache));
+  await runtime.start(sessionActor, sessionPorts(core, versions, sessionCache), { budgetMs: core.config.turnBudgetMs });
   startSweeper(core, versions);
   // One listener per process: a cancelled message's model calls and tool runs here are aborted.
   const cancels = new CancelRegistry();

@@ -5,6 +5,8 @@ import { InvalidRequestError } from '../domain/errors.js';
 import { refusedInName } from '../domain/name-text.js';
 import { bestError } from './best-error.js';
 import { NO_CONTROL_CHARACTERS } from './common.js';
+import { tenantRegExp } from './tenant-regexp.js';
+import { linearUniqueItems } from './unique-items.js';
 
 /** A JSON Schema as plain data; the same objects validate requests and feed /v1/openapi.json. */
 export type JsonSchema = Record<string, unknown>;
@@ -19,14 +21,22 @@ export type JsonSchema = Record<string, unknown>;
  * own unions, such as the ledger events by `type`. `api` also takes the 2019-09 keywords
  * (`dependentRequired`): OpenAPI 3.1 has them and not draft-07's `dependencies`, so a request
  * schema is published in the document unchanged. `allErrors`: list every problem rather than stop at the
- * first (by default only for `user`).
+ * first (by default off).
+ *
+ * `user` schemas are a tenant's, judged against a tenant's values in a shared process, so their validation is
+ * bounded by more than the body limits: patterns run on RE2 (tenantRegExp: linear time; one RE2 cannot run is
+ * refused when the schema compiles, i.e. at publish), `uniqueItems` is linear (linearUniqueItems), judging stops at
+ * the first problem, and `$data` (schema values read from the data) stays off. Troupe's own schemas keep RegExp.
  */
-export function createAjv(kind: 'api' | 'user', allErrors = kind === 'user'): Ajv {
+export function createAjv(kind: 'api' | 'user', allErrors = false): Ajv {
   const instance =
     // verbose on the explainer (allErrors): its errors carry the refused value, so a message can name what in it was wrong.
-    kind === 'api' ? new Ajv({ allErrors, verbose: allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true }) : new Ajv({ strict: false, allErrors });
+    kind === 'api'
+      ? new Ajv({ allErrors, verbose: allErrors, strict: true, coerceTypes: false, useDefaults: true, discriminator: true })
+      : new Ajv({ strict: false, allErrors, $data: false, code: { regExp: tenantRegExp } });
   addFormats.default(instance);
   if (kind === 'api') instance.addVocabulary(nextVocabulary);
+  else instance.removeKeyword('uniqueItems').addKeyword(linearUniqueItems);
   return instance;
 }
 
@@ -60,9 +70,23 @@ export function compileUserSchema(schema: JsonSchema): ValidateFunction {
   return fn;
 }
 
+/**
+ * The compiled schema, or why it cannot judge anything: a version published before patterns ran on RE2 may hold
+ * one RE2 refuses. Its values are then refused with that reason rather than judged by a backtracking engine, and
+ * the turn that asked is answered instead of failing (and being retried) on the throw.
+ */
+export function usableUserSchema(schema: JsonSchema): ValidateFunction | string {
+  try {
+    return compileUserSchema(schema);
+  } catch (e) {
+    return `the schema cannot be used: ${(e as Error).message}`;
+  }
+}
+
 /** Null when `value` fits the user schema; else the first problem, as `<path> <message>`. */
 export function userSchemaProblem(schema: JsonSchema, value: unknown): string | null {
-  const validate = compileUserSchema(schema);
+  const validate = usableUserSchema(schema);
+  if (typeof validate === 'string') return validate;
   if (validate(value)) return null;
   const e = validate.errors?.[0];
   return e ? `${e.instancePath || '(root)'} ${e.message ?? 'is invalid'}` : 'invalid';

@@ -147,6 +147,50 @@ describe('actor runtime', function () {
     assert.equal(finished, true);
   });
 
+  it('quarantines, never handles, a message that stalled its worker poisonStalls times or overran its budget', async () => {
+    const { queues, dispatcher } = h.running.core.plane;
+    const runtime = new ActorRuntime({ queues, dispatcher, log: h.running.core.log, lockMs: 5000, poisonStalls: 2 });
+    const channel = 'troupe-test-quarantine';
+    const { got, stop } = await collect(channel);
+    const address = actorAddress('quarantine-test', { attempts: 1 });
+    const queue = queues.queue(address.name);
+    const handled: string[] = [];
+    const quarantined: [string, string][] = [];
+    const send = (id: string, hang = false) => dispatcher.send([{ to: address, name: 'test', data: { id, hang, reply_to: { channel, request_id: id } }, job_id: id }]);
+    const reply = async (n: number) => (await until(async () => got.length >= n && got), JSON.parse(got[n - 1]) as { ok: boolean; status?: number; error?: { code: string }; value?: unknown });
+    try {
+      // What two deaths of its worker mid-message leave on the job: BullMQ's stall count, kept in Redis.
+      await send('poison');
+      await queues.producer.hset(queue.toKey('poison'), 'stc', '2');
+      await runtime.start(defineActor<{ id: string; hang: boolean }, null>({
+        address,
+        handle: async (_ctx, m) => {
+          handled.push(m.id);
+          if (m.hang) await new Promise(() => undefined);
+          return { reply: m.id };
+        },
+        onQuarantine: async (_ctx, m, error) => (quarantined.push([m.id, error]), {}),
+      }), null, { budgetMs: 300 });
+      const poisoned = await reply(1);
+      assert.deepEqual([poisoned.ok, poisoned.status, poisoned.error?.code], [false, 422, 'processing_budget_exceeded']);
+      assert.deepEqual(handled, [], 'the handler never ran');
+      assert.equal(quarantined[0][0], 'poison');
+      assert.match(quarantined[0][1], /^processing_budget_exceeded: processing this message stopped its worker 2 times/);
+      assert.ok(await (await queue.getJob('poison'))!.isCompleted(), 'done with: no retry, no restart runs it');
+      await send('slow', true);
+      const slow = await reply(2);
+      assert.deepEqual([slow.ok, slow.error?.code], [false, 'processing_budget_exceeded']);
+      assert.match(quarantined[1][1], /ran past its 300 ms budget/);
+      await send('fine');
+      assert.deepEqual((await reply(3)).value, 'fine', 'the queue goes on');
+      assert.deepEqual(handled, ['slow', 'fine']);
+    } finally {
+      await runtime.close();
+      stop();
+      await queue.obliterate({ force: true });
+    }
+  });
+
   it('delivers a hand-off that could not go out with what the handler returns, in order and once', async () => {
     const { queues, dispatcher, hub } = h.running.core.plane;
     // A Redis hiccup on the hand-off's pipeline only.

@@ -10,8 +10,16 @@
  * process), `fail` fails it there (the runtime retries it). The fault sits in
  * the projection writer's `afterMessages` callback, which is where the turn
  * hands off; a throw there keeps the writer from writing the sessions.
+ *
+ * TROUPE_TEST_POISON=<marker> makes poison work, as a tenant's catastrophic pattern did: the session's decision
+ * on a model answer for a message whose user text holds the marker spins the CPU for good, before anything is
+ * written. The process answers nothing after that and its job's lock lapses; the test kills it. With
+ * TROUPE_TEST_POISON_MODE=hang the turn instead waits for good on that answer's ledger append (nothing written),
+ * while the process goes on: its lock is renewed, so only a time budget ends it.
  */
+import type { decide } from '../../actors/session/decide.js';
 import { parseRoles, startRoles } from '../../src/roles/start.js';
+import { LedgerWriter } from '../../src/store/ledger-writer.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
 
 class AfterHandOff extends Error {
@@ -37,7 +45,29 @@ function injectFault(mode: string): void {
   };
 }
 
+function injectPoison(marker: string, mode: string): void {
+  if (mode !== 'spin' && mode !== 'hang') throw new Error(`TROUPE_TEST_POISON_MODE must be spin or hang, not ${mode}`);
+  const hanging = new Set<string>();
+  // CommonJS: turn.ts reads `decide` off this exports object at each call, so replacing it here reaches every turn.
+  const decisions = require('../../actors/session/decide.js') as { decide: typeof decide };
+  const real = decisions.decide;
+  decisions.decide = (input, cmd) => {
+    const parts = cmd.kind === 'model.responded' ? input.messages.get(cmd.message_id)?.parts : undefined;
+    if (cmd.kind === 'model.responded' && parts?.some((p) => p.type === 'text' && p.text?.includes(marker))) {
+      process.stdout.write(`poisoned ${cmd.message_id}\n`);
+      if (mode === 'spin') for (;;);
+      hanging.add(input.session.id);
+    }
+    return real(input, cmd);
+  };
+  const append = LedgerWriter.prototype.append;
+  LedgerWriter.prototype.append = function (this: LedgerWriter, docs) {
+    return docs.length && hanging.delete(docs[0].session_id) ? new Promise<void>(() => undefined) : append.call(this, docs);
+  };
+}
+
 if (process.env.TROUPE_TEST_AFTER_HANDOFF) injectFault(process.env.TROUPE_TEST_AFTER_HANDOFF);
+if (process.env.TROUPE_TEST_POISON) injectPoison(process.env.TROUPE_TEST_POISON, process.env.TROUPE_TEST_POISON_MODE ?? 'spin');
 
 // Started by startRoleProcess (test/support/role-process.ts) with the roles to run, like src/main.ts.
 startRoles(parseRoles(process.argv.slice(2))).catch((err: unknown) => {

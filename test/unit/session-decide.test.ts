@@ -149,6 +149,23 @@ describe('session actor decisions', () => {
     assert.throws(() => decide({ session: s, messages: m, agent }, { kind: 'message.cancel', command_id: 'c4', message_id: 'nope' }), NotFoundError);
   });
 
+  it('fails a quarantined message (poison work) with its error, starts the next one, and leaves an ended one as it is', () => {
+    const s = emptySessionState('s');
+    const m = new Map<string, MessageState>();
+    run(s, m, um('m1'));
+    run(s, m, um('m2'));
+    const error = 'processing_budget_exceeded: stopped';
+    const q = run(s, m, { kind: 'message.quarantine', command_id: 'quarantine-r-m1', message_id: 'm1', error });
+    assert.deepEqual(q.events.map(toOf), ['failed', 'running']);
+    assert.equal(errorOf(q.events[0]), error);
+    assert.deepEqual(q.effects.map((e) => e.kind), ['work.abort', 'webhook', 'model.call'], 'its work stops, the failure is reported, m2 starts');
+    assert.equal(m.get('m1')!.status, 'failed');
+    assert.equal(s.running_message_id, 'm2');
+    const again = run(s, m, { kind: 'message.quarantine', command_id: 'quarantine-x', message_id: 'm1', error });
+    assert.deepEqual(again.events, [], 'an ended message stays as it is');
+    assert.deepEqual(run(s, m, { kind: 'message.quarantine', command_id: 'quarantine-y', message_id: 'never', error }).events, []);
+  });
+
   it('fails the pending tool calls of a cancelled message before cancelling it', () => {
     const s = emptySessionState('s');
     const m = new Map<string, MessageState>();
