@@ -1,3 +1,4 @@
+import { decodePathSegment } from '../domain/path-segment.js';
 import type { Ctx } from '../http/types.js';
 import type { RouterDoc } from '../store/routers.js';
 import { authenticateRouting } from './credentials.js';
@@ -11,7 +12,7 @@ export function matchModelsPath(path: string): { routerId: string | null; route:
   if (path === '/v1/models') return { routerId: null, route: path };
   const m = /^\/([^/]+)\/(models|v1\/models)$/.exec(path);
   if (!m || m[1] === 'v1') return null;
-  return { routerId: decodeURIComponent(m[1]), route: `/{router_id}/${m[2]}` };
+  return { routerId: decodePathSegment(m[1], 'router_id'), route: `/{router_id}/${m[2]}` };
 }
 
 function entry(id: string, ownedBy: string, created: Date, extra: Record<string, unknown>): Record<string, unknown> {
