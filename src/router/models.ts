@@ -42,7 +42,7 @@ export function modelList(router: RouterDoc): Record<string, unknown> {
 export const EMPTY_MODEL_LIST = { object: 'list', data: [], has_more: false, first_id: null, last_id: null } as const;
 
 export async function handleModels(ctx: Ctx, routerId: string | null, svc: RouterServices): Promise<void> {
-  const { orgId, key } = await authenticateRouting(ctx.req.headers, svc.auth, true);
+  const { orgId, key } = await authenticateRouting(ctx.req, svc.auth, true);
   await admitRouting(ctx.res, svc, orgId, key._id);
   // A router named in the path that does not exist stays a 404.
   const router = routerId ? await svc.lookup.router(orgId, routerId) : await svc.lookup.find(orgId, null);
