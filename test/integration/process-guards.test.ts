@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from '../../infra/services/process.js';
 import { EXIT_AFTER_UNCAUGHT } from '../../src/roles/serve.js';
-import { startHarness, type Harness } from '../support/harness.js';
+import { dropTestData, requiredEnv, startHarness, uniqueName, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
+import { until } from '../support/wait.js';
 
 const CRASH_ENTRY = join(__dirname, '../support/crash-process.js');
 
@@ -76,5 +81,47 @@ describe('process guards: web and router in one real process', function () {
     assert.equal(code, EXIT_AFTER_UNCAUGHT);
     // It drained (the ordered shutdown ran) rather than dying mid-way.
     assert.ok(p.lines.some((l) => l.includes('"msg":"shutting down"') && l.includes('uncaughtException')), p.lines.slice(-20).join('\n'));
+  });
+});
+
+/** The issue's reproduction as reported: `npm start` (infra/services/dev.ts, every role in one process) and one curl. */
+describe('npm start: a malformed router id does not stop the service', function () {
+  this.timeout(90_000);
+  const db = uniqueName('troupe_guards');
+  const prefix = uniqueName('tg');
+  let dir: string;
+  let start: ChildProcess | undefined;
+  let output = '';
+  let base = '';
+  let routing = '';
+
+  before(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'troupe-guards-'));
+    const [port, routerPort] = [await freePort(), await freePort()];
+    [base, routing] = [`http://127.0.0.1:${port}`, `http://127.0.0.1:${routerPort}`];
+    const env = { PATH: process.env.PATH ?? '', HOME: dir, MONGODB_URL: requiredEnv('MONGODB_URL'), REDIS_URL: requiredEnv('REDIS_URL'), TROUPE_MONGODB_DB: db, TROUPE_REDIS_PREFIX: prefix, TROUPE_DATA_DIR: join(dir, 'data'), PORT: String(port), ROUTER_PORT: String(routerPort), TROUPE_DEMO: '0', TROUPE_SHUTDOWN_TIMEOUT_MS: '2000' };
+    start = spawn(process.execPath, ['-e', 'require(process.argv[1]).main([])', join(__dirname, '../../infra/services/dev.js')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    for (const s of [start.stdout!, start.stderr!]) s.on('data', (d: Buffer) => (output += d.toString()));
+    await until(async () => output.includes('Ctrl-C stops Troupe') || start!.exitCode !== null, 60_000);
+    assert.match(output, /Troupe is running/, output);
+  });
+  after(async () => {
+    if (start && start.exitCode === null && start.signalCode === null) {
+      const exited = new Promise((r) => start!.once('exit', r));
+      start.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+      if (start.exitCode === null) start.kill('SIGKILL');
+    }
+    await dropTestData(requiredEnv('MONGODB_URL'), db, requiredEnv('REDIS_URL'), prefix);
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("answers curl -X POST '{routing_url}/%ZZ/messages' -d '{}' with a 400, and both ingresses stay ready", async () => {
+    const res = await fetch(`${routing}/%ZZ/messages`, { method: 'POST', body: '{}', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'malformed_path');
+    assert.equal((await fetch(`${base}/readyz`)).status, 200);
+    assert.equal((await fetch(`${routing}/readyz`)).status, 200);
+    assert.equal(start!.exitCode, null, output);
   });
 });
