@@ -11,7 +11,8 @@ import type { SessionDoc } from '../../src/store/sessions.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/log/logger.js';
 import { routeInProcess } from '../../src/router/route-in-process.js';
-import type { StreamServices } from '../../src/router/stream.js';
+import { RateLimitError } from '../../src/domain/errors.js';
+import type { InProcessRouting } from '../../src/router/route-in-process.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
 import { CANCELLED } from './decide.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
@@ -39,7 +40,7 @@ async function conversation(deps: ProviderDeps, session: SessionDoc, current: Me
 export interface ProviderDeps {
   client: LlmClient;
   /** The org's router in-process, for provider `routing`. */
-  routing: StreamServices;
+  routing: InProcessRouting;
   log: Logger;
   box: SecretBox;
   revealCredential(orgId: string, name: string): Promise<string | null>;
@@ -126,6 +127,8 @@ export async function callRouter(deps: ProviderDeps, session: SessionDoc, versio
   } catch (e) {
     if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };
+    // The org's routing rate is spent: the turn waits until the window allows it, as a throttled upstream's would.
+    if (e instanceof RateLimitError) return { ok: false, error: `routing: ${e.message}`, retryable: true, retry_after_ms: Number(e.headers?.['Retry-After'] ?? 1) * 1000 };
     // Every candidate failed (502) is worth another attempt; a router that cannot serve the request is not.
     if (e instanceof TroupeError) return { ok: false, error: `routing: ${e.message}`, retryable: e.status >= 500 };
     return { ok: false, error: `routing failed: ${(e as Error).message}`, retryable: true };

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
+import { installProcessGuards } from '../../src/lifecycle/process-guards.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
+import { EXIT_AFTER_UNCAUGHT } from '../../src/roles/serve.js';
 import { runDemo } from './demo.js';
 import { startLocalServices } from './local-services.js';
 
@@ -50,7 +52,7 @@ export async function main(_args: string[]): Promise<void> {
   // signal while the roles start is kept until they have started. Before this point a signal ends the process at
   // once, and the servers' watchdogs end them.
   let stopRequested = false;
-  let stopNow: (() => void) | null = null;
+  let stopNow: ((code?: number) => void) | null = null;
   const onSignal = () => {
     stopRequested = true;
     stopNow?.();
@@ -65,13 +67,15 @@ export async function main(_args: string[]): Promise<void> {
     throw err;
   }
   let stopping: Promise<void> | null = null;
-  stopNow = () => {
+  stopNow = (code = 0) => {
     stopping ??= running
       .close()
       .catch((err: Error) => void process.stderr.write(`troupe: closing the roles failed: ${err.stack ?? err}\n`))
-      .finally(() => services.stop().finally(() => process.exit(0)));
+      .finally(() => services.stop().finally(() => process.exit(code)));
   };
   if (stopRequested) return stopNow();
+  // The same guards as `troupe <role...>` (src/roles/serve.ts): every role shares this process.
+  installProcessGuards({ log: running.core.log, count: (kind) => running.core.metrics.processErrors.inc({ kind }), fatal: () => stopNow?.(EXIT_AFTER_UNCAUGHT) });
   const { config } = running.core;
   // The CLI reads this file as its dev profile when run inside the checkout (clients/cli/config.ts).
   writeFileSync(join(dataDir, 'dev-keys.json'), JSON.stringify({ ...keys, base_url: config.publicUrl }, null, 2), { mode: 0o600 });

@@ -75,6 +75,8 @@ export interface Config {
   readonly webhookEndpointConcurrency: number;
   /** Default limits of every org; an org's own `limits` override them field by field. 0 = no limit. */
   readonly limits: OrgLimits;
+  /** Failed authentications per client address and minute before its requests are refused (0: no limit). */
+  readonly authFailuresPerMin: number;
 }
 
 /** Request rates (per minute) and the running-session cap; 0 means unlimited. */
@@ -298,6 +300,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
     webhookEndpointConcurrency: int(env, 'TROUPE_WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1024),
+    authFailuresPerMin: int(env, 'TROUPE_AUTH_FAILURES_PER_MIN', 300, 0, 1e9),
     limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
   });
 }

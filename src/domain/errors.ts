@@ -144,7 +144,7 @@ export class NotImplementedError extends TroupeError {
 
 /** 429: a request rate or the running-session cap was reached; headers say when to retry. */
 export class RateLimitError extends TroupeError {
-  constructor(message: string, code: 'rate_limited' | 'concurrency_limited', headers: Record<string, string>) {
+  constructor(message: string, code: 'rate_limited' | 'concurrency_limited' | 'too_many_auth_failures', headers: Record<string, string>) {
     super(429, ErrorType.rateLimit, code, message, undefined, headers);
   }
 }

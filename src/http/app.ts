@@ -12,7 +12,7 @@ import type { AppState } from './types.js';
 /** The base API as a Koa app, without listening; tests drive `app.callback()`. */
 export function createApp(deps: AppDeps): Koa<AppState> {
   const app = new Koa<AppState>({ proxy: true });
-  const auth = new KeyAuthenticator(deps.stores.apiKeys);
+  const auth = new KeyAuthenticator(deps.stores.apiKeys, deps.limits?.authFailures);
   const router = mountRoutes(allRoutes(deps), auth, deps.config.maxBodyBytes, deps.limits?.requests);
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper());

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { InvalidRequestError, MethodNotAllowedError, RouteNotFoundError } from '../domain/errors.js';
 import { compile, type JsonSchema } from '../schemas/validator.js';
+import { clientAddress } from './client-address.js';
 import { hasBody, parseJsonBody, refuseContentEncoding } from './middleware/body.js';
 import { parsePage, querySchema } from './pagination.js';
 import type { KeyAuthenticator } from './middleware/auth.js';
@@ -25,7 +26,7 @@ export function mountRoutes(specs: RouteSpec[], auth: KeyAuthenticator, maxBodyB
       const ctx = koaCtx as unknown as Ctx;
       ctx.state.route = spec.path;
       if ((spec.auth ?? 'api') === 'api') {
-        const who = (ctx.state.auth = await auth.authenticate(ctx.get('Authorization') || undefined, 'api'));
+        const who = (ctx.state.auth = await auth.authenticate(ctx.get('Authorization') || undefined, 'api', clientAddress(ctx.req)));
         // Counted once authenticated, before the body is read: a refused request costs little.
         if (limiter) ctx.set(await limiter.admit('api', who.orgId, who.key._id));
       }

@@ -9,6 +9,8 @@ import type { OrgLimits } from '../config/config.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 export type LimitedSurface = 'api' | 'routing';
+/** What let a request through when Redis could not be asked: a surface's requests, or routed agent turns. */
+type FailOpenSurface = LimitedSurface | 'routed_turns';
 
 const WINDOW_S = 60;
 const SURFACE_NAME: Record<LimitedSurface, string> = { api: 'the base API', routing: 'the routing interface' };
@@ -95,13 +97,16 @@ export class RequestLimiter {
     return res ? { scope, limit, res } : undefined;
   }
 
-  private async consume(counter: string, scope: Check['scope'], id: string, limit: number): Promise<Check | null> {
+  private async consume(counter: string, scope: Check['scope'], id: string, limit: number, caller: FailOpenSurface): Promise<Check | null> {
     if (limit <= 0) return null;
     const c = this.counted(counter, limit, id);
     try {
       return { scope, limit, res: await this.leases.take(c.lease, limit, c.consume) };
     } catch (e) {
       if (e instanceof RateLimiterRes) return { scope, limit, res: e };
+      // Fail open (docs/decisions.md, "Rate limits fail open, counted"): the limit protects the service and must
+      // not become an outage of its own; the counter says for how long it was not enforced.
+      this.metrics.rateLimiterFailOpen.inc({ surface: caller });
       this.log.warn({ err: (e as Error).message }, 'rate limiter unavailable; request let through');
       return null;
     }
@@ -125,7 +130,7 @@ export class RequestLimiter {
     const org = this.consumeNow(names.org, 'org', orgId, orgLimit);
     const key = this.consumeNow(names.key, 'key', keyId, keyLimit);
     if (org === undefined || key === undefined) {
-      const counted = [org === undefined ? this.consume(names.org, 'org', orgId, orgLimit) : org, key === undefined ? this.consume(names.key, 'key', keyId, keyLimit) : key];
+      const counted = [org === undefined ? this.consume(names.org, 'org', orgId, orgLimit, surface) : org, key === undefined ? this.consume(names.key, 'key', keyId, keyLimit, surface) : key];
       return Promise.all(counted).then(([o, k]) => this.answer(surface, o, k));
     }
     try {
@@ -133,6 +138,18 @@ export class RequestLimiter {
     } catch (e) {
       return Promise.reject(e);
     }
+  }
+
+  /**
+   * Counts an agent turn routed in-process (provider `routing`) against the org's routing rate, the counter a
+   * call to the routing interface takes from, so a routed turn costs what the same call over HTTP would. There
+   * is no routing key, so no per-key limit. Rejects with the same 429, whose Retry-After the turn waits out.
+   */
+  async admitRoutedTurn(orgId: string): Promise<void> {
+    const l = this.limits.cached(orgId) ?? (await this.limits.of(orgId));
+    const names = COUNTERS.routing;
+    const org = this.consumeNow(names.org, 'org', orgId, l.routing_per_min);
+    this.answer('routing', org === undefined ? await this.consume(names.org, 'org', orgId, l.routing_per_min, 'routed_turns') : org, null);
   }
 
   /** The headers of the tightest check, or the 429 of the first limit passed. */

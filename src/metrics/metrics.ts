@@ -33,6 +33,8 @@ export class Metrics {
   readonly routerFallbacks: Counter<'model'>;
   readonly mongoClientReplacements: Counter;
   readonly mongoClosedSocketWrites: Counter<'when'>;
+  readonly processErrors: Counter<'kind'>;
+  readonly rateLimiterFailOpen: Counter<'surface'>;
   /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
   private readonly queues = new Map<string, QueueProbe[]>();
 
@@ -58,6 +60,8 @@ export class Metrics {
     this.routerSelections = new Counter({ name: 'troupe_router_selections_total', help: 'Routing interface: the model that answered, and why (first eligible, sticky, fallback).', labelNames: ['model', 'reason'], registers });
     this.routerFallbacks = new Counter({ name: 'troupe_router_fallbacks_total', help: 'Routing interface: candidates that failed retryably and were passed over.', labelNames: ['model'], registers });
     this.mongoClientReplacements = new Counter({ name: 'troupe_mongo_client_replacements_total', help: 'MongoDB clients replaced because their server monitor was wedged while the server answered (store/mongo-watchdog.ts).', registers });
+    this.processErrors = new Counter({ name: 'troupe_uncaught_errors_total', help: 'Throws nothing handled, caught by the process guards (lifecycle/process-guards.ts), by kind: unhandled_rejection (logged, still serving) or uncaught_exception (drained, exited).', labelNames: ['kind'], registers });
+    this.rateLimiterFailOpen = new Counter({ name: 'troupe_rate_limiter_fail_open_total', help: 'Rate-limit checks let through because Redis could not be asked, by surface (api, routing, routed_turns, auth_failures).', labelNames: ['surface'], registers });
     this.mongoClosedSocketWrites = new Counter({ name: 'troupe_mongo_closed_socket_writes_total', help: 'MongoDB commands the driver fix failed as a closed connection instead of letting them wait forever (store/driver-fix.ts), by when: before_write, waiting_for_drain.', labelNames: ['when'], registers });
     const queues = this.queues;
     new Gauge({

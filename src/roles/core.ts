@@ -156,7 +156,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     box,
     metrics,
     stores,
-    limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits }),
+    limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits, authFailuresPerMin: config.authFailuresPerMin }),
     drain: new Drain(),
     plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,

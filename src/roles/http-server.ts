@@ -2,7 +2,10 @@ import { createServer, type RequestListener, type Server } from 'node:http';
 import { ConfigError } from '../config/config.js';
 import type { Drain } from '../lifecycle/drain.js';
 import { once, type Closeable } from '../lifecycle/shutdown.js';
+import type { ErrorEnvelope } from '../http/middleware/errors.js';
+import type { Logger } from '../log/logger.js';
 import { answerClientError } from './client-error.js';
+import { guardedListener } from './guarded-listener.js';
 
 export interface ListenOptions {
   port: number;
@@ -14,6 +17,10 @@ export interface ListenOptions {
   graceMs: number;
   /** Once draining begins, every answer closes its connection, moving keep-alive clients elsewhere. */
   drain: Drain;
+  /** Where a throw that escaped the app is logged. */
+  log: Logger;
+  /** How an escaped throw is told to the client: the ingress's own error envelope (default: the base API's). */
+  envelope?: ErrorEnvelope;
 }
 
 /**
@@ -22,9 +29,10 @@ export interface ListenOptions {
  */
 export async function listen(name: string, handler: RequestListener, opts: ListenOptions): Promise<{ server: Server; port: number; closer: Closeable }> {
   const { port, host, graceMs, drain, setting } = opts;
+  const guarded = guardedListener(handler, opts.log, opts.envelope);
   const server = createServer({ keepAliveTimeout: 65_000, requestTimeout: 0 }, (req, res) => {
     if (drain.draining) res.shouldKeepAlive = false;
-    handler(req, res);
+    guarded(req, res);
   });
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {

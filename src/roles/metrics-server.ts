@@ -53,7 +53,7 @@ export async function startMetricsServer(core: Core, roles: string[]): Promise<n
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type: 'not_found_error', code: 'route_not_found', message: `No route for ${req.method} ${path}; this port serves /metrics and /healthz.` } }));
   };
-  const { port, closer } = await listen('metrics', handler, { port: config.metricsPort, setting: 'METRICS_PORT', host: config.host, graceMs: 1000, drain: core.drain });
+  const { port, closer } = await listen('metrics', handler, { port: config.metricsPort, setting: 'METRICS_PORT', host: config.host, graceMs: 1000, drain: core.drain, log: core.log });
   core.shutdown.add(closer);
   core.log.info({ roles, host: config.host ?? '*', port }, 'metrics listening');
   return port;

@@ -1,5 +1,6 @@
 import { once } from '../lifecycle/shutdown.js';
 import { createRouterApp } from '../router/app.js';
+import { routingEnvelope } from '../router/envelope.js';
 import type { Core } from './core.js';
 import { listen } from './http-server.js';
 
@@ -8,7 +9,7 @@ export async function startRouter(core: Core, port = core.config.routerPort): Pr
   const router = createRouterApp(core);
   // Registered before the listener so that, closing in reverse, the listener drains first and the pool after.
   core.shutdown.add(once('router-upstreams', router.close));
-  const { port: actual, closer } = await listen('router', router.listener, { port, setting: 'ROUTER_PORT', host: core.config.routerHost, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain });
+  const { port: actual, closer } = await listen('router', router.listener, { port, setting: 'ROUTER_PORT', host: core.config.routerHost, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain, log: core.log, envelope: routingEnvelope });
   core.shutdown.add(closer);
   core.log.info({ role: 'router', host: core.config.routerHost ?? '*', port: actual, routing_url: core.config.routingPublicUrl }, 'router listening');
   return { port: actual };

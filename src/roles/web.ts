@@ -20,7 +20,7 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
     waiting: (n) => core.metrics.sseLedgerReadsWaiting.set(n),
   });
   const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub, streamReads }, health: () => ({ sandbox }) });
-  const { port: actual, closer } = await listen('web', app.callback(), { port, setting: 'PORT', host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain });
+  const { port: actual, closer } = await listen('web', app.callback(), { port, setting: 'PORT', host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain, log: core.log });
   core.shutdown.add(closer);
   core.log.info({ role: 'web', host: core.config.host ?? '*', port: actual, base_url: core.config.publicUrl }, 'web listening');
   return { port: actual };

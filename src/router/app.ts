@@ -34,7 +34,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics) });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
-    auth: new KeyAuthenticator(deps.stores.apiKeys),
+    auth: new KeyAuthenticator(deps.stores.apiKeys, deps.limits?.authFailures),
     lookup: new RoutingLookup(deps.stores),
     stickiness: new Stickiness(deps.redis, deps.keys),
     usage,

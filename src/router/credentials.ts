@@ -1,5 +1,6 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { AuthenticationError } from '../domain/errors.js';
+import { clientAddress } from '../http/client-address.js';
 import type { KeyAuthenticator } from '../http/middleware/auth.js';
 import type { ApiKeyDoc } from '../store/api-keys.js';
 
@@ -8,10 +9,12 @@ import type { ApiKeyDoc } from '../store/api-keys.js';
  * tools send `x-api-key`, so the Messages paths (and the models list, which
  * that SDK also calls) take it too. When both are sent, Authorization wins.
  */
-export function authenticateRouting(headers: IncomingHttpHeaders, auth: KeyAuthenticator, acceptXApiKey: boolean): Promise<{ orgId: string; key: ApiKeyDoc }> {
+export function authenticateRouting(req: IncomingMessage, auth: KeyAuthenticator, acceptXApiKey: boolean): Promise<{ orgId: string; key: ApiKeyDoc }> {
+  const headers = req.headers;
   const header = headers.authorization;
-  if (header || !acceptXApiKey) return auth.authenticate(header || undefined, 'routing');
+  const address = clientAddress(req);
+  if (header || !acceptXApiKey) return auth.authenticate(header || undefined, 'routing', address);
   const key = String(headers['x-api-key'] ?? '').trim();
   if (!key) throw new AuthenticationError('Missing routing key. Send it as "x-api-key: <key>" or "Authorization: Bearer <key>".', 'missing_api_key');
-  return auth.authenticateKey(key, 'routing');
+  return auth.authenticateKey(key, 'routing', address);
 }

@@ -40,7 +40,7 @@ async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): 
 
 /** Everything up to the first upstream call: auth, body, router, effort rules and selection. */
 async function plan(ex: Exchange, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<RoutedCall> {
-  const { orgId, key } = await authenticateRouting(ex.req.headers, svc.auth, ingress.format === 'anthropic');
+  const { orgId, key } = await authenticateRouting(ex.req, svc.auth, ingress.format === 'anthropic');
   // The rate check's Redis round trip runs while the body is read and the conversation's
   // stickiness is fetched; it is awaited before any upstream is called.
   const admitted = admitRouting(ex.res, svc, orgId, key._id);

@@ -21,18 +21,22 @@ export const INGRESS: Record<'messages' | 'chat' | 'responses', Ingress> = {
   responses: { format: 'openai-responses', wire: FORMATS['openai-responses'], schema: responsesBody, effortLabel: effortOut },
 };
 
-/** The exact paths of the spec: the default router under /v1, a specific one under /{router_id}. */
-export function matchRoutingPath(path: string): { ingress: Ingress; routerId: string | null; route: string } | null {
+/**
+ * The exact paths of the spec: the default router under /v1, a specific one under /{router_id}. The router id is
+ * returned as sent (`routerSegment`, still percent-encoded): matching never throws, and the caller decodes it
+ * (decodePathSegment) where a malformed escape becomes a 400 in the path's envelope.
+ */
+export function matchRoutingPath(path: string): { ingress: Ingress; routerSegment: string | null; route: string } | null {
   switch (path) {
     case '/v1/messages':
-      return { ingress: INGRESS.messages, routerId: null, route: path };
+      return { ingress: INGRESS.messages, routerSegment: null, route: path };
     case '/v1/chat/completions':
-      return { ingress: INGRESS.chat, routerId: null, route: path };
+      return { ingress: INGRESS.chat, routerSegment: null, route: path };
     case '/v1/responses':
-      return { ingress: INGRESS.responses, routerId: null, route: path };
+      return { ingress: INGRESS.responses, routerSegment: null, route: path };
   }
   const m = /^\/([^/]+)\/(messages|chat\/completions|v1\/responses)$/.exec(path);
   if (!m || m[1] === 'v1') return null;
   const ingress = m[2] === 'messages' ? INGRESS.messages : m[2] === 'chat/completions' ? INGRESS.chat : INGRESS.responses;
-  return { ingress, routerId: decodeURIComponent(m[1]), route: `/{router_id}/${m[2]}` };
+  return { ingress, routerSegment: m[1], route: `/{router_id}/${m[2]}` };
 }

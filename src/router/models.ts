@@ -1,3 +1,4 @@
+import { decodePathSegment } from '../domain/path-segment.js';
 import type { Ctx } from '../http/types.js';
 import type { RouterDoc } from '../store/routers.js';
 import { authenticateRouting } from './credentials.js';
@@ -11,7 +12,7 @@ export function matchModelsPath(path: string): { routerId: string | null; route:
   if (path === '/v1/models') return { routerId: null, route: path };
   const m = /^\/([^/]+)\/(models|v1\/models)$/.exec(path);
   if (!m || m[1] === 'v1') return null;
-  return { routerId: decodeURIComponent(m[1]), route: `/{router_id}/${m[2]}` };
+  return { routerId: decodePathSegment(m[1], 'router_id'), route: `/{router_id}/${m[2]}` };
 }
 
 function entry(id: string, ownedBy: string, created: Date, extra: Record<string, unknown>): Record<string, unknown> {
@@ -41,7 +42,7 @@ export function modelList(router: RouterDoc): Record<string, unknown> {
 export const EMPTY_MODEL_LIST = { object: 'list', data: [], has_more: false, first_id: null, last_id: null } as const;
 
 export async function handleModels(ctx: Ctx, routerId: string | null, svc: RouterServices): Promise<void> {
-  const { orgId, key } = await authenticateRouting(ctx.req.headers, svc.auth, true);
+  const { orgId, key } = await authenticateRouting(ctx.req, svc.auth, true);
   await admitRouting(ctx.res, svc, orgId, key._id);
   // A router named in the path that does not exist stays a 404.
   const router = routerId ? await svc.lookup.router(orgId, routerId) : await svc.lookup.find(orgId, null);

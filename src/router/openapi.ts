@@ -47,7 +47,13 @@ const MODEL_LIST: JsonSchema = {
 };
 
 const ROUTER_ID = { name: 'router_id', in: 'path', required: true, schema: { type: 'string' }, description: 'A router of the organization; /v1/... uses its default router.' };
-const STREAM = { type: 'string', description: 'The vendor\u2019s own SSE stream when the body sets "stream": true; service_routing rides on its final event.' };
+/** OpenAPI 3.1 reads an event stream's schema as one event's: the SSE fields as a client's parser yields them (chat sends no `event:`). */
+const STREAM = {
+  type: 'object',
+  required: ['data'],
+  properties: { event: { type: 'string' }, data: { type: 'string' }, id: { type: 'string' }, retry: { type: 'integer' } },
+  description: 'The vendor\u2019s own SSE stream when the body sets "stream": true (chat ends with `data: [DONE]`); service_routing rides on its final event.',
+};
 
 interface Ingress {
   summary: string;

@@ -6,13 +6,21 @@ import { INGRESS } from './ingress.js';
 import { countFallback, countSelected, exhausted, isRetryable, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
 import type { StreamServices } from './stream.js';
+import type { RequestLimiter } from '../limits/request-limiter.js';
+
+/** What a routed turn needs: the routing interface's services, and the limiter its calls count against. */
+export interface InProcessRouting extends StreamServices {
+  limiter?: Pick<RequestLimiter, 'admitRoutedTurn'>;
+}
 
 /**
  * The org's router for callers inside Troupe (agent turns with provider
  * `routing`): the same selection, stickiness, fallback and usage as the
- * routing interface, without an HTTP hop.
+ * routing interface, without an HTTP hop, and the same org routing rate: a
+ * turn is counted as one routing-interface call before its router is read.
  */
-export async function routeInProcess(svc: StreamServices, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string; provider: Provider }> {
+export async function routeInProcess(svc: InProcessRouting, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<LlmResponse & { selected_model: string; provider: Provider }> {
+  await svc.limiter?.admitRoutedTurn(orgId);
   const router = await svc.lookup.router(orgId, routerId);
   const ingress = INGRESS.chat;
   const effort = planEffort(req);

@@ -1,4 +1,5 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import { decodePathSegment } from '../domain/path-segment.js';
 import { guardBodyIdle } from '../http/middleware/body-timeout.js';
 import { mapError } from '../http/middleware/errors.js';
 import { finishRequest, requestIdOf } from '../http/middleware/request-context.js';
@@ -32,7 +33,9 @@ export function routingListener(koa: RequestListener, deps: RoutingHttpDeps, svc
     const path = q === -1 ? url : url.slice(0, q);
     const match = matchRoutingPath(path);
     if (!match) return koa(req, res);
-    void serve(req, res, path, match, deps, svc);
+    // serve answers its own errors; what escapes it (a throw while answering one) is the listener guard's
+    // (roles/guarded-listener.ts), to which this promise is returned.
+    return serve(req, res, path, match, deps, svc) as unknown as void;
   };
 }
 
@@ -42,7 +45,8 @@ async function serve(req: IncomingMessage, res: ServerResponse, path: string, ma
   res.setHeader('X-Request-Id', ex.requestId);
   guardBodyIdle(req, res, deps.bodyIdleTimeoutMs);
   try {
-    const body = await handleRouting(ex, match.ingress, match.routerId, svc);
+    const routerId = match.routerSegment === null ? null : decodePathSegment(match.routerSegment, 'router_id');
+    const body = await handleRouting(ex, match.ingress, routerId, svc);
     if (body !== undefined) sendJson(res, 200, body);
   } catch (thrown) {
     if (res.headersSent || !writable(res)) ex.log().warn({ err: thrown }, 'error after response started');

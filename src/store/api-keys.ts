@@ -66,7 +66,12 @@ export class ApiKeyStore {
   }
 
   findActive(key: string): Promise<ApiKeyDoc | null> {
-    return this.keys.findOne({ hash: hashKey(key), revoked_at: null });
+    return this.findActiveByHash(hashKey(key));
+  }
+
+  /** The active key whose hashKey() is `hash`: for a caller that hashed the key already (the authenticator's cache). */
+  findActiveByHash(hash: string): Promise<ApiKeyDoc | null> {
+    return this.keys.findOne({ hash, revoked_at: null });
   }
 
   list(orgId: string, prefix?: string): Promise<ApiKeyDoc[]> {
