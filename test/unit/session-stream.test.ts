@@ -132,7 +132,7 @@ describe('SessionStream', () => {
   });
 
   it('sends heartbeat comments while idle', async () => {
-    const stream = new SessionStream(ledgerOf(0), 's', 0, 5);
+    const stream = new SessionStream(ledgerOf(0), 's', 0, { heartbeatMs: 5 });
     await stream.start();
     const text = await drain(stream);
     assert.ok((text.match(/: heartbeat/g) ?? []).length >= 2, text);
