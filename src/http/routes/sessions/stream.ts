@@ -43,7 +43,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
             data: { type: 'string', contentMediaType: 'application/json', contentSchema: { oneOf: [ledgerEventRef, assistantDeltaRef] } },
             retry: { type: 'integer' },
           },
-          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
+          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream (a shutdown, or a client that read nothing for TROUPE_SSE_STALL_MS); resume with Last-Event-ID. Open streams are capped per org and per API key (429 `concurrency_limited` with Retry-After).',
         },
       },
       handler: async (ctx) => {
