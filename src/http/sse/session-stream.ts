@@ -104,7 +104,7 @@ export class SessionStream {
   async start(): Promise<void> {
     this.out.write(': connected\n\n');
     // A client that is behind gets no heartbeat: its connection is plainly alive, and the comment would only queue.
-    this.heartbeat = setInterval(() => this.blocked || this.out.write(': heartbeat\n\n'), this.heartbeatMs);
+    this.heartbeat = setInterval(() => this.blocked || this.out.writableNeedDrain || this.out.write(': heartbeat\n\n'), this.heartbeatMs);
     // Bounded by the interruptions, each of which is a reconnect to Redis.
     do {
       this.missedLive = false;
@@ -168,7 +168,7 @@ export class SessionStream {
 
   /** An ephemeral record (live token deltas): no id, so it is never part of a resume; a client that is behind misses it. */
   sendEphemeral(type: string, data: string): void {
-    if (!this.closed && !this.backfilling && !this.blocked) this.out.write(`event: ${type}\ndata: ${data}\n\n`);
+    if (!this.closed && !this.backfilling && !this.blocked && !this.out.writableNeedDrain) this.out.write(`event: ${type}\ndata: ${data}\n\n`);
   }
 
   private send(ev: EventEnvelope, json: string): void {
