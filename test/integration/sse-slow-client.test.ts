@@ -128,6 +128,8 @@ describe('session streams and slow clients', function () {
     const body = (await refused.json()) as { error: { type: string; code: string; message: string } };
     assert.equal(body.error.code, 'concurrency_limited');
     assert.match(body.error.message, /TROUPE_SSE_MAX_STREAMS_PER_KEY/);
+    const refusals = (await h.running.core.metrics.rateLimitRefusals.get()).values.find((v) => v.labels.surface === 'streams' && v.labels.scope === 'key');
+    assert.equal(refusals?.value, 1, 'counted in troupe_rate_limit_refusals_total');
     await clients.pop()!.close();
     const again = await until(async () => {
       const c = new SseClient(`${h.baseUrl}/v1/sessions/${sid}/stream?last_event_id=${sid}:${first + EVENTS - 1}`, { Authorization: `Bearer ${h.apiKey}` });

@@ -4,7 +4,8 @@ import { StreamSlots } from '../../src/http/sse/stream-slots.js';
 
 describe('stream slots', () => {
   it('caps open streams per org across its keys and per key, and a release (once, however often called) frees one', () => {
-    const slots = new StreamSlots(3, 2);
+    const refusals: string[] = [];
+    const slots = new StreamSlots(3, 2, (scope) => refusals.push(scope));
     const a1 = slots.acquire('org', 'a');
     slots.acquire('org', 'a');
     assert.throws(() => slots.acquire('org', 'a'), (e: RateLimitError) => e.status === 429 && e.headers?.['Retry-After'] === '5' && /PER_KEY/.test(e.message));
@@ -15,6 +16,7 @@ describe('stream slots', () => {
     a1();
     slots.acquire('org', 'c');
     assert.throws(() => slots.acquire('org', 'a'), /PER_ORG/, 'a release counts once');
+    assert.deepEqual(refusals, ['key', 'org', 'org']);
   });
 
   it('0 means no cap', () => {

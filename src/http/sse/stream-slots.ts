@@ -16,12 +16,20 @@ export class StreamSlots {
   constructor(
     private readonly perOrg: number,
     private readonly perKey: number,
+    /** Counts a refusal by the cap it met (metrics). */
+    private readonly onRefused: (scope: 'org' | 'key') => void = () => undefined,
   ) {}
 
   /** Takes a slot, or throws 429 (concurrency_limited, Retry-After); the returned release is safe to call twice. */
   acquire(orgId: string, keyId: string): () => void {
-    if (this.perKey > 0 && (this.byKey.get(keyId) ?? 0) >= this.perKey) throw refused(`this API key has ${this.perKey} event streams open`, 'TROUPE_SSE_MAX_STREAMS_PER_KEY');
-    if (this.perOrg > 0 && (this.byOrg.get(orgId) ?? 0) >= this.perOrg) throw refused(`this organization has ${this.perOrg} event streams open`, 'TROUPE_SSE_MAX_STREAMS_PER_ORG');
+    if (this.perKey > 0 && (this.byKey.get(keyId) ?? 0) >= this.perKey) {
+      this.onRefused('key');
+      throw refused(`this API key has ${this.perKey} event streams open`, 'TROUPE_SSE_MAX_STREAMS_PER_KEY');
+    }
+    if (this.perOrg > 0 && (this.byOrg.get(orgId) ?? 0) >= this.perOrg) {
+      this.onRefused('org');
+      throw refused(`this organization has ${this.perOrg} event streams open`, 'TROUPE_SSE_MAX_STREAMS_PER_ORG');
+    }
     bump(this.byOrg, orgId, 1);
     bump(this.byKey, keyId, 1);
     let held = true;

@@ -24,7 +24,7 @@ const STALLED_GRACE_MS = 5000;
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
   const { sseStreamsPerOrg, sseStreamsPerKey, sseStallMs } = deps.config.buffers;
-  const slots = new StreamSlots(sseStreamsPerOrg, sseStreamsPerKey);
+  const slots = new StreamSlots(sseStreamsPerOrg, sseStreamsPerKey, (scope) => deps.metrics.rateLimitRefusals.inc({ surface: 'streams', scope }));
   return [
     {
       method: 'GET',
@@ -66,13 +66,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           throw new InvalidRequestError(`${param} ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, param);
         }
         const { hub, streamReads } = runtimeOf(deps);
-        let release: () => void;
-        try {
-          release = slots.acquire(auth.orgId, ctx.state.auth!.key._id);
-        } catch (e) {
-          deps.metrics.rateLimitRefusals.inc({ surface: 'streams', scope: /PER_KEY/.test((e as Error).message) ? 'key' : 'org' });
-          throw e;
-        }
+        const release = slots.acquire(auth.orgId, ctx.state.auth!.key._id);
         const stream = new SessionStream(streamReads, session._id, after, {
           stallMs: sseStallMs,
           onStall: () => {
