@@ -50,7 +50,7 @@ export class FakeLlmUpstream {
    * the connection takes them: a non-streamed call gets one huge JSON body, a streamed one an SSE line that never
    * ends. `oversizeSent` counts the bytes it managed to write before the connection was cut.
    */
-  oversize: { bytes: number } | null = null;
+  oversize: { bytes: number; /** Streams: this many normal text deltas first. */ afterDeltas?: number } | null = null;
   oversizeSent = 0;
   private server!: Server;
   url = '';
@@ -117,7 +117,7 @@ export class FakeLlmUpstream {
       return;
     }
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
-    if (this.oversize) return this.sendOversize(res, body.stream === true, this.oversize.bytes);
+    if (this.oversize) return this.sendOversize(res, body.stream === true, this.oversize.bytes, String(body.model), this.oversize.afterDeltas ?? 0);
     const reply = typeof this.reply === 'function' ? this.reply(body, kind) : this.reply;
     const model = String(body.model);
     if (body.stream !== true) {
@@ -172,8 +172,9 @@ export class FakeLlmUpstream {
     res.end();
   }
 
-  private async sendOversize(res: ServerResponse, stream: boolean, bytes: number): Promise<void> {
+  private async sendOversize(res: ServerResponse, stream: boolean, bytes: number, model: string, afterDeltas: number): Promise<void> {
     res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
+    for (let i = 0; stream && i < afterDeltas; i++) res.write(`data: ${JSON.stringify(chatChunk(model, i === 0 ? { role: 'assistant', content: 'fine so far ' } : { content: `${i} ` }).data)}\n\n`);
     const head = stream ? 'data: {"choices":[{"delta":{"content":"' : '{"choices":[{"message":{"content":"';
     const piece = Buffer.alloc(64 * 1024, 0x61);
     let ok = res.write(head);

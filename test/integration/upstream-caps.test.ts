@@ -70,6 +70,19 @@ describe('upstream answers past their caps', function () {
     await stillServes();
   });
 
+  it('a routed stream that has started: ends with the format\'s error event naming upstream_response_too_large', async () => {
+    fake.oversize = { bytes: HOSTILE_BYTES, afterDeltas: 3 };
+    const res = await routed(true);
+    assert.equal(res.status, 200);
+    const text = await res.text();
+    assert.match(text, /"delta":\{"content":/, 'the deltas before the hostile line reached the client');
+    assert.match(text, /"error":\{[^}]*upstream_response_too_large/);
+    assert.match(text, /data: \[DONE\]\n\n$/);
+    await until(async () => fake.closedEarly === 1, 10_000);
+    assert.ok(fake.oversizeSent < SENT_BOUND(EVENT_CAP), `the upstream sent ${fake.oversizeSent} bytes before it was cut`);
+    await stillServes();
+  });
+
   it("an agent turn's model call: the message fails with upstream_response_too_large, not retried, and the session goes on", async () => {
     const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase }] });
     const created = await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-caps' } });
