@@ -144,6 +144,9 @@ export const BENCH_LIMITS: Record<string, string> = {
   TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '1000000000',
   TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '1000000000',
   TROUPE_MAX_RUNNING_SESSIONS: '1000000000',
+  // The ledger bench holds 5,000 idle streams of one key.
+  TROUPE_SSE_MAX_STREAMS_PER_ORG: '0',
+  TROUPE_SSE_MAX_STREAMS_PER_KEY: '0',
 };
 
 function sum(a: Record<string, number>, b: Record<string, number>): Record<string, number> {

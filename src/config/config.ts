@@ -77,6 +77,30 @@ export interface Config {
   readonly limits: OrgLimits;
   /** Failed authentications per client address and minute before its requests are refused (0: no limit). */
   readonly authFailuresPerMin: number;
+  /** Caps on what is buffered for a peer: upstream answers and events, and session streams (docs/operations.md). */
+  readonly buffers: BufferLimits;
+}
+
+export interface BufferLimits {
+  /** TROUPE_UPSTREAM_MAX_ANSWER_BYTES: a non-streamed (or agent-accumulated) upstream answer. */
+  readonly upstreamAnswerBytes: number;
+  /** TROUPE_UPSTREAM_MAX_EVENT_BYTES: one SSE event (and line) of a streamed upstream answer. */
+  readonly upstreamEventBytes: number;
+  /** TROUPE_SSE_MAX_STREAMS_PER_ORG / _PER_KEY: open session streams in one web process (what they cost is its memory); 0 = no cap. */
+  readonly sseStreamsPerOrg: number;
+  readonly sseStreamsPerKey: number;
+  /** TROUPE_SSE_STALL_MS: a session stream whose client has not read for this long is ended with a `retry:` hint. */
+  readonly sseStallMs: number;
+}
+
+function bufferLimits(env: Env): BufferLimits {
+  return Object.freeze({
+    upstreamAnswerBytes: int(env, 'TROUPE_UPSTREAM_MAX_ANSWER_BYTES', 32 * 1024 * 1024, 1024, 2 ** 32),
+    upstreamEventBytes: int(env, 'TROUPE_UPSTREAM_MAX_EVENT_BYTES', 1024 * 1024, 1024, 2 ** 30),
+    sseStreamsPerOrg: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_ORG', 1000, 0, 1e9),
+    sseStreamsPerKey: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_KEY', 500, 0, 1e9),
+    sseStallMs: int(env, 'TROUPE_SSE_STALL_MS', 30_000, 100, 3_600_000),
+  });
 }
 
 /** Request rates (per minute) and the running-session cap; 0 means unlimited. */
@@ -301,6 +325,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhookConcurrency: int(env, 'TROUPE_WEBHOOK_CONCURRENCY', 64, 1, 1024),
     webhookEndpointConcurrency: int(env, 'TROUPE_WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1024),
     authFailuresPerMin: int(env, 'TROUPE_AUTH_FAILURES_PER_MIN', 300, 0, 1e9),
+    buffers: bufferLimits(env),
     limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
   });
 }

@@ -5,7 +5,7 @@ import { ExpiringCache } from '../domain/expiring-cache.js';
 import { Redactor } from '../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
-import { UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
+import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { EventStream } from './event-stream.js';
 import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
@@ -34,6 +34,12 @@ interface Endpoint {
   base: string;
 }
 
+/** A non-streamed (or accumulated) answer's cap, and one SSE event's: far above any real model's, far below a process's memory. */
+export const DEFAULT_MAX_ANSWER_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MAX_EVENT_BYTES = 1024 * 1024;
+/** How much of an error answer is read: it is only quoted (300 characters) and parsed for its JSON error. */
+const ERROR_BODY_BYTES = 64 * 1024;
+
 /** How long a passed endpoint check and a provider key's redactor are reused. */
 const REUSE_MS = 5000;
 const REUSE_MAX = 1000;
@@ -45,12 +51,13 @@ export interface ModelCallRecord {
   mode: 'complete' | 'stream';
   seconds: number;
   usage: Usage | null;
-  /** Why it failed: the upstream status, `network`, `stream`, `refused`, `aborted`; absent when it succeeded. */
+  /** Why it failed: the upstream status, `network`, `stream`, `refused`, `aborted`, `too_large`; absent when it succeeded. */
   error?: string;
 }
 
 function failureKind(e: unknown, signal?: Cancel): string {
   if (signal?.aborted) return 'aborted';
+  if (e instanceof UpstreamError && e.code === UPSTREAM_TOO_LARGE) return 'too_large';
   if (e instanceof UpstreamError) return e.status ? String(e.status) : /^refused/.test(e.message) ? 'refused' : /stream/.test(e.message) ? 'stream' : 'network';
   return 'other';
 }
@@ -74,7 +81,13 @@ export class LlmClient {
   private closing: Promise<void> | null = null;
   readonly name = 'llm-client';
 
-  constructor(private readonly guard: ModelEndpointGuard & { connections?: number; observe?: (r: ModelCallRecord) => void }) {
+  /** The caps on what an upstream sends back (TROUPE_UPSTREAM_MAX_ANSWER_BYTES, TROUPE_UPSTREAM_MAX_EVENT_BYTES). */
+  private readonly maxAnswerBytes: number;
+  private readonly maxEventBytes: number;
+
+  constructor(private readonly guard: ModelEndpointGuard & { connections?: number; observe?: (r: ModelCallRecord) => void; maxAnswerBytes?: number; maxEventBytes?: number }) {
+    this.maxAnswerBytes = guard.maxAnswerBytes ?? DEFAULT_MAX_ANSWER_BYTES;
+    this.maxEventBytes = guard.maxEventBytes ?? DEFAULT_MAX_EVENT_BYTES;
     this.agent = new Agent({
       keepAliveTimeout: 30_000,
       keepAliveMaxTimeout: 300_000,
@@ -121,7 +134,7 @@ export class LlmClient {
 
   /** A failure to reach the upstream at all, as a retryable UpstreamError; a cancellation stays what it is. */
   private unreachable(e: unknown, target: Target, scrub: Redactor, signal: Cancel | undefined): unknown {
-    if (signal?.aborted) return e;
+    if (signal?.aborted || e instanceof UpstreamError) return e;
     return new UpstreamError(scrub.redact(`could not reach ${target.provider} upstream: ${(e as Error).message}`), true);
   }
 
@@ -163,7 +176,7 @@ export class LlmClient {
     const post = await this.postTarget({ ...req, stream: false }, target);
     let res: WholeAnswer;
     try {
-      res = await postWhole(this.agent, post, signal);
+      res = await postWhole(this.agent, post, signal, this.maxAnswerBytes);
     } catch (e) {
       throw this.unreachable(e, target, scrub, signal);
     }
@@ -181,8 +194,10 @@ export class LlmClient {
    * A streaming call: resolves once the upstream has answered with a success status, with its events to read
    * (EventStream, read straight from undici's dispatch callbacks). Whoever opens one closes it, which stops the
    * upstream's answer if it is still arriving; an answer read to its end or its failure closes itself.
+   * `keepsAll`: the reader keeps the whole answer (an agent turn accumulates it), so its total is capped too;
+   * a relay (the router) holds only what its client has not read, and only each event is capped.
    */
-  async openStream(req: LlmRequest, target: Target, signal?: Cancel): Promise<EventStream> {
+  async openStream(req: LlmRequest, target: Target, signal?: Cancel, keepsAll = false): Promise<EventStream> {
     const started = performance.now();
     const scrub = this.redactorFor(target);
     const closed = (usage: Usage | null, failure: unknown) => this.observe(target, 'stream', started, usage, failure === null ? undefined : failureKind(failure, signal));
@@ -195,11 +210,11 @@ export class LlmClient {
         throw this.unreachable(e, target, scrub, signal);
       }
       if (res.statusCode >= 400) {
-        const text = await res.body.text().catch(() => '');
-        res.body.close();
+        const text = await res.body.text(ERROR_BODY_BYTES).catch(() => '');
         throw this.refusal(res.statusCode, res.headers, text, target, scrub);
       }
-      return new EventStream(target.provider, res.body, FORMATS[target.provider].decoder(), scrub, () => signal?.aborted === true, closed);
+      const limits = { eventBytes: this.maxEventBytes, answerBytes: keepsAll ? this.maxAnswerBytes : Number.MAX_SAFE_INTEGER };
+      return new EventStream(target.provider, res.body, FORMATS[target.provider].decoder(), scrub, () => signal?.aborted === true, closed, limits);
     } catch (e) {
       closed(null, e);
       throw e;
@@ -208,7 +223,7 @@ export class LlmClient {
 
   /** The same call as canonical events one by one, for callers that handle each (agent turns); leaving the loop early closes the upstream. */
   async *stream(req: LlmRequest, target: Target, signal?: Cancel): AsyncGenerator<StreamEvent> {
-    const events = await this.openStream(req, target, signal);
+    const events = await this.openStream(req, target, signal, true);
     try {
       for (let batch = await events.read(); batch !== null; batch = await events.read()) yield* batch;
     } finally {

@@ -13,9 +13,22 @@ export class UpstreamError extends Error {
     readonly body?: unknown,
     /** The upstream's Retry-After, in milliseconds, when it sent one. */
     readonly retryAfterMs?: number,
+    /** A Troupe error code the failure is known by (UPSTREAM_TOO_LARGE), for the router's envelope. */
+    readonly code?: string,
   ) {
     super(message);
   }
+}
+
+/** The code of an upstream answer that outgrew its cap: the call was stopped, and is not retried. */
+export const UPSTREAM_TOO_LARGE = 'upstream_response_too_large';
+
+/**
+ * An upstream answer (or one of its SSE events) past its cap. The base_url is tenant-supplied, so what it sends
+ * is hostile input: past the cap the call stops. Not retryable: the same upstream would send the same again.
+ */
+export function upstreamTooLarge(what: string, limitBytes: number): UpstreamError {
+  return new UpstreamError(`${UPSTREAM_TOO_LARGE}: the upstream's ${what} passed ${limitBytes} bytes; the call was stopped`, false, undefined, undefined, undefined, UPSTREAM_TOO_LARGE);
 }
 
 /** `Retry-After` as seconds or an HTTP date, in ms; undefined when absent or unreadable. */

@@ -1,5 +1,5 @@
 import type { Redactor, StreamRedactor } from '../domain/redact.js';
-import { UpstreamError } from './errors.js';
+import { UpstreamError, upstreamTooLarge } from './errors.js';
 import type { StreamDecoder } from './formats/format.js';
 import { SseParser, type SseMessage } from './sse.js';
 import type { ChunkQueue } from './upstream-post.js';
@@ -53,7 +53,9 @@ export type StreamClosed = (usage: Usage | null, failure: unknown) => void;
  * one piece.
  */
 export class EventStream {
-  private readonly sse = new SseParser();
+  private readonly sse: SseParser;
+  /** Bytes of the answer so far, for `limits.answerBytes`. */
+  private bytes = 0;
   private readonly msgs: SseMessage[] = [];
   private readonly pieces: PieceScrubber;
   private usage: Usage | null = null;
@@ -66,8 +68,11 @@ export class EventStream {
     private readonly scrub: Redactor,
     private readonly aborted: () => boolean,
     private readonly onClose: StreamClosed,
+    /** One SSE event's cap, and the whole answer's (for a reader that keeps it all: agent turns; a relay needs none). */
+    private readonly limits: { eventBytes: number; answerBytes: number } = { eventBytes: Number.MAX_SAFE_INTEGER, answerBytes: Number.MAX_SAFE_INTEGER },
   ) {
     this.pieces = new PieceScrubber(scrub);
+    this.sse = new SseParser(limits.eventBytes);
   }
 
   /** The events of the upstream chunks that have arrived (never an empty array), or null once the answer has ended. */
@@ -81,7 +86,11 @@ export class EventStream {
           return events.length > 0 ? events : null;
         }
         // Every chunk that arrived in the same socket read goes into this batch: one promise and one client write for them all.
-        for (let chunk: Buffer | null = first; chunk !== null; chunk = this.body.poll()) this.sse.push(chunk, this.msgs);
+        for (let chunk: Buffer | null = first; chunk !== null; chunk = this.body.poll()) {
+          this.bytes += chunk.length;
+          if (this.bytes > this.limits.answerBytes) throw upstreamTooLarge('streamed answer', this.limits.answerBytes);
+          this.sse.push(chunk, this.msgs);
+        }
         const events = this.decode(this.msgs);
         if (events.length > 0) return events;
       }

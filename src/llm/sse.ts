@@ -1,5 +1,7 @@
 /** Server-sent events: a tolerant incremental parser and the writer's framing. */
 
+import { upstreamTooLarge } from './errors.js';
+
 export interface SseMessage {
   event?: string;
   data: string;
@@ -19,7 +21,9 @@ function isField(buf: Buffer, start: number, end: number, name: string): boolean
 
 /**
  * Parses an SSE byte stream into messages as they complete, chunk by chunk;
- * nothing is held back beyond the current unfinished line. Synchronous, so a
+ * nothing is held back beyond the current unfinished message, and that is
+ * capped (`maxEventBytes`): an upstream that never ends a line or a message
+ * stops its call instead of growing the process. Synchronous, so a
  * reader that already awaits each chunk adds no promise per message.
  *
  * It works on the bytes: lines are found by index and only a field's value is
@@ -30,36 +34,71 @@ function isField(buf: Buffer, start: number, end: number, name: string): boolean
  * never inside a multi-byte character.
  */
 export class SseParser {
-  /** The unfinished last line of the chunks so far (copied: a chunk's memory is not kept alive by it). */
-  private rest: Buffer | null = null;
+  /**
+   * The unfinished last line so far, as the pieces it arrived in (copied: a chunk's memory is not kept alive by
+   * them). Joined once, when its newline comes: joining at every chunk made a long line cost O(n²).
+   */
+  private rest: Buffer[] = [];
+  private restBytes = 0;
+  /** Bytes of the current message's lines so far: a message past `maxEventBytes` stops the stream. */
+  private eventBytes = 0;
   private started = false;
   private event: string | undefined;
   /** The message's data lines so far, joined by '\n'; null while it has none. */
   private data: string | null = null;
   private lastEvent: string | undefined;
 
-  /** The messages that this chunk completes, appended to `out`. */
+  /** `maxEventBytes`: the most one message (its lines, unfinished ones included) may take; past it, push throws. */
+  constructor(private readonly maxEventBytes = Number.MAX_SAFE_INTEGER) {}
+
+  /** The messages that this chunk completes, appended to `out`. Throws `upstream_response_too_large` past the cap. */
   push(chunk: Buffer | string, out: SseMessage[] = []): SseMessage[] {
     let buf = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
-    if (this.rest) {
-      buf = Buffer.concat([this.rest, buf]);
-      this.rest = null;
-    }
     let start = 0;
-    if (!this.started && buf.length > 0) {
+    if (!this.started) {
+      if (this.restBytes > 0) buf = Buffer.concat([...this.takeRest(), buf]); // at most two bytes of a BOM
+      if (buf.length === 0) return out;
       if (buf.length < 3 && buf[0] === 0xef) {
-        this.rest = Buffer.from(buf); // a BOM may still be arriving
+        this.keep(buf); // a BOM may still be arriving
         return out;
       }
       this.started = true;
       if (buf[0] === 0xef && buf[1] === 0xbb && buf[2] === 0xbf) start = 3; // a leading BOM is not part of the first field
     }
-    for (let nl = buf.indexOf(LF, start); nl >= 0; nl = buf.indexOf(LF, start)) {
+    let nl = buf.indexOf(LF, start);
+    if (this.restBytes > 0) {
+      if (nl < 0) {
+        this.keep(buf.subarray(start));
+        return out;
+      }
+      const line = Buffer.concat([...this.takeRest(), buf.subarray(start, nl)]);
+      this.line(line, 0, line.length > 0 && line[line.length - 1] === CR ? line.length - 1 : line.length, out);
+      start = nl + 1;
+      nl = buf.indexOf(LF, start);
+    }
+    for (; nl >= 0; nl = buf.indexOf(LF, start)) {
       this.line(buf, start, nl > start && buf[nl - 1] === CR ? nl - 1 : nl, out);
       start = nl + 1;
     }
-    if (start < buf.length) this.rest = Buffer.from(buf.subarray(start));
+    if (start < buf.length) this.keep(buf.subarray(start));
     return out;
+  }
+
+  private keep(part: Buffer): void {
+    this.restBytes += part.length;
+    this.check(this.restBytes);
+    this.rest.push(Buffer.from(part));
+  }
+
+  private takeRest(): Buffer[] {
+    const parts = this.rest;
+    this.rest = [];
+    this.restBytes = 0;
+    return parts;
+  }
+
+  private check(pendingBytes: number): void {
+    if (this.eventBytes + pendingBytes > this.maxEventBytes) throw upstreamTooLarge('SSE event', this.maxEventBytes);
   }
 
   /** One line, without its line ending: a field, a comment, or the blank line that ends a message. */
@@ -68,8 +107,10 @@ export class SseParser {
       if (this.data !== null) out.push({ event: this.event, data: this.data });
       this.event = undefined;
       this.data = null;
+      this.eventBytes = 0;
       return;
     }
+    this.check(end - start);
     if (buf[start] === COLON) return; // a comment
     let colon = start;
     while (colon < end && buf[colon] !== COLON) colon++;
@@ -77,6 +118,8 @@ export class SseParser {
     if (value < end && buf[value] === SPACE) value++;
     if (value > end) value = end; // a field name alone: its value is empty
     if (isField(buf, start, colon, 'data')) {
+      // Only data is held until the message ends; other lines are checked for length alone.
+      this.eventBytes += end - start;
       const v = buf.toString('utf8', value, end);
       this.data = this.data === null ? v : `${this.data}\n${v}`;
     } else if (isField(buf, start, colon, 'event')) this.event = this.eventName(buf, value, end);

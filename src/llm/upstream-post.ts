@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import { upstreamTooLarge } from './errors.js';
 
 /**
  * What an upstream call needs of its caller's cancellation. An AbortSignal is
@@ -86,11 +87,16 @@ export class ChunkQueue {
     return next;
   }
 
-  /** The rest of the body as text (for error answers). */
-  async text(): Promise<string> {
+  /** The rest of the body as text (for error answers), at most `maxBytes` of it: an error body is only quoted. */
+  async text(maxBytes: number): Promise<string> {
     const parts: Buffer[] = [];
-    for (let c = await this.read(); c; c = await this.read()) parts.push(c);
-    return Buffer.concat(parts).toString('utf8');
+    let bytes = 0;
+    for (let c = await this.read(); c && bytes < maxBytes; c = await this.read()) {
+      parts.push(c);
+      bytes += c.length;
+    }
+    this.close();
+    return Buffer.concat(parts).subarray(0, maxBytes).toString('utf8');
   }
 
   /** Stops the upstream answer if it is still arriving. */
@@ -169,23 +175,46 @@ function dispatchPost(dispatcher: Dispatcher, t: PostTarget, cancel: Cancel | un
   );
 }
 
-/** A POST whose answer is read whole, straight into one buffer: non-streaming answers are only ever read whole. */
-export function postWhole(dispatcher: Dispatcher, t: PostTarget, cancel?: Cancel): Promise<WholeAnswer> {
+/**
+ * A POST whose answer is read whole, straight into one buffer: non-streaming answers are only ever read whole.
+ * The base_url is tenant-supplied, so an answer past `maxBytes` stops the request and fails the call
+ * (`upstream_response_too_large`) instead of being held.
+ */
+export function postWhole(dispatcher: Dispatcher, t: PostTarget, cancel: Cancel | undefined, maxBytes: number): Promise<WholeAnswer> {
   return new Promise((resolve, reject) => {
     let statusCode = 0;
     let headers: IncomingHttpHeaders = {};
     let chunks: Buffer[] = [];
-    dispatchPost(dispatcher, t, cancel, {
-      start(status, h) {
-        // 1xx answers come first on the same request; only the final one's body is kept.
-        statusCode = status;
-        headers = h;
-        chunks = [];
+    let bytes = 0;
+    let controller: Dispatcher.DispatchController | undefined;
+    let failed = false;
+    dispatchPost(
+      dispatcher,
+      t,
+      cancel,
+      {
+        start(status, h) {
+          // 1xx answers come first on the same request; only the final one's body is kept.
+          statusCode = status;
+          headers = h;
+          chunks = [];
+          bytes = 0;
+        },
+        data(chunk) {
+          if (failed) return;
+          bytes += chunk.length;
+          if (bytes <= maxBytes) return void chunks.push(chunk);
+          failed = true;
+          chunks = [];
+          const err = upstreamTooLarge('answer', maxBytes);
+          reject(err);
+          controller?.abort(err);
+        },
+        end: () => resolve({ statusCode, headers, text: Buffer.concat(chunks).toString('utf8') }),
+        error: reject,
       },
-      data: (chunk) => void chunks.push(chunk),
-      end: () => resolve({ statusCode, headers, text: Buffer.concat(chunks).toString('utf8') }),
-      error: reject,
-    });
+      (c) => (controller = c),
+    );
   });
 }
 

@@ -24,6 +24,7 @@ export class Metrics {
   readonly eventsAppended: Counter<'type'>;
   readonly toolCalls: Counter<'outcome'>;
   readonly sseClients: Gauge;
+  readonly sseStalled: Counter;
   readonly sseLedgerReads: Counter;
   readonly sseLedgerReadsWaiting: Gauge;
   readonly modelCallDuration: Histogram<'provider' | 'model' | 'mode' | 'outcome'>;
@@ -46,12 +47,13 @@ export class Metrics {
     const registers = [this.registry];
     this.httpRequests = new Counter({ name: 'troupe_http_requests_total', help: 'HTTP requests by route template and status.', labelNames: ['method', 'route', 'status'], registers });
     this.httpDuration = new Histogram({ name: 'troupe_http_request_duration_seconds', help: 'HTTP request duration by route template.', labelNames: ['method', 'route'], buckets: SECONDS_FAST, registers });
-    this.rateLimitRefusals = new Counter({ name: 'troupe_rate_limit_refusals_total', help: 'Requests refused with 429, by surface (api, routing, sessions) and the limit reached (org, key, running).', labelNames: ['surface', 'scope'], registers });
+    this.rateLimitRefusals = new Counter({ name: 'troupe_rate_limit_refusals_total', help: 'Requests refused with 429, by surface (api, routing, sessions, streams) and the limit reached (org, key, running).', labelNames: ['surface', 'scope'], registers });
     this.turnDuration = new Histogram({ name: 'troupe_actor_turn_duration_seconds', help: 'Time an actor spent handling one message, by actor and result (done, rejected, later, failed).', labelNames: ['actor', 'result'], buckets: SECONDS_SLOW, registers });
     this.turnWait = new Histogram({ name: 'troupe_actor_queue_wait_seconds', help: 'Time a message waited in its queue before an actor took it.', labelNames: ['actor'], buckets: SECONDS_SLOW, registers });
     this.eventsAppended = new Counter({ name: 'troupe_ledger_events_appended_total', help: 'Events appended to session ledgers, by event type.', labelNames: ['type'], registers });
     this.toolCalls = new Counter({ name: 'troupe_tool_calls_total', help: 'Tool calls by outcome: requested, completed, submitted, or failed_<reason>.', labelNames: ['outcome'], registers });
     this.sseClients = new Gauge({ name: 'troupe_sse_clients', help: 'Open session event streams on this process.', registers });
+    this.sseStalled = new Counter({ name: 'troupe_sse_streams_stalled_total', help: 'Session event streams ended because their client read nothing for TROUPE_SSE_STALL_MS (told to resume with Last-Event-ID).', registers });
     this.sseLedgerReads = new Counter({ name: 'troupe_sse_ledger_reads_total', help: 'Ledger reads of session event streams sent to the store (backfills, gap repairs, catch-ups after a subscriber reconnect), after streams of one session shared them.', registers });
     this.sseLedgerReadsWaiting = new Gauge({ name: 'troupe_sse_ledger_reads_waiting', help: 'Ledger reads of session event streams waiting for one of the few that may run at once (a catch-up burst after a subscriber reconnect).', registers });
     this.modelCallDuration = new Histogram({ name: 'troupe_model_call_duration_seconds', help: 'Upstream model calls, whole call, by provider, model, mode (complete, stream) and outcome.', labelNames: ['provider', 'model', 'mode', 'outcome'], buckets: SECONDS_SLOW, registers });

@@ -31,7 +31,7 @@ export interface RouterApp {
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
 export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
-  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics) });
+  const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics), maxAnswerBytes: deps.config.buffers.upstreamAnswerBytes, maxEventBytes: deps.config.buffers.upstreamEventBytes });
   const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys, deps.limits?.authFailures),

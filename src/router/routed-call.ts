@@ -1,6 +1,6 @@
 import type { Price } from '../store/usage.js';
 import { ErrorType, TroupeError } from '../domain/errors.js';
-import { UpstreamError } from '../llm/errors.js';
+import { UPSTREAM_TOO_LARGE, UpstreamError } from '../llm/errors.js';
 import type { RoutingInfo } from '../llm/formats/index.js';
 import { recordedInput, type DroppableParam, type LlmRequest, type Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
@@ -88,6 +88,7 @@ const FALLBACKS = new LabelSets<{ model: string }>(['model']);
 /** An upstream failure that is not retried, or the last one, as the client sees it. */
 export function upstreamFailure(e: unknown, failures: string[]): unknown {
   if (!(e instanceof UpstreamError)) return e;
+  if (e.code === UPSTREAM_TOO_LARGE) return new TroupeError(502, ErrorType.api, UPSTREAM_TOO_LARGE, `The selected model's answer was too large: ${e.message}`);
   if (!e.retryable && (e.status === 400 || e.status === 404 || e.status === 422)) {
     return new TroupeError(400, ErrorType.invalidRequest, 'upstream_rejected', `The selected model rejected the request: ${e.message}`);
   }

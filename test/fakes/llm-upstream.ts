@@ -45,6 +45,13 @@ export class FakeLlmUpstream {
   flood: { pieces: number; pieceBytes: number } | null = null;
   flooded = 0;
   floodBlocked = false;
+  /**
+   * A hostile upstream: instead of `reply`, `bytes` of one answer that never ends properly, written as fast as
+   * the connection takes them: a non-streamed call gets one huge JSON body, a streamed one an SSE line that never
+   * ends. `oversizeSent` counts the bytes it managed to write before the connection was cut.
+   */
+  oversize: { bytes: number; /** Streams: this many normal text deltas first. */ afterDeltas?: number } | null = null;
+  oversizeSent = 0;
   private server!: Server;
   url = '';
 
@@ -85,6 +92,8 @@ export class FakeLlmUpstream {
     this.flood = null;
     this.flooded = 0;
     this.floodBlocked = false;
+    this.oversize = null;
+    this.oversizeSent = 0;
     this.reply = { text: 'Hello from the fake.' };
   }
 
@@ -108,6 +117,7 @@ export class FakeLlmUpstream {
       return;
     }
     if (this.delayMs) await new Promise((r) => setTimeout(r, this.delayMs));
+    if (this.oversize) return this.sendOversize(res, body.stream === true, this.oversize.bytes, String(body.model), this.oversize.afterDeltas ?? 0);
     const reply = typeof this.reply === 'function' ? this.reply(body, kind) : this.reply;
     const model = String(body.model);
     if (body.stream !== true) {
@@ -160,6 +170,32 @@ export class FakeLlmUpstream {
     await send(chatChunk(model, {}, 'stop').data);
     await send('[DONE]');
     res.end();
+  }
+
+  private async sendOversize(res: ServerResponse, stream: boolean, bytes: number, model: string, afterDeltas: number): Promise<void> {
+    res.writeHead(200, { 'content-type': stream ? 'text/event-stream' : 'application/json' });
+    for (let i = 0; stream && i < afterDeltas; i++) res.write(`data: ${JSON.stringify(chatChunk(model, i === 0 ? { role: 'assistant', content: 'fine so far ' } : { content: `${i} ` }).data)}\n\n`);
+    const head = stream ? 'data: {"choices":[{"delta":{"content":"' : '{"choices":[{"message":{"content":"';
+    const piece = Buffer.alloc(64 * 1024, 0x61);
+    let ok = res.write(head);
+    this.oversizeSent += head.length;
+    while (this.oversizeSent < bytes && !res.destroyed) {
+      if (!ok) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done);
+            res.off('close', done);
+            resolve();
+          };
+          res.on('drain', done);
+          res.on('close', done);
+        });
+        if (res.destroyed) return;
+      }
+      ok = res.write(piece);
+      this.oversizeSent += piece.length;
+    }
+    if (!res.destroyed) res.end(stream ? '"}}]}\n\n' : '"}}]}');
   }
 
   close(): Promise<void> {

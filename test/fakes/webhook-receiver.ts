@@ -16,6 +16,8 @@ export interface ScriptedAnswer {
   headers?: Record<string, string>;
   /** Wait this long before answering (timeouts). */
   delayMs?: number;
+  /** A hostile receiver: answer with a body this long, written as fast as the connection takes it (`answerSent` counts it). */
+  bodyBytes?: number;
 }
 
 /**
@@ -27,6 +29,8 @@ export class WebhookReceiver {
   readonly received: ReceivedWebhook[] = [];
   /** TCP connections accepted, whether or not they carried a request (an SSRF test wants 0). */
   connections = 0;
+  /** Bytes of `bodyBytes` answers written before the sender stopped reading or cut the connection. */
+  answerSent = 0;
   private readonly script: ScriptedAnswer[] = [];
   fallback: ScriptedAnswer = { status: 200 };
   private server!: Server;
@@ -64,6 +68,7 @@ export class WebhookReceiver {
   reset(): void {
     this.received.length = 0;
     this.connections = 0;
+    this.answerSent = 0;
     this.script.length = 0;
     this.fallback = { status: 200 };
   }
@@ -92,8 +97,28 @@ export class WebhookReceiver {
     this.received.push({ path: req.url ?? '/', headers: req.headers, rawBody: Buffer.concat(chunks).toString('utf8'), at: Date.now(), answer: a });
     if (a.delayMs) await new Promise((r) => setTimeout(r, a.delayMs));
     res.writeHead(a.status, a.headers ?? {});
-    res.end(a.status >= 300 ? 'no' : 'ok');
     this.waiters.splice(0).forEach((w) => w());
+    if (a.bodyBytes) return this.flood(res, a.bodyBytes);
+    res.end(a.status >= 300 ? 'no' : 'ok');
+  }
+
+  private async flood(res: ServerResponse, bytes: number): Promise<void> {
+    const piece = Buffer.alloc(64 * 1024, 0x62);
+    let closed = false;
+    res.once('close', () => (closed = true));
+    while (this.answerSent < bytes && !closed) {
+      this.answerSent += piece.length;
+      if (!res.write(piece)) await new Promise<void>((resolve) => {
+        const done = () => {
+          res.off('drain', done);
+          res.off('close', done);
+          resolve();
+        };
+        res.on('drain', done);
+        res.on('close', done);
+      });
+    }
+    if (!closed) res.end();
   }
 
   async close(): Promise<void> {

@@ -183,6 +183,12 @@ describe('sandbox', function () {
     assert.equal((buffers as { kind?: string }).kind, 'memory', JSON.stringify(buffers));
   });
 
+  it('keeps nothing of what a tool writes to stdout and only a tail of its stderr', async () => {
+    // 64 MiB on each: stdout goes nowhere, stderr keeps its last 8 KiB, so the call costs the worker no memory for them.
+    const t = await tool(base, 'exports.handler = async () => { const s = "z".repeat(1 << 20); for (let i = 0; i < 64; i++) { process.stdout.write(s); process.stderr.write(s); } return { done: true }; };');
+    assert.deepEqual(output(await run(t, { timeoutMs: 20_000 })), { done: true });
+  });
+
   it('refuses a result over the output cap', async () => {
     const t = await tool(base, 'exports.handler = async ({ n }) => "x".repeat(n);');
     for (const over of [{ args: { n: 300 * 1024 } }, { args: { n: 2000 }, outputLimitBytes: 1024 }]) {

@@ -131,8 +131,28 @@ describe('SessionStream', () => {
     assert.equal(reads, 2);
   });
 
+  it('holds back for a client that does not read: the backfill waits, deltas are dropped, and a stall ends it', async () => {
+    const ledger = ledgerOf(3000);
+    let stalls = 0;
+    const stream = new SessionStream(ledger, 's', 0, { stallMs: 200, onStall: () => (stalls++, stream.drain(1000, 'client too far behind')) });
+    const started = stream.start();
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 1000; i++) stream.sendEphemeral('assistant.delta', JSON.stringify({ text: 'x'.repeat(1000) }));
+    // Nobody reads `out`: what it holds stays near one write piece (64 KiB) and its own high-water mark.
+    assert.ok(stream.backlogBytes < 256 * 1024, `holds ${stream.backlogBytes} bytes`);
+    await started;
+    assert.equal(stalls, 1);
+    let text = '';
+    for await (const chunk of stream.out) text += chunk.toString();
+    const got = ids(text);
+    assert.ok(got.length > 0 && got.length < 3000, `sent ${got.length} of 3000 before the stall`);
+    assert.deepEqual(got, got.map((_, i) => i + 1), 'in order, from the first');
+    assert.doesNotMatch(text, /assistant\.delta/);
+    assert.match(text, /retry: 1000\n: client too far behind/);
+  });
+
   it('sends heartbeat comments while idle', async () => {
-    const stream = new SessionStream(ledgerOf(0), 's', 0, 5);
+    const stream = new SessionStream(ledgerOf(0), 's', 0, { heartbeatMs: 5 });
     await stream.start();
     const text = await drain(stream);
     assert.ok((text.match(/: heartbeat/g) ?? []).length >= 2, text);

@@ -25,6 +25,34 @@ function everySplit(text: string, expected: SseMessage[]): void {
 }
 
 describe('SSE parser', () => {
+  it('keeps an unfinished line in linear time: a 2 MiB line in 64-byte chunks', () => {
+    const p = new SseParser(4 * 2 ** 20);
+    const line = Buffer.from(`data: ${'y'.repeat(2 * 2 ** 20)}`);
+    const started = performance.now();
+    for (let at = 0; at < line.length; at += 64) assert.deepEqual(p.push(line.subarray(at, at + 64)), []);
+    const [msg] = p.push('\n\n');
+    // Joining the pieces at every chunk copied 32 GB here: minutes, not milliseconds.
+    assert.ok(performance.now() - started < 2000, `took ${performance.now() - started} ms`);
+    assert.equal(msg.data.length, 2 * 2 ** 20);
+  });
+
+  it('stops a line or a message past its cap with upstream_response_too_large', () => {
+    const tooLarge = (e: Error & { code?: string }) => e.code === 'upstream_response_too_large';
+    const endless = new SseParser(1024);
+    assert.throws(() => {
+      for (let i = 0; i < 1000; i++) endless.push(`data: ${'z'.repeat(100)}`);
+    }, tooLarge);
+    const manyLines = new SseParser(1024);
+    assert.throws(() => {
+      for (let i = 0; i < 1000; i++) manyLines.push(`data: ${'z'.repeat(100)}\n`);
+    }, tooLarge);
+    // Under the cap, and messages that each stay under it however many there are, pass.
+    const fine = new SseParser(1024);
+    let n = 0;
+    for (let i = 0; i < 1000; i++) n += fine.push(`data: ${'z'.repeat(900)}\n\n`).length;
+    assert.equal(n, 1000);
+  });
+
   it('parses LF and CRLF lines, events and data, with chunk boundaries anywhere', () => {
     const expected = [
       { event: undefined, data: '{"a":1}' },

@@ -33,10 +33,36 @@ describe('upstream POSTs read from dispatch callbacks', () => {
 
   it('reads a whole answer with its status and headers', async () => {
     answer = (res) => res.writeHead(429, { 'retry-after': '3' }).end('{"error":"slow down"}');
-    const res = await postWhole(agent, target());
+    const res = await postWhole(agent, target(), undefined, 1 << 20);
     assert.equal(res.statusCode, 429);
     assert.equal(res.headers['retry-after'], '3');
     assert.equal(res.text, '{"error":"slow down"}');
+  });
+
+  it('stops a whole answer past its cap: the request is aborted and the call fails upstream_response_too_large', async () => {
+    // The upstream would send 200 MiB; it gets to write little more than the cap before the connection is cut.
+    let sent = 0;
+    let finished = false;
+    answer = (res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const piece = Buffer.alloc(64 * 1024, 0x61);
+      const pump = () => {
+        while (sent < 200 * 2 ** 20 && !res.destroyed) {
+          sent += piece.length;
+          if (!res.write(piece)) return void res.once('drain', pump);
+        }
+        if (!res.destroyed) res.end(() => (finished = true));
+      };
+      res.once('close', () => undefined);
+      pump();
+    };
+    const cap = 1 << 20;
+    await assert.rejects(postWhole(agent, target(), undefined, cap), (e: Error & { code?: string }) => e.code === 'upstream_response_too_large' && /upstream_response_too_large/.test(e.message));
+    for (let i = 0; i < 100 && closedEarly === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(closedEarly, 1, 'the upstream connection was cut');
+    assert.equal(finished, false);
+    // What the fake managed to write: the cap plus what the two sockets' buffers held when the cut came.
+    assert.ok(sent < cap + 16 * 2 ** 20, `the fake sent ${sent} bytes before the abort`);
   });
 
   it('hands a stream over at its headers and delivers every chunk in order to a slow reader', async () => {
@@ -73,7 +99,7 @@ describe('upstream POSTs read from dispatch callbacks', () => {
   it('a cancellation rejects with its reason, before the answer and while it streams', async () => {
     const early = new AbortController();
     early.abort(new Error('gone before'));
-    await assert.rejects(postWhole(agent, target(), early.signal), /gone before/);
+    await assert.rejects(postWhole(agent, target(), early.signal, 1 << 20), /gone before/);
     answer = (res) => {
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       res.write('data: first\n\n');

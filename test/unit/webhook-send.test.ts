@@ -44,6 +44,18 @@ describe('webhook sender', () => {
     await other.close();
   });
 
+  it("reads at most a little of the receiver's answer: a 200 MiB body is cut, the attempt still counts", async () => {
+    rx.answer({ status: 200, bodyBytes: 200 * 2 ** 20 });
+    const started = Date.now();
+    const out = await send(sender({ timeoutMs: 10_000 }), `${rx.url}/hook`);
+    assert.equal(out.ok, true);
+    assert.equal(out.status_code, 200);
+    assert.ok(Date.now() - started < 5000, 'not read to its end');
+    for (let i = 0; i < 100 && rx.answerSent < 200 * 2 ** 20; i++) await new Promise((r) => setTimeout(r, 10));
+    // The sender's cap (64 KiB) plus what the sockets' buffers held when it cut the connection.
+    assert.ok(rx.answerSent < 16 * 2 ** 20, `the receiver wrote ${rx.answerSent} bytes`);
+  });
+
   it('posts the exact body with the spec headers and a signature the helper verifies', async () => {
     const out = await send(sender(), `${rx.url}/hook`);
     assert.equal(out.ok, true);

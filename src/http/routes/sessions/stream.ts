@@ -3,6 +3,7 @@ import { InvalidRequestError, UnavailableError } from '../../../domain/errors.js
 import { endedMessageId } from '../../../domain/ledger.js';
 import type { AppDeps } from '../../deps.js';
 import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/session-stream.js';
+import { StreamSlots } from '../../sse/stream-slots.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { assistantDeltaRef, ledgerEventRef } from './ledger-events.js';
 import { runtimeOf, sessionOr404 } from './runtime.js';
@@ -14,8 +15,16 @@ export const DRAIN_RETRY_MS = 1000;
 /** How long a new stream waits for Redis to confirm its subscription before it starts from the ledger anyway. */
 export const SUBSCRIBE_WAIT_MS = 1000;
 
+/** How soon a client cut off for not reading is told to come back. */
+export const STALLED_RETRY_MS = 5000;
+
+/** After a stalled stream's `retry:` hint, how long its client has to read it before the socket is closed. */
+const STALLED_GRACE_MS = 5000;
+
 /** GET /v1/sessions/{id}/stream: backfill after Last-Event-ID, then live, with heartbeats. */
 export function streamRoutes(deps: AppDeps): RouteSpec[] {
+  const { sseStreamsPerOrg, sseStreamsPerKey, sseStallMs } = deps.config.buffers;
+  const slots = new StreamSlots(sseStreamsPerOrg, sseStreamsPerKey, (scope) => deps.metrics.rateLimitRefusals.inc({ surface: 'streams', scope }));
   return [
     {
       method: 'GET',
@@ -34,7 +43,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
             data: { type: 'string', contentMediaType: 'application/json', contentSchema: { oneOf: [ledgerEventRef, assistantDeltaRef] } },
             retry: { type: 'integer' },
           },
-          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream for a shutdown.',
+          description: 'SSE records `id: <session_id>:<n>`, `event: <ledger event type>`, `data: <event envelope JSON>`; `: heartbeat` comments every 15 s; a `retry:` field before the server ends the stream (a shutdown, or a client that read nothing for TROUPE_SSE_STALL_MS); resume with Last-Event-ID. Open streams are capped per org and per API key (429 `concurrency_limited` with Retry-After).',
         },
       },
       handler: async (ctx) => {
@@ -57,7 +66,19 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
           throw new InvalidRequestError(`${param} ${session._id}:${after} is past the session's last event; resume from an id the stream sent.`, param);
         }
         const { hub, streamReads } = runtimeOf(deps);
-        const stream = new SessionStream(streamReads, session._id, after);
+        const release = slots.acquire(auth.orgId, ctx.state.auth!.key._id);
+        const stream = new SessionStream(streamReads, session._id, after, {
+          stallMs: sseStallMs,
+          onStall: () => {
+            deps.metrics.sseStalled.inc();
+            unsubscribe();
+            offDrain();
+            stream.drain(STALLED_RETRY_MS, 'client too far behind');
+            // The hint sits behind what the client has not read; a client that reads nothing more is let go.
+            const socket = ctx.req.socket;
+            setTimeout(() => socket.destroy(), STALLED_GRACE_MS).unref();
+          },
+        });
         // Subscribe before the backfill, so nothing appended in between is missed.
         const ended = new Set<string>();
         const events = hub.listen(deps.keys.sessionEvents(session._id), (msg) => {
@@ -91,6 +112,7 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         const unsubscribe = () => {
           if (!subscribed) return;
           subscribed = false;
+          release();
           deps.metrics.sseClients.dec();
           events.stop();
           deltas?.stop();
@@ -107,6 +129,8 @@ export function streamRoutes(deps: AppDeps): RouteSpec[] {
         }) ?? (() => undefined);
         ctx.req.once('close', stop);
         stream.out.once('close', unsubscribe);
+        // A client gone during the subscription wait sent its 'close' before anyone listened: free its slot now.
+        if (ctx.req.socket.destroyed) return void stop();
         ctx.req.socket.setTimeout(0);
         ctx.req.socket.setNoDelay(true);
         ctx.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' });
