@@ -57,6 +57,8 @@ export interface Config {
   readonly sandboxDir: string;
   /** V8 heap cap of one custom tool call, in MiB. */
   readonly sandboxMemoryMb: number;
+  /** Extracted agent versions' disk size at most before the least recently used are evicted (0 = no cap). */
+  readonly sandboxVersionsMaxBytes: number;
   /** Custom tool calls one worker process runs at once. */
   readonly toolRunnerConcurrency: number;
   /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
@@ -286,6 +288,7 @@ export function loadConfig(env: Env = process.env): Config {
     actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 4_000, 1000, 600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
+    sandboxVersionsMaxBytes: int(env, 'TROUPE_SANDBOX_VERSIONS_MAX_BYTES', 2 * 1024 ** 3, 0, 2 ** 50),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
     workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
