@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
+import { onLauncherGone } from './launcher-parent.js';
 import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -28,6 +29,10 @@ function devKeysScope(dataDir: string): string {
  * under .data/ and survives restarts. Ctrl-C stops Troupe and both servers.
  */
 export async function main(_args: string[]): Promise<void> {
+  // `npm start` killed outright (SIGKILL) leaves this process orphaned, still serving: it stops as if told to.
+  // Until the signal handlers below are in place, as a signal would, it ends the process (and so the servers).
+  let whenLauncherGone: () => void = () => process.exit(1);
+  onLauncherGone(() => whenLauncherGone());
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
@@ -57,6 +62,7 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  whenLauncherGone = onSignal;
   let running: Running;
   try {
     running = await startRoles(['web', 'router', 'worker', 'webhooks'], env);
