@@ -156,8 +156,11 @@ export class VersionFiles {
 
   private async trimOnce(): Promise<void> {
     const root = join(this.base, 'versions');
+    const names = await readdir(root);
+    // What an eviction cut short (a crash between its rename and its removal) goes now.
+    await Promise.all(names.filter((n) => n.startsWith('.evicted-')).map((n) => rm(join(root, n), { recursive: true, force: true })));
     const found = await Promise.all(
-      (await readdir(root)).filter((n) => !n.startsWith('.')).map(async (name) => {
+      names.filter((n) => !n.startsWith('.')).map(async (name) => {
         const dir = join(root, name);
         const size = this.sizes.get(name) ?? (await treeBytes(dir).catch(() => 0));
         this.sizes.set(name, size);
