@@ -245,7 +245,8 @@ export class ActorRuntime {
       throw new DelayedError();
     }
     this.observe(def, job, result, started);
-    await this.leaveShare(def, job);
+    // Off the job's path: the next job need not wait for it (it never throws).
+    void this.leaveShare(def, job);
   }
 
   /** A message of a fair-shared actor finished for good: it no longer counts against its tenant's turn. */

@@ -50,8 +50,9 @@ describe('tool calls shared fairly between orgs', function () {
       await dispatcher.send([send(job('org_b', 0))]);
       await until(async () => started.has('org_b-0'), 10_000);
       const waited = started.get('org_b-0')! - sentB;
-      assert.ok(waited <= CALL_MS + 250, `org B's call waited ${waited} ms behind org A's backlog (one call is ${CALL_MS} ms)`);
-      assert.ok(runs.length <= 5, `org B's call ran after ${runs.length - 1} of org A's`);
+      // The order is the claim; the time has room for a loaded host (first come first served: about 6 s).
+      assert.ok(runs.indexOf('org_b-0') <= 4, `org B's call ran after ${runs.indexOf('org_b-0')} of org A's`);
+      assert.ok(waited <= CALL_MS + 400, `org B's call waited ${waited} ms behind org A's backlog (one call is ${CALL_MS} ms)`);
       await until(async () => runs.length === BACKLOG + 1 && (await dispatcher.fair!.pending(TOOL_RUNNER.name, 'org_a')) === 0, 20_000);
       await new Promise((r) => setTimeout(r, 100));
       assert.equal(runs.length, BACKLOG + 1, 'no call ran twice');
