@@ -93,7 +93,8 @@ export class Dispatcher implements JobProbe {
   /** Publishes, then adds the jobs, in one round trip (one pipeline, or the lone command); throws if any part failed (job ids make a retry safe). */
   async deliver(publish: readonly Publication[], unranked: readonly Send[]): Promise<void> {
     if (!publish.length && !unranked.length) return;
-    const sends = await this.ready(unranked);
+    // Only a send to a fair-shared address waits for its rank; every other delivery goes out as before.
+    const sends = this.fair && unranked.some((s) => s.to.shareBy) ? await this.ready(unranked) : unranked.map((s) => ({ ...s, opts: jobOptions(s) }));
     if (isCluster(this.queues.producer)) return this.deliverSharded(publish, sends);
     // A lone command (a web node's ask, an early reply, an activity's answer) goes without a pipeline: ioredis
     // builds each pipeline by copying every script BullMQ defined on the connection, about 5% of a web process's CPU.
