@@ -32,10 +32,22 @@ export interface ActorAddress {
    * than the kept jobs.
    */
   readonly rememberMs: number;
+  /**
+   * The message field naming its tenant (unkeyed actors): tenants then take
+   * turns on the queue instead of first come first served (fair-share.ts).
+   */
+  readonly shareBy?: string;
 }
 
-export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number; rememberMs?: number } = {}): ActorAddress {
-  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8, rememberMs: opts.rememberMs ?? 0 });
+export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number; rememberMs?: number; shareBy?: string } = {}): ActorAddress {
+  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8, rememberMs: opts.rememberMs ?? 0, ...(opts.shareBy && !opts.keyed ? { shareBy: opts.shareBy } : {}) });
+}
+
+/** The tenant a message of a fair-shared address belongs to; null when the address is not shared or the field is missing. */
+export function tenantOf(to: ActorAddress, data: unknown): string | null {
+  if (!to.shareBy || typeof data !== 'object' || data === null) return null;
+  const v = (data as Record<string, unknown>)[to.shareBy];
+  return typeof v === 'string' && v ? v : null;
 }
 
 /** Who waits for a keyed actor's answer: a web node's reply channel and its request id. */

@@ -2,7 +2,8 @@ import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
 import { isCluster } from '../../infra/redis/connection.js';
 import { publish as publishOne, publishAll } from '../../infra/redis/publish.js';
-import { PRIORITY, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
+import { PRIORITY, tenantOf, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
+import { rankedPriority, type FairShare } from './fair-share.js';
 
 /** Shard `n` of a keyed actor's queue. */
 export function shardQueueName(actor: string, shard: number): string {
@@ -14,14 +15,17 @@ interface Pipeline {
   exec(): Promise<[Error | null, unknown][] | null>;
 }
 
-function jobOptions(s: Send): JobsOptions {
+/** A send with its BullMQ options (a fair-shared send's priority is its rank among its tenant's pending jobs). */
+type Ready = Send & { opts: JobsOptions };
+
+function jobOptions(s: Send, rank?: number): JobsOptions {
   return {
     attempts: s.to.attempts,
     backoff: { type: 'exponential', delay: 100 },
     removeOnComplete: { age: 3600, count: 50_000 },
     removeOnFail: { age: 7 * 24 * 3600 },
     jobId: s.job_id,
-    priority: PRIORITY[s.priority ?? 'interactive'],
+    priority: rank === undefined ? PRIORITY[s.priority ?? 'interactive'] : rankedPriority(s.priority ?? 'interactive', rank),
     ...(s.delay_ms ? { delay: s.delay_ms } : {}),
     // BullMQ's throttle-mode deduplication: a key that outlives the job, set in the same script that adds it.
     ...(s.to.rememberMs ? { deduplication: { id: s.job_id, ttl: s.to.rememberMs } } : {}),
@@ -38,7 +42,34 @@ export class Dispatcher implements JobProbe {
   constructor(
     private readonly queues: QueueFactory,
     readonly shards: number,
+    /** Ranks the jobs of fair-shared addresses; without it they run first come first served. */
+    readonly fair: FairShare | null = null,
   ) {}
+
+  /**
+   * Each send's options. A fair-shared send costs one more round trip per
+   * tenant, before the jobs are added. If that fails the jobs go out
+   * unranked: fairness must not fail a message.
+   */
+  private async ready(sends: readonly Send[]): Promise<Ready[]> {
+    const groups = new Map<string, { to: ActorAddress; tenant: string; at: number[] }>();
+    sends.forEach((s, i) => {
+      const tenant = this.fair ? tenantOf(s.to, s.data) : null;
+      if (tenant === null) return;
+      const id = `${s.to.name}\n${tenant}`;
+      const g = groups.get(id) ?? { to: s.to, tenant, at: [] };
+      g.at.push(i);
+      groups.set(id, g);
+    });
+    const ranks = new Map<number, number>();
+    await Promise.all(
+      [...groups.values()].map(async (g) => {
+        const got = await this.fair!.note(g.to.name, g.tenant, g.at.map((i) => sends[i].job_id)).catch(() => null);
+        got?.forEach((rank, k) => ranks.set(g.at[k], rank));
+      }),
+    );
+    return sends.map((s, i) => ({ ...s, opts: jobOptions(s, ranks.get(i)) }));
+  }
 
   queueOf(to: ActorAddress, key?: string): Queue {
     if (!to.keyed) return this.queues.queue(to.name);
@@ -60,8 +91,10 @@ export class Dispatcher implements JobProbe {
   }
 
   /** Publishes, then adds the jobs, in one round trip (one pipeline, or the lone command); throws if any part failed (job ids make a retry safe). */
-  async deliver(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
-    if (!publish.length && !sends.length) return;
+  async deliver(publish: readonly Publication[], unranked: readonly Send[]): Promise<void> {
+    if (!publish.length && !unranked.length) return;
+    // Only a send to a fair-shared address waits for its rank; every other delivery goes out as before.
+    const sends = this.fair && unranked.some((s) => s.to.shareBy) ? await this.ready(unranked) : unranked.map((s) => ({ ...s, opts: jobOptions(s) }));
     if (isCluster(this.queues.producer)) return this.deliverSharded(publish, sends);
     // A lone command (a web node's ask, an early reply, an activity's answer) goes without a pipeline: ioredis
     // builds each pipeline by copying every script BullMQ defined on the connection, about 5% of a web process's CPU.
@@ -72,7 +105,7 @@ export class Dispatcher implements JobProbe {
     // BullMQ's wrapped pipeline runs its scripts by name; it is the connection's own ioredis pipeline underneath.
     const pipe = (clients[0]?.pipeline() ?? this.queues.producer.pipeline()) as unknown as Pipeline;
     for (const p of publish) pipe.publish(p.channel, p.payload);
-    const added = sends.map((s, i) => new Job(queues[i], s.name, s.data, jobOptions(s), s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
+    const added = sends.map((s, i) => new Job(queues[i], s.name, s.data, s.opts, s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
     // Observed so that a failed add is not an unhandled rejection; its error also shows in exec's results.
     const settled = Promise.allSettled(added);
     const results = (await pipe.exec()) ?? [];
@@ -81,13 +114,13 @@ export class Dispatcher implements JobProbe {
     for (const r of await settled) if (r.status === 'rejected') throw r.reason;
   }
 
-  private async deliverOne(publication: Publication | undefined, send: Send | undefined): Promise<void> {
+  private async deliverOne(publication: Publication | undefined, send: Ready | undefined): Promise<void> {
     if (publication) {
       await publishOne(this.queues.producer, publication.channel, publication.payload);
       return;
     }
     const queue = this.queueOf(send!.to, send!.key);
-    await new Job(queue, send!.name, send!.data, jobOptions(send!), send!.job_id).addJob(await queue.getBackend().client);
+    await new Job(queue, send!.name, send!.data, send!.opts, send!.job_id).addJob(await queue.getBackend().client);
   }
 
   /**
@@ -96,11 +129,11 @@ export class Dispatcher implements JobProbe {
    * (its messages stay in order, published with SPUBLISH) and one per queue,
    * side by side. Publications still go out before the jobs are added.
    */
-  private async deliverSharded(publish: readonly Publication[], sends: readonly Send[]): Promise<void> {
+  private async deliverSharded(publish: readonly Publication[], sends: readonly Ready[]): Promise<void> {
     const channels = new Map<string, string[]>();
     for (const p of publish) channels.set(p.channel, [...(channels.get(p.channel) ?? []), p.payload]);
     await Promise.all([...channels].map(([channel, messages]) => publishAll(this.queues.producer, channel, messages)));
-    const byQueue = new Map<Queue, Send[]>();
+    const byQueue = new Map<Queue, Ready[]>();
     for (const s of sends) {
       const q = this.queueOf(s.to, s.key);
       byQueue.set(q, [...(byQueue.get(q) ?? []), s]);
@@ -108,7 +141,7 @@ export class Dispatcher implements JobProbe {
     await Promise.all(
       [...byQueue].map(async ([queue, group]) => {
         const pipe = (await queue.getBackend().client).pipeline() as unknown as Pipeline;
-        const added = group.map((s) => new Job(queue, s.name, s.data, jobOptions(s), s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
+        const added = group.map((s) => new Job(queue, s.name, s.data, s.opts, s.job_id).addJob(pipe as unknown as Parameters<Job['addJob']>[0]));
         const settled = Promise.allSettled(added);
         const failed = ((await pipe.exec()) ?? []).find(([err]) => err);
         if (failed) throw failed[0];

@@ -1,7 +1,7 @@
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { ensureError, TroupeError } from '../../src/domain/errors.js';
 import type { QueueFactory } from '../../infra/queues/queues.js';
-import { PRIORITY, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
+import { PRIORITY, tenantOf, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
 import { BatchGate } from './batch-gate.js';
 import { KeyLimit } from './key-limit.js';
 import type { RedisKeys } from '../../infra/redis/keys.js';
@@ -284,6 +284,17 @@ export class ActorRuntime {
       throw new DelayedError();
     }
     this.observe(def, job, result, started);
+    // Off the job's path: the next job need not wait for it (it never throws).
+    void this.leaveShare(def, job);
+  }
+
+  /** A message of a fair-shared actor finished for good: it no longer counts against its tenant's turn. */
+  private async leaveShare(def: ActorDefinition<unknown, unknown>, job: Job): Promise<void> {
+    const tenant = tenantOf(def.address, job.data);
+    const fair = this.opts.dispatcher.fair;
+    if (tenant === null || !fair || !job.id) return;
+    // Not counted out, the job weighs on its tenant's later ranks until it is forgotten; it is never lost.
+    await fair.done(def.address.name, tenant, job.id).catch((err) => this.opts.log.warn({ actor: def.address.name, err: ensureError(err).message }, 'could not count a finished message out of its tenant\'s share'));
   }
 
   /**
@@ -305,6 +316,7 @@ export class ActorRuntime {
     if (!job || err instanceof DelayedError) return;
     this.opts.log.warn({ actor: def.address.name, err: err.message, job: job.id, attempts: job.attemptsMade }, 'actor message failed');
     if (job.attemptsMade < (job.opts.attempts ?? 1) || this.stopping.signal.aborted) return;
+    await this.leaveShare(def, job);
     try {
       const reply = replyOf(job.data.reply_to, { ok: false, status: 503, error: { type: 'service_unavailable', code: 'turn_failed', message: 'The session could not process the command; retry.' } });
       const outcome = def.onGiveUp ? await def.onGiveUp(this.context(ports, job), job.data, err) : {};

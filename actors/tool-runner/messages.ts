@@ -3,9 +3,10 @@ import { actorAddress, safeJobId, type Priority } from '../runtime/actor.js';
 /**
  * Jobs of the tool-runner actor (queue `tool-runner`): run one custom tool
  * call in the sandbox and report back to the session actor with a
- * `tool.completed` command.
+ * `tool.completed` command. Orgs take turns on the queue (`shareBy`), so
+ * one org's backlog of calls does not hold back another's.
  */
-export const TOOL_RUNNER = actorAddress('tool-runner', { attempts: 8 });
+export const TOOL_RUNNER = actorAddress('tool-runner', { attempts: 8, shareBy: 'org_id' });
 
 export interface ToolRunJob {
   org_id: string;

@@ -1,6 +1,6 @@
 import type { MessageState } from '../../src/domain/ledger.js';
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
-import { VersionFiles, type Scratch } from '../../src/sandbox/version-files.js';
+import { VersionFiles, type Scratch, type VersionLease } from '../../src/sandbox/version-files.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolRunResult } from '../session/messages.js';
@@ -14,7 +14,8 @@ export interface ToolRunnerDeps {
   message(orgId: string, sessionId: string, id: string): Promise<MessageState | null>;
   version(orgId: string, versionId: string): Promise<AgentVersionDoc | null>;
   secrets(session: SessionDoc, declared: readonly string[]): Promise<Record<string, string>>;
-  versionDir(version: AgentVersionDoc): Promise<string>;
+  /** The version's files, held (not evicted) until released. */
+  versionDir(version: AgentVersionDoc): Promise<VersionLease>;
   scratch(): Promise<Scratch>;
   sandbox(req: SandboxRequest): Promise<SandboxResult>;
   /** Checks out the session's storage binding for one call (src/storage/area.ts). */
@@ -46,11 +47,14 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
   const step = plan(job, session, version, message);
   if (step.kind === 'fail') return { ok: false, error: step.error };
   if (step.kind === 'stale') return null;
-  const dir = await deps.versionDir(step.version);
-  const env = await deps.secrets(step.session, step.secrets);
-  const scratch = await deps.scratch();
-  const storage = step.mount_storage && deps.storage ? await deps.storage(step.session) : null;
+  const files = await deps.versionDir(step.version);
+  const dir = files.dir;
+  let scratch: Scratch | null = null;
+  let storage: StorageMount | null = null;
   try {
+    const env = await deps.secrets(step.session, step.secrets);
+    scratch = await deps.scratch();
+    storage = step.mount_storage && deps.storage ? await deps.storage(step.session) : null;
     const result = await deps.sandbox({
       rootDir: dir,
       handlerPath: VersionFiles.fileIn(dir, step.tool.path),
@@ -69,7 +73,8 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
     // Files persist like a disk's: whatever the call left is saved, also after a failure.
     return toolResult(result, storage ? await storage.commit() : null);
   } finally {
-    await scratch.remove();
+    files.release();
+    await scratch?.remove();
     await storage?.remove();
   }
 }

@@ -58,6 +58,11 @@ export class RedisKeys {
     return { held: `${base}:held`, waiting: `${base}:waiting` };
   }
 
+  /** Sorted set of one tenant's pending jobs on a fair-shared actor's queue (actors/runtime/fair-share.ts). */
+  fairShare(actor: string, tenant: string): string {
+    return `${this.prefix}:fs:${actor}:${tenant}`;
+  }
+
   /** Key prefix of one rate-limit counter family (`api-org`, `routing-key`, ...); the library appends `:<id>`. */
   rateLimit(counter: string): string {
     return `${this.prefix}:rl:${counter}`;

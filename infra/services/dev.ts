@@ -6,6 +6,7 @@ import { installProcessGuards } from '../../src/lifecycle/process-guards.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { EXIT_AFTER_UNCAUGHT } from '../../src/roles/serve.js';
 import { runDemo } from './demo.js';
+import { onLauncherGone } from './launcher-parent.js';
 import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -30,6 +31,10 @@ function devKeysScope(dataDir: string): string {
  * under .data/ and survives restarts. Ctrl-C stops Troupe and both servers.
  */
 export async function main(_args: string[]): Promise<void> {
+  // `npm start` killed outright (SIGKILL) leaves this process orphaned, still serving: it stops as if told to.
+  // Until the signal handlers below are in place, as a signal would, it ends the process (and so the servers).
+  let whenLauncherGone: () => void = () => process.exit(1);
+  onLauncherGone(() => whenLauncherGone());
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
@@ -59,6 +64,7 @@ export async function main(_args: string[]): Promise<void> {
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  whenLauncherGone = onSignal;
   let running: Running;
   try {
     running = await startRoles(['web', 'router', 'worker', 'webhooks'], env);

@@ -28,6 +28,22 @@ export function isAlive(pid: number): boolean {
   }
 }
 
+/**
+ * `setpriv --pdeathsig` (util-linux) where there is one: the kernel sends the
+ * service SIGTERM the moment the process that spawned it dies, however it
+ * dies. Node cannot set PR_SET_PDEATHSIG on a child itself; setpriv sets it
+ * and execs the service, which keeps it. (Linux ties it to the thread that
+ * spawned: call this from the main thread.) Looked up once.
+ */
+let pdeathsig: string[] | undefined;
+function deathSignalPrefix(): string[] {
+  if (pdeathsig === undefined) {
+    const bin = process.platform === 'linux' ? onPath('setpriv') : null;
+    pdeathsig = bin && spawnSync(bin, ['--pdeathsig', 'SIGTERM', 'true']).status === 0 ? [bin, '--pdeathsig', 'SIGTERM'] : [];
+  }
+  return pdeathsig;
+}
+
 export interface ManagedProcess {
   readonly name: string;
   readonly pid: number;
@@ -38,8 +54,11 @@ export interface ManagedProcess {
 }
 
 /**
- * Spawns a service and a watchdog that kills it if this process dies without
- * cleaning up (SIGKILL, crash), so a test run never leaves a server behind.
+ * Spawns a service that ends with this process, so a test run or a killed
+ * `npm start` never leaves a server behind: on Linux the kernel signals it
+ * when this process dies (a parent-death signal, set through setpriv), and a
+ * watchdog also ends it if this process dies without cleaning up (SIGKILL,
+ * crash), for systems without setpriv and a service that ignores SIGTERM.
  *
  * The service runs in a process group of its own (detached): a terminal's Ctrl-C signals the whole foreground
  * group, and a server that got it too would exit while the roles using it are still closing (they then log
@@ -50,7 +69,8 @@ export interface ManagedProcess {
 export function startManaged(name: string, cmd: string, args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ManagedProcess {
   // Through sh for umask 077: the files a service writes (MongoDB's data file, Redis's AOF) hold message text and are
   // not for other users. `exec` keeps the pid the service's own.
-  const child = spawn('sh', ['-c', 'umask 077 && exec "$0" "$@"', cmd, ...args], {
+  const [first, ...prefix] = [...deathSignalPrefix(), 'sh', '-c', 'umask 077 && exec "$0" "$@"', cmd, ...args];
+  const child = spawn(first, prefix, {
     cwd: opts.cwd,
     env: opts.env ?? process.env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,7 +4,9 @@ import { connectMongo } from '../store/mongo.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
 import { OrgStore, type OrgDoc } from '../store/orgs.js';
-import { LIMIT_ENV, type OrgLimits } from '../config/config.js';
+import { ConfigError, LIMIT_ENV, parseMasterKeys, type OrgLimits } from '../config/config.js';
+import { SecretBox } from '../crypto/secret-box.js';
+import { reseal } from './reseal.js';
 import { EXIT } from '../domain/exit-codes.js';
 
 const USAGE = `usage: troupe-admin <command> [options]
@@ -18,8 +20,13 @@ const USAGE = `usage: troupe-admin <command> [options]
              [--routing-key-per-min N] [--running-sessions N]
                                             show or set an org's limits; N = 0 is unlimited,
                                             "default" goes back to the environment's default
+  reseal                                    seal every secret stored under an older master key again
+                                            under the first key of TROUPE_MASTER_KEY, so the older
+                                            keys can be removed; safe to run again (exit 5 if some
+                                            value would not open)
 Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).
-Exit codes: 0 done, 1 unexpected failure, 2 usage mistake, 3 no such org or key, or it already exists.`;
+Exit codes: 0 done, 1 unexpected failure, 2 usage mistake, 3 no such org or key, or it already exists,
+5 reseal left values it could not open.`;
 
 
 /** A mistake in the command line (EXIT.usage), told apart from a well-formed command the data refuses (EXIT.refused): a script can act on each. */
@@ -69,7 +76,7 @@ async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parse(argv);
   if (values.help) return USAGE;
   const [noun, verb, arg] = positionals;
-  if (!noun || !verb) throw new UsageError('missing command');
+  if (!noun || (!verb && noun !== 'reseal')) throw new UsageError('missing command');
   const url = process.env.MONGODB_URL;
   if (!url) throw new UsageError('MONGODB_URL is not set');
   const dbName = process.env.TROUPE_MONGODB_DB || new URL(url.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'troupe';
@@ -84,6 +91,10 @@ async function run(argv: string[]): Promise<unknown> {
       if (!found) throw new RefusedError(`no org named ${JSON.stringify(values.org)}`);
       return found;
     };
+    if (noun === 'reseal') {
+      if (verb) throw new UsageError('reseal takes no arguments');
+      return await resealAll(mongo.db);
+    }
     switch (`${noun} ${verb}`) {
       case 'org create': {
         if (!arg) throw new UsageError('org create needs a name');
@@ -120,11 +131,37 @@ async function run(argv: string[]): Promise<unknown> {
   }
 }
 
+/** A reseal that left values under an old key: the report is printed, and the exit says not to drop the key yet. */
+class IncompleteError extends Error {
+  constructor(readonly report: unknown) {
+    super('some values would not open; keep the older keys until they are looked at');
+  }
+}
+
+async function resealAll(db: Parameters<typeof reseal>[0]): Promise<unknown> {
+  const raw = process.env.TROUPE_MASTER_KEY;
+  if (!raw) throw new UsageError('TROUPE_MASTER_KEY is not set (the new key first, then every key still in use)');
+  let parsed: ReturnType<typeof parseMasterKeys>;
+  try {
+    parsed = parseMasterKeys(raw);
+  } catch (err) {
+    throw err instanceof ConfigError ? new UsageError(err.message) : err;
+  }
+  const report = await reseal(db, new SecretBox(parsed.keys, parsed.currentId), parsed.currentId);
+  if (report.fields.some((f) => f.failed > 0)) throw new IncompleteError(report);
+  return report;
+}
+
 run(process.argv.slice(2)).then(
   (out) => {
     process.stdout.write((out === USAGE ? USAGE : JSON.stringify(out, null, 2)) + '\n');
   },
   (err: unknown) => {
+    if (err instanceof IncompleteError) {
+      process.stdout.write(JSON.stringify(err.report, null, 2) + '\n');
+      process.stderr.write(`troupe-admin: ${err.message}\n`);
+      process.exit(EXIT.failed);
+    }
     if (err instanceof UsageError) process.stderr.write(`troupe-admin: ${err.message}\n${USAGE}\n`);
     else process.stderr.write(`troupe-admin: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(err instanceof UsageError ? EXIT.usage : err instanceof RefusedError ? EXIT.refused : EXIT.internal);

@@ -37,6 +37,8 @@ export interface Config {
   readonly webhooksAllowPrivate: boolean;
   /** TROUPE_MODELS_ALLOW_PRIVATE: model endpoints (`base_url`) may be plain HTTP and private addresses (local runs only). */
   readonly modelsAllowPrivate: boolean;
+  /** The `TROUPE_*_ALLOW_PRIVATE` escape hatches that are on, logged at start (privateNetworkHatches). */
+  readonly privateNetworkHatches: readonly string[];
   /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
   readonly sweepIntervalMs: number;
   /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
@@ -61,6 +63,8 @@ export interface Config {
   readonly sandboxDir: string;
   /** V8 heap cap of one custom tool call, in MiB. */
   readonly sandboxMemoryMb: number;
+  /** Extracted agent versions' disk size at most before the least recently used are evicted (0 = no cap). */
+  readonly sandboxVersionsMaxBytes: number;
   /** Custom tool calls one worker process runs at once. */
   readonly toolRunnerConcurrency: number;
   /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
@@ -268,6 +272,20 @@ function metricsAccess(env: Env, production: boolean): MetricsAccess {
   return Object.freeze({ token, onPublicPorts: !production || token !== null || open });
 }
 
+/**
+ * The `TROUPE_*_ALLOW_PRIVATE` variables that are on. Each lets tenant-chosen
+ * URLs reach private networks, so in production they need a second,
+ * deliberate `TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS=1`: one copied from a
+ * local .env must not open the platform's own network.
+ */
+function privateNetworkHatches(env: Env, production: boolean): readonly string[] {
+  const on = Object.keys(env).filter((name) => /^TROUPE_[A-Z0-9_]+_ALLOW_PRIVATE$/.test(name) && bool(env, name)).sort();
+  if (production && on.length && !bool(env, 'TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS')) {
+    throw new ConfigError(`${on.join(', ')} lets tenants' URLs reach private networks; with NODE_ENV=production it also needs TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS=1`);
+  }
+  return Object.freeze(on);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const production = env.NODE_ENV === 'production';
   const masterRaw = env.TROUPE_MASTER_KEY || (production ? '' : DEV_MASTER_KEY);
@@ -302,6 +320,7 @@ export function loadConfig(env: Env = process.env): Config {
     routingPublicUrl: url(env, 'TROUPE_ROUTING_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${routerPort}`),
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
+    privateNetworkHatches: privateNetworkHatches(env, production),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
@@ -318,6 +337,7 @@ export function loadConfig(env: Env = process.env): Config {
     turnBudgetMs: int(env, 'TROUPE_TURN_BUDGET_MS', 120_000, 0, 3_600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
+    sandboxVersionsMaxBytes: int(env, 'TROUPE_SANDBOX_VERSIONS_MAX_BYTES', 2 * 1024 ** 3, 0, 2 ** 50),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
     workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),

@@ -36,7 +36,7 @@ const SUMMARY: Record<WebhookEventType, string> = {
 
 const HEADERS = [
   { name: 'User-Agent', description: '`Service-Webhook/1.0`.' },
-  { name: WEBHOOK_HEADERS.id, description: 'The body `id`: the same on every retry, so use it as an idempotency key.' },
+  { name: WEBHOOK_HEADERS.id, description: 'The body `id`, for logs and routing. It is not signed: deduplicate on the signed body\u2019s `id` (which verifyWebhook returns), never on this header.' },
   { name: WEBHOOK_HEADERS.timestamp, description: 'Unix time in seconds of this attempt; reject old ones.' },
   { name: WEBHOOK_HEADERS.signature, description: '`v1=<hex HMAC-SHA256 of "<timestamp>.<raw body>">`, one per active secret; verify with the client\u2019s verifyWebhook.' },
 ].map((h) => ({ ...h, in: 'header', required: true, schema: { type: 'string' } }));

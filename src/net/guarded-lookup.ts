@@ -7,15 +7,16 @@ type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | Look
 /** The shape of the `lookup` option of net.connect, tls.connect, http.request and undici's `connect`. */
 export type LookupFunction = (hostname: string, options: LookupOptions, callback: LookupCallback) => void;
 
-/** Raised through the lookup callback; the connection attempt fails with it. */
+/**
+ * Raised through the lookup callback; the connection attempt fails with it.
+ * It does not carry the refused address: its message reaches tenants (a
+ * delivery's error, a model call's), and the address would map the internal DNS.
+ */
 export class AddressRefusedError extends Error implements NodeJS.ErrnoException {
   override name = 'AddressRefusedError';
   code = 'ERR_ADDRESS_REFUSED';
-  constructor(
-    readonly hostname: string,
-    readonly address: string,
-  ) {
-    super(`${hostname} resolves to ${address}, which is not a public address`);
+  constructor(readonly hostname: string) {
+    super(`${hostname} resolves to an address that is not a public address`);
   }
 }
 
@@ -52,7 +53,7 @@ export function guardedLookup(opts: GuardedLookupOptions = {}): LookupFunction {
 function pickChecked(hostname: string, all: ResolvedAddress[], options: LookupOptions, allowPrivate: boolean): ResolvedAddress[] {
   if (!allowPrivate) {
     const bad = all.find((a) => !isPublicUnicast(a.address));
-    if (bad) throw new AddressRefusedError(hostname, bad.address);
+    if (bad) throw new AddressRefusedError(hostname);
   }
   const family = options.family === 4 || options.family === 'IPv4' ? 4 : options.family === 6 || options.family === 'IPv6' ? 6 : 0;
   const usable = family === 0 ? all : all.filter((a) => a.family === family);

@@ -83,12 +83,16 @@ export async function addressesOf(hostname: string, resolver: Resolver, param = 
   return found;
 }
 
-/** Every address must be public: a name with one private answer could be steered to it. */
+/**
+ * Every address must be public: a name with one private answer could be
+ * steered to it. The refusal names the host, never the address it resolved
+ * to: that would hand a tenant a lookup service for the internal DNS.
+ */
 export function assertAllPublic(hostname: string, addresses: ResolvedAddress[], param = 'webhook_url', stem = 'webhook_url'): void {
   const bad = addresses.find((a) => !isPublicUnicast(a.address));
   if (bad) {
     throw new UnsafeUrlError(
-      `${param} host ${hostOf(hostname)} resolves to ${bad.address}, which is not a public address.`,
+      `${param} host ${hostOf(hostname)} ${isIP(hostOf(hostname)) ? 'is' : 'resolves to an address that is'} not a public address.`,
       `${stem}_not_public`,
       param,
     );

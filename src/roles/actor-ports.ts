@@ -101,7 +101,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
   const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
   const dropUser = hostSandbox().user === 'dropped';
-  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser);
+  const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser, core.config.sandboxVersionsMaxBytes);
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   return {
     session: (id) => core.stores.sessions.byId(id),
@@ -111,7 +111,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
     },
     version: (org, id) => (versions ? versions.get(org, id) : agents.getVersion(org, id)),
     secrets: (session, declared) => sandboxSecrets({ box: core.box, reveal: (org, name) => core.stores.credentials.reveal(org, name) }, session, declared),
-    versionDir: (v) => files.dirFor(v),
+    versionDir: (v) => files.lease(v),
     scratch: () => files.scratch(),
     sandbox: runInSandbox,
     storage: async (session) => {

@@ -3,6 +3,7 @@ import { QueueFactory } from '../../infra/queues/queues.js';
 import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
 import { RedisKeys } from '../../infra/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
+import { FairShare } from '../../actors/runtime/fair-share.js';
 import { ConfigError, type Config } from '../config/config.js';
 import { SecretBox } from '../crypto/secret-box.js';
 import { RepeatedErrors } from '../log/repeated-errors.js';
@@ -85,7 +86,7 @@ function openPlane(config: Config, log: Logger, keys: RedisKeys, redis: RedisCli
   let hub: PubSubHub | null = null;
   return {
     queues,
-    dispatcher: new Dispatcher(queues, config.sessionShards),
+    dispatcher: new Dispatcher(queues, config.sessionShards, new FairShare({ redis, key: (actor, tenant) => keys.fairShare(actor, tenant) })),
     // Opened on first use: web nodes (streams, replies) and workers (message cancels) subscribe.
     get hub() {
       if (!hub) {

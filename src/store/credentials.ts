@@ -22,6 +22,11 @@ export function credentialView(doc: CredentialDoc): CredentialView {
   return { name: doc.name, created_at: doc.created_at.toISOString(), updated_at: doc.updated_at.toISOString() };
 }
 
+/** What a credential's sealed value is bound to (also for `troupe-admin reseal`). */
+export function credentialAad(orgId: string, name: string): string {
+  return `credential:${orgId}:${name}`;
+}
+
 /** Org-level named secrets, sealed with AES-256-GCM; the org and name are bound in as associated data. */
 export class CredentialStore {
   private readonly col: Collection<CredentialDoc>;
@@ -31,7 +36,7 @@ export class CredentialStore {
   }
 
   private aad(orgId: string, name: string): string {
-    return `credential:${orgId}:${name}`;
+    return credentialAad(orgId, name);
   }
 
   async put(orgId: string, name: string, value: string): Promise<CredentialDoc> {

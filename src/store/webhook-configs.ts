@@ -69,6 +69,11 @@ function sameSealed(a: Sealed, b: Sealed): boolean {
   return a.kid === b.kid && a.iv === b.iv && a.ct === b.ct && a.tag === b.tag;
 }
 
+/** What an agent's sealed signing secrets are bound to (also for `troupe-admin reseal`). */
+export function webhookSecretAad(orgId: string, agentId: string): string {
+  return `webhook-secret:${orgId}:${agentId}`;
+}
+
 /**
  * One webhook configuration per agent. Signing secrets are sealed with the
  * org and agent bound in as associated data, so a sealed value copied to
@@ -84,7 +89,7 @@ export class WebhookConfigStore {
   }
 
   private aad(orgId: string, agentId: string): string {
-    return `webhook-secret:${orgId}:${agentId}`;
+    return webhookSecretAad(orgId, agentId);
   }
 
   /** The agent in this org, or null; a tiny read so this store does not depend on the agents store. */

@@ -58,10 +58,26 @@ function v1Signatures(value: string): Buffer[] {
 }
 
 /**
+ * The signed body's `id`: the key to deduplicate on. The `Service-Webhook-Id`
+ * header carries the same value but is not signed, so a captured delivery
+ * replayed within the tolerance with another id in that header would pass
+ * for a new event if receivers keyed on it.
+ */
+function bodyId(rawBody: string | Uint8Array): string | null {
+  try {
+    const body: unknown = JSON.parse(typeof rawBody === 'string' ? rawBody : new TextDecoder().decode(rawBody));
+    const id = body && typeof body === 'object' ? (body as { id?: unknown }).id : undefined;
+    return typeof id === 'string' && id !== '' ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Checks the timestamp is within the tolerance and that some `v1=` signature
  * matches some secret, comparing in constant time. Returns the webhook id
- * (the idempotency key) and the timestamp; throws WebhookVerificationError
- * otherwise.
+ * (the idempotency key: the signed body's `id`, never the unsigned header's)
+ * and the timestamp; throws WebhookVerificationError otherwise.
  */
 export function verifyWebhook(input: VerifyWebhookInput): { id: string | null; timestamp: number } {
   const tolerance = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
@@ -83,7 +99,7 @@ export function verifyWebhook(input: VerifyWebhookInput): { id: string | null; t
     for (const candidate of given) if (timingSafeEqual(candidate, expected)) matched = true;
   }
   if (!matched) throw new WebhookVerificationError('invalid_signature', 'No signature matches the signing secret.');
-  return { id: header(input.headers, WEBHOOK_HEADERS.id), timestamp };
+  return { id: bodyId(input.rawBody), timestamp };
 }
 
 /** verifyWebhook as a boolean, for receivers that only need yes or no. */

@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { requiredEnv, uniqueName } from '../support/harness.js';
+import { SecretBox } from '../../src/crypto/secret-box.js';
+import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
+import { credentialAad, CredentialStore } from '../../src/store/credentials.js';
+import { WebhookConfigStore } from '../../src/store/webhook-configs.js';
 
 const run = promisify(execFile);
 const CLI = join(__dirname, '../../src/admin/cli.js');
@@ -66,4 +70,63 @@ describe('admin command', () => {
       });
     }
   });
+
+  it('reseals every sealed value under the newest key, so the older key can be dropped; again, it finds nothing to do', async function () {
+    this.timeout(30_000);
+    const k1 = randomBytes(32);
+    const k2 = randomBytes(32);
+    const oldBox = new SecretBox(new Map([['k1', k1]]), 'k1');
+    const newOnly = new SecretBox(new Map([['k2', k2]]), 'k2');
+    const rotated = `k2:${k2.toString('base64')},k1:${k1.toString('base64')}`;
+    const reseal = async (masterKey: string) => JSON.parse((await run(process.execPath, [CLI, 'reseal'], { env: { ...env, TROUPE_MASTER_KEY: masterKey } })).stdout);
+    const counts = (report: { fields: { collection: string; field: string; resealed: number; changed: number; failed: number }[] }) =>
+      Object.fromEntries(report.fields.map((f) => [`${f.collection}.${f.field}`, [f.resealed, f.changed, f.failed]]));
+    const c = new MongoClient(env.MONGODB_URL, { directConnection: true });
+    try {
+      const mdb = c.db(db);
+      // Under key 1, each the way its store seals it.
+      await new CredentialStore(mdb, oldBox).put('org_rs', 'API_TOKEN', 'credential-plaintext');
+      // More than a page of them (200), so the reseal pages.
+      const now = new Date();
+      await mdb.collection('credentials').insertMany(Array.from({ length: 250 }, (_, i) => {
+        const name = `BULK_${String(i).padStart(3, '0')}`;
+        return { _id: `org_rs:${name}`, org_id: 'org_rs', name, value: oldBox.seal(`bulk-${i}`, credentialAad('org_rs', name)), created_at: now, updated_at: now } as never;
+      }));
+      const hooks = new WebhookConfigStore(mdb, oldBox);
+      const first = await hooks.put('org_rs', 'agt_rs', 'https://hooks.example.com/x', ['tool.call_requested']);
+      const second = await hooks.rotate('org_rs', 'agt_rs');
+      await mdb.collection('sessions').insertOne({ _id: 'ses_rs1', org_id: 'org_rs', secrets: oldBox.seal(JSON.stringify({ DB_PASSWORD: 'pw' }), secretsAad('ses_rs1')), llm_api_key: oldBox.seal('sk-session', llmKeyAad('ses_rs1')) } as never);
+      await mdb.collection('sessions').insertOne({ _id: 'ses_rs2', org_id: 'org_rs', secrets: null, llm_api_key: null } as never);
+
+      const report = await reseal(rotated);
+      assert.equal(report.key, 'k2');
+      assert.deepEqual(counts(report), { 'credentials.value': [251, 0, 0], 'webhook_configs.secret': [1, 0, 0], 'webhook_configs.previous_secret': [1, 0, 0], 'sessions.secrets': [1, 0, 0], 'sessions.llm_api_key': [1, 0, 0] });
+      assert.deepEqual(counts(await reseal(rotated)), { 'credentials.value': [0, 0, 0], 'webhook_configs.secret': [0, 0, 0], 'webhook_configs.previous_secret': [0, 0, 0], 'sessions.secrets': [0, 0, 0], 'sessions.llm_api_key': [0, 0, 0] }, 'idempotent');
+
+      // Key 1 dropped: everything still opens, through the same stores and bindings the service uses.
+      assert.equal(await new CredentialStore(mdb, newOnly).reveal('org_rs', 'API_TOKEN'), 'credential-plaintext');
+      assert.equal(await new CredentialStore(mdb, newOnly).reveal('org_rs', 'BULK_249'), 'bulk-249');
+      const target = await new WebhookConfigStore(mdb, newOnly).getForDelivery('org_rs', 'agt_rs');
+      assert.deepEqual(target?.secrets, [second!.signingSecret, first.signingSecret]);
+      const ses = await mdb.collection('sessions').findOne({ _id: 'ses_rs1' as never });
+      assert.deepEqual(JSON.parse(newOnly.open(ses!.secrets, secretsAad('ses_rs1'))), { DB_PASSWORD: 'pw' });
+      assert.equal(newOnly.open(ses!.llm_api_key, llmKeyAad('ses_rs1')), 'sk-session');
+      assert.equal(JSON.stringify(await mdb.collection('credentials').find({ 'value.kid': 'k1' }).toArray()), '[]');
+
+      // A value whose key is already gone: left alone, counted, and the exit says not to drop keys yet; no secret is printed.
+      const lost = new SecretBox(new Map([['k0', randomBytes(32)]]), 'k0');
+      await mdb.collection('credentials').insertOne({ _id: 'org_rs:LOST', org_id: 'org_rs', name: 'LOST', value: lost.seal('lost-plaintext', credentialAad('org_rs', 'LOST')), created_at: now, updated_at: now } as never);
+      await assert.rejects(run(process.execPath, [CLI, 'reseal'], { env: { ...env, TROUPE_MASTER_KEY: rotated } }), (e: { code: number; stdout: string; stderr: string }) => {
+        assert.equal(e.code, 5, e.stderr);
+        const r = JSON.parse(e.stdout);
+        assert.deepEqual(counts(r)['credentials.value'], [0, 0, 1]);
+        assert.deepEqual(r.failures.map((f: { id: string }) => f.id), ['org_rs:LOST']);
+        assert.doesNotMatch(e.stdout + e.stderr, /plaintext|sk-session|bulk-/);
+        return true;
+      });
+    } finally {
+      await c.close();
+    }
+  });
 });
+

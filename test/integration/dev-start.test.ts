@@ -149,4 +149,46 @@ describe('npm start: Ctrl-C stops the roles first, then the local servers', func
     assert.equal(output.slice(banner).trim(), '', 'nothing logged while stopping (LOG_LEVEL=warn)');
     for (const s of servers) assert.ok(ended(s.pid), `${s.comm} (${s.pid}) stopped before npm start exited`);
   });
+
+  it('npm start killed with SIGKILL takes Troupe and both servers with it', async () => {
+    const [port, routerPort] = [await freePort(), await freePort()];
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: dir,
+      TROUPE_DATA_DIR: join(dir, 'data-npm'),
+      ...(process.env.TROUPE_TEST_MONGO_KIND ? { TROUPE_LOCAL_MONGO: process.env.TROUPE_TEST_MONGO_KIND } : {}),
+      PORT: String(port),
+      ROUTER_PORT: String(routerPort),
+      TROUPE_DEMO: '0',
+      TROUPE_SHUTDOWN_TIMEOUT_MS: '2000',
+      // What npm puts in a script's environment; npm runs the script through `sh -c`, as this stand-in does.
+      npm_lifecycle_event: 'start',
+    };
+    const script = `"${process.execPath}" -e 'require(process.argv[1]).main([])' "${DEV}"`;
+    const npm = spawn(process.execPath, ['-e', `const c = require('node:child_process').spawn('sh', ['-c', process.argv[1]], { stdio: 'inherit' }); console.log('sh=' + c.pid); setInterval(() => {}, 1000)`, script], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    let output = '';
+    npm.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    npm.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    let pids: number[] = [];
+    try {
+      await until(async () => output.includes('Ctrl-C stops Troupe') || npm.exitCode !== null, 60_000);
+      assert.match(output, /Troupe is running/, output);
+      const sh = Number(/sh=(\d+)/.exec(output)![1]);
+      const [launcher] = childrenOf(sh).filter((p) => p.comm !== 'sh');
+      assert.ok(launcher, `the launcher runs under npm's shell: ${JSON.stringify(childrenOf(sh))}`);
+      const servers = childrenOf(launcher.pid).filter((p) => p.comm !== 'sh');
+      assert.equal(servers.length, 2, JSON.stringify(childrenOf(launcher.pid)));
+      pids = [sh, launcher.pid, ...servers.map((s) => s.pid)];
+
+      npm.kill('SIGKILL');
+      const killed = Date.now();
+      await until(async () => pids.every(ended), 20_000).catch(() => undefined);
+      const left = pids.filter((p) => !ended(p));
+      assert.deepEqual(left, [], `still running ${Date.now() - killed} ms after npm was killed: launcher ${launcher.pid}, servers ${servers.map((s) => `${s.comm} ${s.pid}`).join(', ')}`);
+    } finally {
+      npm.kill('SIGKILL');
+      for (const p of pids) if (!ended(p)) process.kill(p, 'SIGKILL');
+    }
+  });
 });
+

@@ -9,7 +9,7 @@ import { MONGO_KINDS, type MongoKind } from '../../infra/services/mongo-wire.js'
 import { spawn } from 'node:child_process';
 import { isAlive } from '../../infra/services/process.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { ended } from '../support/proc.js';
+import { childrenOf, ended } from '../support/proc.js';
 import { FORMAT_0_DB, formatZeroDocuments } from '../support/store-format-0.js';
 import { until } from '../support/wait.js';
 
@@ -94,6 +94,32 @@ describe('local services launcher: a launcher killed outright', function () {
       assert.ok(Date.now() - started < 6000, `ended ${Date.now() - started} ms after the launcher`);
     } finally {
       launcher.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+  it('ends the server the moment the launcher dies, by a parent-death signal, without the watchdog', async () => {
+    // The kernel signals the server when its launcher dies (setpriv --pdeathsig): no polling, and nothing else to
+    // keep alive. The watchdog is killed first here, so only that signal can end the server.
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-pdeathsig-'));
+    const script = `require(process.argv[1]).startRedis(process.argv[2], () => {}).then((r) => console.log(JSON.stringify({ pid: r.proc.pid })))`;
+    const launcher = spawn(process.execPath, ['-e', script, resolve(__dirname, '../../infra/services/redis-server.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let pid = 0;
+    try {
+      let out = '';
+      launcher.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      ({ pid } = await until(async () => (out.includes('\n') ? (JSON.parse(out) as { pid: number }) : undefined), 15_000));
+      const watchdogs = childrenOf(launcher.pid!).filter((p) => p.comm === 'sh');
+      assert.equal(watchdogs.length, 1, JSON.stringify(childrenOf(launcher.pid!)));
+      process.kill(watchdogs[0].pid, 'SIGKILL');
+      await until(async () => ended(watchdogs[0].pid), 5000);
+      launcher.kill('SIGKILL');
+      const started = Date.now();
+      await until(async () => ended(pid), 5000).catch(() => undefined);
+      assert.ok(ended(pid), 'redis-server still runs with its launcher and watchdog gone');
+      assert.ok(Date.now() - started < 2000, `ended ${Date.now() - started} ms after the launcher`);
+    } finally {
+      launcher.kill('SIGKILL');
+      if (pid && !ended(pid)) process.kill(pid, 'SIGKILL');
       rmSync(dir, { recursive: true, force: true });
     }
   });

@@ -17,6 +17,7 @@ import { tarGz } from '../support/archives.js';
 import { waitingToolJob } from '../support/tool-jobs.js';
 import type { MessageStatus } from '../../src/domain/ledger.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
 
 const ADD_SCHEMA = { type: 'object', required: ['a', 'b'], properties: { a: { type: 'number' }, b: { type: 'number' } }, additionalProperties: false };
 
@@ -96,6 +97,16 @@ describe('tool-runner', function () {
     assert.equal(await readlink(join(dir, 'lib', 'alias.js')), '../tools/add.js');
     assert.deepEqual((await readdir(join(sandboxDir, 'versions'))).filter((n) => n.startsWith('.partial')), []);
     assert.deepEqual(await readdir(join(sandboxDir, 'scratch')), [], 'scratch dirs are removed after each call');
+  });
+
+  it('holds the version while a call runs and lets it go after, so only versions in use are kept from eviction', async () => {
+    const real = toolRunnerDeps(h.running.core);
+    let during: string[] = [];
+    const deps: ToolRunnerDeps = { ...real, sandbox: async (req) => ((during = await readdir(join(sandboxDir, 'leases'))), real.sandbox(req)) };
+    assert.deepEqual(await runToolJob(deps, await job('add', { a: 2, b: 3 })), { ok: true, output: { sum: 5 } });
+    assert.deepEqual(during.map((n) => n.slice(0, n.lastIndexOf('.'))), [version._id], 'leased while it ran');
+    // The lease file goes a moment after the call (release does not wait for the disk).
+    assert.ok(await until(async () => (await readdir(join(sandboxDir, 'leases'))).length === 0, 2000).then(() => true, () => false), 'released after');
   });
 
   it('refuses arguments that do not match input_schema without running the tool', async () => {

@@ -73,6 +73,25 @@ describe('config', () => {
     assert.equal(loadConfig({ ...base, REDIS_CLUSTER: '1' }).redisCluster, true);
   });
 
+  it('refuses the private-network escape hatches in production unless TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS=1, and names those on', () => {
+    const prod = { ...base, NODE_ENV: 'production', TROUPE_MASTER_KEY: randomBytes(32).toString('base64') };
+    for (const hatch of ['TROUPE_WEBHOOKS_ALLOW_PRIVATE', 'TROUPE_MODELS_ALLOW_PRIVATE', 'TROUPE_EGRESS_ALLOW_PRIVATE']) {
+      assert.throws(
+        () => loadConfig({ ...prod, [hatch]: '1' }),
+        (e: unknown) => e instanceof ConfigError && e.message.includes(hatch) && /TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS=1/.test(e.message) && !e.message.includes('\n'),
+        hatch,
+      );
+      assert.throws(() => loadConfig({ ...prod, [hatch]: 'true', TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS: '0' }), ConfigError, `${hatch}: 0 is not consent`);
+    }
+    const both = { ...prod, TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1', TROUPE_MODELS_ALLOW_PRIVATE: 'yes' };
+    const c = loadConfig({ ...both, TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS: '1' });
+    assert.equal(c.webhooksAllowPrivate, true);
+    assert.deepEqual(c.privateNetworkHatches, ['TROUPE_MODELS_ALLOW_PRIVATE', 'TROUPE_WEBHOOKS_ALLOW_PRIVATE']);
+    assert.deepEqual(loadConfig({ ...prod, TROUPE_WEBHOOKS_ALLOW_PRIVATE: '0' }).privateNetworkHatches, [], 'off is fine');
+    // Outside production nothing more is asked (npm start and the tests use them on loopback).
+    assert.deepEqual(loadConfig({ ...base, TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' }).privateNetworkHatches, ['TROUPE_WEBHOOKS_ALLOW_PRIVATE']);
+  });
+
   it('requires a master key in production', () => {
     assert.throws(() => loadConfig({ ...base, NODE_ENV: 'production' }), /TROUPE_MASTER_KEY is required/);
   });

@@ -4,6 +4,20 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { guardedLookup, isPublicUnicast, validateWebhookUrl, type Resolver } from '../../src/net/index.js';
+import { checkModelEndpoint } from '../../src/net/model-endpoint.js';
+
+/** Anything that looks like an IPv4 or IPv6 address. */
+const ANY_IP = /\d{1,3}(\.\d{1,3}){3}|[0-9a-f]{0,4}:[0-9a-f]{0,4}:[0-9a-f:.]*/i;
+
+/** The message of a rejection. */
+async function messageOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    return (err as Error).message;
+  }
+  assert.fail('expected a refusal');
+}
 
 /** A resolver the test controls: name → addresses; unknown names fail like NXDOMAIN. */
 function fakeResolver(table: Record<string, string[]>): Resolver & { calls: string[] } {
@@ -103,6 +117,18 @@ describe('validateWebhookUrl', () => {
     }
   });
 
+  it('never says what address a refused name resolved to (it would map the internal DNS)', async () => {
+    for (const host of ['internal.example.com', 'mixed.example.com', 'metadata.example.com', 'mapped.example.com', 'nat64.example.com']) {
+      for (const message of [
+        await messageOf(validateWebhookUrl(`https://${host}/`, strict)),
+        await messageOf(checkModelEndpoint(`https://${host}/v1`, 'llm_options[0].base_url', { allowPrivate: false, resolver })),
+      ]) {
+        assert.match(message, new RegExp(host.replace(/\./g, '\\.')), 'the host the caller gave is named');
+        assert.doesNotMatch(message, ANY_IP, `${host}: ${message}`);
+      }
+    }
+  });
+
   it('refuses a name that does not resolve, or resolves to nothing', async () => {
     assert.equal(await refusedCode(validateWebhookUrl('https://nope.example.com/', strict)), 'webhook_url_unresolvable');
     assert.equal(await refusedCode(validateWebhookUrl('https://empty.example.com/', strict)), 'webhook_url_unresolvable');
@@ -149,7 +175,7 @@ describe('guardedLookup', () => {
   it('refuses to connect when the name resolves to a private address', async () => {
     const before = connections;
     const lookup = guardedLookup({ resolver: fakeResolver({ 'hook.test': ['127.0.0.1'] }) });
-    await assert.rejects(get('hook.test', lookup), (err: NodeJS.ErrnoException) => err.code === 'ERR_ADDRESS_REFUSED');
+    await assert.rejects(get('hook.test', lookup), (err: NodeJS.ErrnoException) => err.code === 'ERR_ADDRESS_REFUSED' && !ANY_IP.test(err.message) && !('address' in err));
     assert.equal(connections, before, 'no connection was made');
   });
 

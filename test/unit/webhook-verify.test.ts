@@ -37,6 +37,14 @@ describe('webhook signature verification', () => {
     assert.equal(isValidWebhook({ secret: SECRET, headers: headers(signatureHeader([SECRET], TS, BODY)), rawBody: Buffer.from(BODY), now: NOW }), true);
   });
 
+  it("returns the signed body's id, not the unsigned Service-Webhook-Id header (a replay with another header id is the same event)", () => {
+    const sig = signatureHeader([SECRET], TS, BODY);
+    const replayed = { ...headers(sig), 'service-webhook-id': 'ses_1:msg_1:call_FRESH' };
+    assert.equal(verifyWebhook({ secret: SECRET, headers: replayed, rawBody: BODY, now: NOW }).id, 'ses_1:msg_1:call_1');
+    const { 'service-webhook-id': _dropped, ...noId } = headers(sig);
+    assert.equal(verifyWebhook({ secret: SECRET, headers: noId, rawBody: Buffer.from(BODY), now: NOW }).id, 'ses_1:msg_1:call_1');
+  });
+
   it('reads Fetch Headers and mixed-case header maps', () => {
     const sig = signatureHeader([SECRET], TS, BODY);
     const h = new Headers(headers(sig));

@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+
+/** The fields of /proc/<pid>/stat this needs; null when there is no such process (or no /proc). */
+function stat(pid: number): { comm: string; state: string; ppid: number; start: string } | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // "pid (comm) state ppid ... starttime(22nd) ...": comm may hold spaces and parentheses, so split after its last ')'.
+  const close = text.lastIndexOf(')');
+  const rest = text.slice(close + 2).split(' ');
+  return { comm: text.slice(text.indexOf('(') + 1, close), state: rest[0], ppid: Number(rest[1]), start: rest[19] };
+}
+
+const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
+
+/**
+ * Calls `onGone` once the process that started this one has ended: the
+ * parent, and under `npm start` the npm process too, which runs the script
+ * through `sh -c`. When npm is killed with SIGKILL its shell and this
+ * process live on (orphaned, still serving, with their servers); a killed
+ * launcher should take everything with it. Linux (/proc); elsewhere it
+ * watches nothing. Polls every `everyMs`; the timer does not keep the process up.
+ */
+export function onLauncherGone(onGone: () => void, everyMs = 500): () => void {
+  const parent = process.ppid;
+  const watched: { pid: number; start: string }[] = [];
+  const p = stat(parent);
+  if (!p) return () => undefined;
+  watched.push({ pid: parent, start: p.start });
+  if (process.env.npm_lifecycle_event && SHELLS.has(p.comm)) {
+    const npm = stat(p.ppid);
+    if (npm && p.ppid > 1) watched.push({ pid: p.ppid, start: npm.start });
+  }
+  const timer = setInterval(() => {
+    // Gone: no such process, a zombie, or its pid taken by a new process (another start time).
+    const gone = watched.some((w) => {
+      const now = stat(w.pid);
+      return !now || now.state === 'Z' || now.start !== w.start;
+    });
+    if (gone || process.ppid !== parent) {
+      clearInterval(timer);
+      onGone();
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
