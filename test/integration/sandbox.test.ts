@@ -234,3 +234,34 @@ describe('sandbox at /healthz', function () {
     }
   });
 });
+
+describe('sandbox policy at start', function () {
+  const logs: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
+  const log = { info: (obj: object, msg: string) => logs.push({ level: 'info', obj: obj as Record<string, unknown>, msg }), warn: (obj: object, msg: string) => logs.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }) };
+  let was: ReturnType<typeof sandboxPolicy>;
+  before(() => (was = sandboxPolicy()));
+  afterEach(() => {
+    configureSandbox(was);
+    logs.length = 0;
+  });
+
+  it('refuses a weak sandbox in production unless TROUPE_SANDBOX_ALLOW_WEAK=1, and logs the choice', async () => {
+    const { enforceSandboxPolicy, WeakSandboxError } = await import('../../src/sandbox/policy.js');
+    const weak = { mode: 'legacy', scratchMb: 64, production: true, allowWeak: false } as const;
+    assert.throws(() => enforceSandboxPolicy(weak, log), (e: unknown) => e instanceof WeakSandboxError && /TROUPE_SANDBOX_ALLOW_WEAK/.test(e.message));
+    const caps = enforceSandboxPolicy({ ...weak, allowWeak: true }, log);
+    assert.notEqual(caps.level, 'bwrap-seccomp');
+    assert.deepEqual(logs.map((l) => [l.level, l.obj.allow_weak]), [['warn', true]]);
+    // Outside production a weak host warns but runs.
+    assert.equal(enforceSandboxPolicy({ ...weak, production: false }, log).level, caps.level);
+    assert.deepEqual(logs.map((l) => [l.level, l.obj.allow_weak]), [['warn', true], ['warn', false]]);
+  });
+
+  it('starts in production on this host, at bwrap-seccomp, and says so', async () => {
+    const { enforceSandboxPolicy } = await import('../../src/sandbox/policy.js');
+    const caps = enforceSandboxPolicy({ mode: 'auto', scratchMb: 32, production: true, allowWeak: false }, log);
+    assert.equal(caps.level, 'bwrap-seccomp');
+    assert.equal(caps.scratch_quota_mb, 32);
+    assert.deepEqual(logs.map((l) => [l.level, l.msg]), [['info', 'sandbox in force']]);
+  });
+});
