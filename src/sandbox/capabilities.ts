@@ -97,7 +97,7 @@ export function hostSandbox(): HostSandbox {
   cached = Object.freeze({
     level: levelOf(bwrap, plainNs || userNs),
     seccomp: bwrap,
-    process_limit: bwrap ? (isRoot ? 'per-call-uid' : 'shared-uid') : 'none',
+    process_limit: bwrap ? (isRoot ? 'per-call-uid' : 'user-ulimit') : 'none',
     scratch_quota_mb: bwrap ? policy.scratchMb : null,
     network_isolation: bwrap || plainNs || userNs ? 'namespace' : 'runtime-guard',
     fs: bwrap ? 'bwrap-mount-namespace' : 'node-permission-model',
