@@ -15,7 +15,17 @@ import { join } from 'node:path';
 import { realpathSync } from 'node:fs';
 import { hostSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
 import { MAX_PROCESSES } from '../../src/sandbox/bwrap.js';
-import { createAgentFrom, minimalAgent } from '../support/archives.js';
+import { pipeline } from 'node:stream/promises';
+import { Readable } from 'node:stream';
+import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { runToolJob } from '../../actors/tool-runner/run-tool-job.js';
+import { newId } from '../../src/domain/ids.js';
+import { toolRunnerPorts } from '../../src/roles/actor-ports.js';
+import { buildSession } from '../../src/sessions/create-session.js';
+import { AgentStore, type Manifest, type ToolDef } from '../../src/store/agents.js';
+import { BlobStore } from '../../src/store/blobs.js';
+import { createAgentFrom, minimalAgent, tarGz } from '../support/archives.js';
+import { waitingToolJob } from '../support/tool-jobs.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { ATTEMPT, hostileVersion, outputOf, runHostile } from '../support/hostile-tools.js';
 
@@ -24,13 +34,17 @@ const NEIGHBOUR = `exports.handler = async ({ ms }) => { await new Promise((r) =
 
 describe('hostile tenant', function () {
   let base: string;
+  /** One web + worker process for the cases that go through the API and the tool-runner. */
+  let h: Harness;
 
   before(async function () {
     assert.equal(hostSandbox().level, 'bwrap-seccomp', `the suite needs bwrap: ${hostSandbox().bwrapError}`);
     base = await mkdtemp(join(tmpdir(), 'troupe-hostile-'));
     await chmod(base, 0o755);
+    h = await startHarness({ roles: ['web', 'worker'], env: { TROUPE_SANDBOX_DIR: join(base, 'troupe') } });
   });
   after(async () => {
+    await h?.close();
     await rm(base, { recursive: true, force: true });
   });
 
@@ -55,7 +69,7 @@ describe('hostile tenant', function () {
   });
 
   it('cannot read another call\'s scratch, running at the same time', async () => {
-    const victim = runHostile(base, `exports.handler = async () => { require('fs').writeFileSync('/tmp/secret.txt', 'victim-secret'); await new Promise((r) => setTimeout(r, 1500)); return require('fs').readFileSync('/tmp/secret.txt', 'utf8'); };`);
+    const victim = runHostile(base, `exports.handler = async () => { require('fs').writeFileSync('/tmp/secret.txt', 'victim-secret'); await new Promise((r) => setTimeout(r, 1000)); return require('fs').readFileSync('/tmp/secret.txt', 'utf8'); };`);
     await new Promise((r) => setTimeout(r, 400));
     const thief = outputOf<{ own: string; procs: string[]; found: string[] }>(
       await runHostile(base, `${ATTEMPT}
@@ -111,7 +125,7 @@ describe('hostile tenant', function () {
               // Every process it may signal but itself and its namespace's init: there are none.
               return { ...out, minusOne: attempt(() => process.kill(-1, 'SIGKILL')) };
             };`),
-          1500,
+          800,
         ),
       );
       // Its parent is its own sandbox's init (pid 1 of its PID namespace), never a Troupe process.
@@ -136,10 +150,11 @@ describe('hostile tenant', function () {
             let stderr = '';
             child.stderr.on('data', (c) => { if (stderr.length < 4096) stderr += c; });
             let peak = 0;
-            for (let i = 0; i < 15; i++) { await new Promise((r) => setTimeout(r, 100)); peak = Math.max(peak, require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).length); }
+            // Until forks are refused and it has grown (3 s at most: a loaded host ramps slowly).
+            for (let i = 0; i < 30 && !(peak >= 10 && /fork|resource/i.test(stderr)); i++) { await new Promise((r) => setTimeout(r, 100)); peak = Math.max(peak, require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).length); }
             return { peak, failures: /fork|resource/i.test(stderr) };
           };`, { sh }, { binaries: [sh] }),
-        2000,
+        1000,
       ),
     );
     assert.ok(r.peak <= MAX_PROCESSES, `${r.peak} processes`);
@@ -197,15 +212,59 @@ describe('hostile tenant', function () {
     }
   });
 
-  describe('entrypoints at publish', function () {
-    let h: Harness;
-    before(async () => {
-      h = await startHarness({ roles: ['web'], env: { TROUPE_SANDBOX_DIR: base } });
-    });
-    after(async () => {
-      await h.close();
-    });
+  describe('through the tool-runner', function () {
 
+    /** An org with one published-as-stored version holding `tools` (name → source) and a session with a secret. */
+    async function orgWithTools(name: string, tools: Record<string, string>): Promise<{ job: (tool: string) => Promise<ToolRunJob> }> {
+      const core = h.running.core;
+      const org = await core.stores.orgs.create(`${name}-${Date.now()}`);
+      const custom = Object.keys(tools).map((t) => ({ name: t, path: `tools/${t}.js`, kind: 'custom' as const, timeout_seconds: 10 }));
+      const manifest: Manifest = { name, sdk: 'troupe-js@1', entrypoint: 'agent.js:agent', sandbox: { secrets: ['ORG_SECRET'], internet_access: false }, custom_tools: custom, llm_options: [{ id: 'main', provider: 'scripted', script: 's.json' }] };
+      const archive = await tarGz([
+        { name: 'troupe.json', content: JSON.stringify(manifest) },
+        { name: 'agent.js', content: 'exports.agent = {};' },
+        ...Object.entries(tools).map(([t, src]) => ({ name: `tools/${t}.js`, content: src })),
+      ]);
+      const snapshotId = newId('snapshot');
+      await pipeline(Readable.from([archive]), new BlobStore(core.db).upload('snapshots', snapshotId, 'source.tar.gz', { org_id: org._id }));
+      const defs: ToolDef[] = custom.map((t) => ({ ...t, description: null, input_schema: null, output_schema: null }));
+      const { version } = await new AgentStore(core.db).create({ id: newId('agent'), orgId: org._id, name }, { id: newId('version'), snapshotId, content: { manifest, llm_options: manifest.llm_options, tools: defs, scripts: {}, entrypoint: manifest.entrypoint } });
+      const session = buildSession(core.box, org._id, version, { secrets: { ORG_SECRET: `${name}-secret` } }, { priority: 'interactive' });
+      await core.stores.sessions.insert(session);
+      return {
+        job: (tool) => waitingToolJob(core, { org_id: org._id, session_id: session._id, message_id: newId('message'), attempt: 1, tool_call_id: `call_${newId('message').slice(-8)}`, tool_name: tool, arguments: {} }),
+      };
+    }
+
+    it('a shipped JavaScript tool finds no other org\'s secret, version or process, and the other org\'s call completes', async () => {
+      const victim = await orgWithTools('victim', { slow: `exports.handler = async (_a, ctx) => { await new Promise((r) => setTimeout(r, 1500)); return { mine: ctx.secrets.ORG_SECRET }; };` });
+      const thief = await orgWithTools('thief', {
+        steal: `const fs = require('fs');
+          const attempt = (f) => { try { return f(); } catch (e) { return e.code || e.message; } };
+          exports.handler = async (_a, ctx) => ({
+            mine: ctx.secrets.ORG_SECRET, env: { ...process.env },
+            versions: attempt(() => fs.readdirSync(${JSON.stringify(join(base, 'troupe', 'versions'))})),
+            procEnviron: attempt(() => fs.readFileSync('/proc/1/environ', 'utf8')),
+            shadow: attempt(() => fs.readFileSync('/etc/shadow', 'utf8')),
+            writeVersion: attempt(() => fs.writeFileSync(__filename, 'x')),
+            killAll: attempt(() => process.kill(-1, 'SIGKILL')),
+          });`,
+      });
+      const deps = toolRunnerPorts(h.running.core);
+      const slow = runToolJob(deps, await victim.job('slow'));
+      await new Promise((r) => setTimeout(r, 300));
+      const stolen = (await runToolJob(deps, await thief.job('steal'))) as { ok: boolean; output: Record<string, unknown> };
+      assert.equal(stolen.ok, true, JSON.stringify(stolen));
+      const text = JSON.stringify(stolen.output);
+      assert.ok(!text.includes('victim-secret'), text);
+      assert.deepEqual(stolen.output.env, { ORG_SECRET: 'thief-secret', TMPDIR: '/tmp' });
+      for (const k of ['versions', 'procEnviron', 'shadow', 'writeVersion']) assert.match(String(stolen.output[k]), /ERR_ACCESS_DENIED|ENOENT|EROFS/, k);
+      assert.equal(stolen.output.killAll, 'ESRCH');
+      assert.deepEqual(await slow, { ok: true, output: { mine: 'victim-secret' } });
+    });
+  });
+
+  describe('entrypoints at publish', function () {
     const HOSTILE: Record<string, string> = {
       // The signal ones then throw: the publish fails only because they are still alive to do so.
       'kill(-1)': "process.kill(-1, 'SIGKILL'); throw new Error('still here after kill(-1)');",
