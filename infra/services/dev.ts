@@ -7,6 +7,7 @@ import { startRoles, type Running } from '../../src/roles/start.js';
 import { EXIT_AFTER_UNCAUGHT } from '../../src/roles/serve.js';
 import { runDemo } from './demo.js';
 import { onLauncherGone } from './launcher-parent.js';
+import { ensureBubblewrap } from './bubblewrap.js';
 import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -37,6 +38,12 @@ export async function main(_args: string[]): Promise<void> {
   onLauncherGone(() => whenLauncherGone());
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Tools and entrypoints run under bwrap; without it (not root, not installed) Troupe falls back to a weak sandbox and logs so.
+  try {
+    ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
+  } catch (e) {
+    process.stderr.write(`[services] ${(e as Error).message}\n`);
+  }
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);
   const env = {
