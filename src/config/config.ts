@@ -37,6 +37,8 @@ export interface Config {
   readonly webhooksAllowPrivate: boolean;
   /** TROUPE_MODELS_ALLOW_PRIVATE: model endpoints (`base_url`) may be plain HTTP and private addresses (local runs only). */
   readonly modelsAllowPrivate: boolean;
+  /** TROUPE_EGRESS_ALLOW_PRIVATE: sandboxed tools may reach private addresses through the egress proxy (local runs only). */
+  readonly egressAllowPrivate: boolean;
   /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
   readonly sweepIntervalMs: number;
   /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
@@ -272,6 +274,7 @@ export function loadConfig(env: Env = process.env): Config {
     routingPublicUrl: url(env, 'TROUPE_ROUTING_PUBLIC_URL', ['http:', 'https:'], `http://localhost:${routerPort}`),
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
+    egressAllowPrivate: bool(env, 'TROUPE_EGRESS_ALLOW_PRIVATE'),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),

@@ -33,6 +33,7 @@ export class Metrics {
   readonly routerFallbacks: Counter<'model'>;
   readonly mongoClientReplacements: Counter;
   readonly mongoClosedSocketWrites: Counter<'when'>;
+  readonly egressRefusals: Counter<'reason'>;
   /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
   private readonly queues = new Map<string, QueueProbe[]>();
 
@@ -59,6 +60,7 @@ export class Metrics {
     this.routerFallbacks = new Counter({ name: 'troupe_router_fallbacks_total', help: 'Routing interface: candidates that failed retryably and were passed over.', labelNames: ['model'], registers });
     this.mongoClientReplacements = new Counter({ name: 'troupe_mongo_client_replacements_total', help: 'MongoDB clients replaced because their server monitor was wedged while the server answered (store/mongo-watchdog.ts).', registers });
     this.mongoClosedSocketWrites = new Counter({ name: 'troupe_mongo_closed_socket_writes_total', help: 'MongoDB commands the driver fix failed as a closed connection instead of letting them wait forever (store/driver-fix.ts), by when: before_write, waiting_for_drain.', labelNames: ['when'], registers });
+    this.egressRefusals = new Counter({ name: 'troupe_egress_refusals_total', help: 'Connections of sandboxed tools refused by the egress proxy, by reason (not_public, troupe_own, not_allowed, unresolvable, bad_target, too_many_connections).', labelNames: ['reason'], registers });
     const queues = this.queues;
     new Gauge({
       name: 'troupe_queue_jobs',
