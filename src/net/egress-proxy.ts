@@ -148,11 +148,11 @@ export async function startEgressProxy(socketPath: string, opts: EgressProxyOpti
       url = new URL(req.url ?? '');
     } catch {
       opts.onRefusal?.(EgressRefusal.badTarget);
-      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('egress refused: send absolute http:// URLs, or CONNECT for anything else\n');
+      return void res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' }).end('egress refused: send absolute http:// URLs, or CONNECT for anything else\n');
     }
     if (url.protocol !== 'http:' || url.username || url.password) {
       opts.onRefusal?.(EgressRefusal.badTarget);
-      return void res.writeHead(400, { 'content-type': 'text/plain' }).end('egress refused: only plain http:// URLs without credentials are forwarded; use CONNECT for https\n');
+      return void res.writeHead(400, { 'content-type': 'text/plain', connection: 'close' }).end('egress refused: only plain http:// URLs without credentials are forwarded; use CONNECT for https\n');
     }
     const port = url.port === '' ? 80 : Number(url.port);
     const admitted = await admit(url.hostname, port);
