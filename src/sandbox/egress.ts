@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto';
+import { realpathSync } from 'node:fs';
 import { chmod, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { parseRedisTarget } from '../../infra/redis/target.js';
 import { OwnAddresses, type EgressRefusalReason, type OwnEndpoint } from '../net/egress-guard.js';
 import { startEgressProxy, type EgressProxy } from '../net/egress-proxy.js';
 import type { Resolver } from '../net/resolver.js';
+import { SANDBOX_PATHS } from './paths.js';
+import type { Runtime } from './runtimes.js';
 
 /** How a worker's sandboxed calls get out: one egress proxy per call with internet access. */
 export interface EgressSettings {
@@ -59,4 +62,41 @@ export async function openCallEgress(settings: EgressSettings, allowedDomains?: 
   await chmod(settings.dir, 0o711);
   const socketPath = join(settings.dir, `${randomBytes(9).toString('base64url')}.sock`);
   return startEgressProxy(socketPath, { allowedDomains, allowPrivate: settings.allowPrivate, own: settings.own, resolver: settings.resolver, onRefusal: settings.onRefusal });
+}
+
+/** Where the bridges and undici are bound inside the sandbox (read-only). */
+export const EGRESS_SANDBOX_FILES = Object.freeze({
+  nodeBridge: '/run/troupe/egress-bridge.js',
+  pythonBridge: '/run/troupe/egress_bridge.py',
+  undici: '/run/troupe/undici',
+});
+
+/** Host files of the bridges; undici by its real path, the folder every file of it is loaded from. */
+function hostFiles(): { nodeBridge: string; pythonBridge: string; undici: string; undiciMain: string } {
+  const undiciMain = realpathSync(require.resolve('undici'));
+  return {
+    nodeBridge: join(__dirname, 'egress-bridge.js'),
+    pythonBridge: join(__dirname, '..', '..', '..', 'src', 'sandbox', 'python', 'egress_bridge.py'),
+    undici: dirname(realpathSync(require.resolve('undici/package.json'))),
+    undiciMain,
+  };
+}
+
+/**
+ * A runtime with the call's way out: the bridges and undici bound read-only,
+ * TROUPE_EGRESS_SOCKET naming the bound socket, and for Node the bridge
+ * preloaded (readable under Node's permission model when that is on). A Python
+ * runner imports egress_bridge from /run/troupe and calls start() when the
+ * variable is set.
+ */
+export function withEgress(runtime: Runtime): Runtime {
+  const host = hostFiles();
+  const sandboxUndiciMain = join(EGRESS_SANDBOX_FILES.undici, host.undiciMain.slice(host.undici.length));
+  const env = { ...runtime.env, [EGRESS_SOCKET_ENV]: SANDBOX_PATHS.egressSocket, TROUPE_EGRESS_UNDICI: sandboxUndiciMain };
+  const files = { ...runtime.files, [EGRESS_SANDBOX_FILES.nodeBridge]: host.nodeBridge, [EGRESS_SANDBOX_FILES.pythonBridge]: host.pythonBridge, [EGRESS_SANDBOX_FILES.undici]: host.undici };
+  const [bin, ...rest] = runtime.argv;
+  if (!basename(bin).startsWith('node')) return { ...runtime, env, files };
+  const permissioned = rest.some((a) => a === '--permission' || a === '--experimental-permission');
+  const reads = permissioned ? [`--allow-fs-read=${EGRESS_SANDBOX_FILES.nodeBridge}`, `--allow-fs-read=${EGRESS_SANDBOX_FILES.undici}`] : [];
+  return { ...runtime, env, files, argv: [bin, ...reads, '--require', EGRESS_SANDBOX_FILES.nodeBridge, ...rest] };
 }
