@@ -70,6 +70,8 @@ export async function startEgressProxy(socketPath: string, opts: EgressProxyOpti
   const track = (s: Duplex) => {
     open.add(s);
     s.once('close', () => open.delete(s));
+    // The proxy runs inside the worker: no socket error of a tool's may go unhandled there.
+    s.on('error', () => s.destroy());
   };
 
   /** Takes a connection slot, or refuses; the slot is freed once, when `release` runs. */
@@ -134,10 +136,10 @@ export async function startEgressProxy(socketPath: string, opts: EgressProxyOpti
       for (const s of [client, upstream]) s.setTimeout(limits.idleTimeoutMs, () => s.destroy());
       client.pipe(upstream).pipe(client);
     });
-    upstream.once('error', () => {
+    upstream.on('error', () => {
       clearTimeout(connectTimer);
       // Before the 200, the client hears why; after it, the tunnel just ends, as a dropped connection does.
-      if (!established) client.end(plain(502, 'Bad Gateway', `egress: could not connect to ${host}:${m[3]}`));
+      if (!established && client.writable) client.end(plain(502, 'Bad Gateway', `egress: could not connect to ${host}:${m[3]}`));
       else client.destroy();
     });
   }
@@ -165,7 +167,11 @@ export async function startEgressProxy(socketPath: string, opts: EgressProxyOpti
     }
     headers.push('Host', url.host);
     const upstream = http.request({ host: url.hostname, port, method: req.method, path: `${url.pathname}${url.search}`, headers, agent: false, setHost: false, lookup: vettedLookup(admitted.addresses), timeout: limits.idleTimeoutMs });
-    upstream.on('socket', track);
+    upstream.on('socket', (socket) => {
+      track(socket);
+      const timer = setTimeout(() => upstream.destroy(new Error('connect timeout')), limits.connectTimeoutMs);
+      socket.once('connect', () => clearTimeout(timer)).once('close', () => clearTimeout(timer));
+    });
     upstream.on('timeout', () => upstream.destroy(new Error('idle timeout')));
     upstream.on('response', (up) => {
       const out: string[] = [];

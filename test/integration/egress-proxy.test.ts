@@ -171,6 +171,24 @@ describe('egress proxy and the in-sandbox bridges, outside the sandbox', functio
     await p.close(); // idempotent
   });
 
+  it('answers 502 when a vetted destination does not accept, by tunnel and by forwarded request, and keeps serving after clients vanish mid-tunnel', async () => {
+    const closed = net.createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const deadPort = (closed.address() as net.AddressInfo).port;
+    await new Promise((r) => closed.close(r));
+    const p = await proxy({ allowPrivate: true, resolver: async () => [{ address: '127.0.0.1', family: 4 }] });
+    assert.match(await rawRequest(p.socketPath, `CONNECT dead.test:${deadPort} HTTP/1.1\r\nHost: x\r\n\r\n`), /^HTTP\/1\.1 502 [\s\S]*could not connect to dead\.test:\d+/);
+    assert.match(await rawRequest(p.socketPath, `GET http://dead.test:${deadPort}/ HTTP/1.1\r\nHost: x\r\n\r\n`), /^HTTP\/1\.1 502 [\s\S]*could not reach dead\.test:\d+/);
+    for (let i = 0; i < 5; i++) {
+      const s = net.connect(p.socketPath);
+      s.write(`CONNECT 127.0.0.1:${fakePort} HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n`);
+      await new Promise((r) => setTimeout(r, 20));
+      s.destroy();
+    }
+    assert.match(await rawRequest(p.socketPath, `GET http://ok.test:${fakePort}/still HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`), /fake says hello to \/still/);
+    assert.deepEqual(refusals, []);
+  });
+
   it('refuses what it does not carry: origin-form requests, https:// in absolute form, CONNECT without a port, WebSocket upgrades', async () => {
     const p = await proxy({ allowPrivate: true });
     assert.match(await rawRequest(p.socketPath, 'GET /local HTTP/1.1\r\nHost: x\r\n\r\n'), /^HTTP\/1\.1 400 /);
