@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
+import { ensureBubblewrap } from './bubblewrap.js';
 import { startLocalServices } from './local-services.js';
 
 const ROOT = resolve(__dirname, '../../..');
@@ -30,6 +31,12 @@ function devKeysScope(dataDir: string): string {
 export async function main(_args: string[]): Promise<void> {
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Tools and entrypoints run under bwrap; without it (not root, not installed) Troupe falls back to a weak sandbox and logs so.
+  try {
+    ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
+  } catch (e) {
+    process.stderr.write(`[services] ${(e as Error).message}\n`);
+  }
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);
   const env = {
