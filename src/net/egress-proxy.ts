@@ -1,6 +1,7 @@
 import { chmod, unlink } from 'node:fs/promises';
 import http = require('node:http');
 import net = require('node:net');
+import { isIPv6 } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { LookupFunction } from './guarded-lookup.js';
 import { EgressRefusal, vetEgress, type EgressGuardOptions, type EgressRefusalReason } from './egress-guard.js';
@@ -39,6 +40,19 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-authorization', '
 
 /** `host:port` or `[v6]:port`, the authority form CONNECT carries. */
 const AUTHORITY = /^(?:\[([0-9A-Fa-f:.]+)\]|([^\s:/@[\]]+)):(\d{1,5})$/;
+
+/**
+ * [host, v6 host, name host, port] of a CONNECT target. An unbracketed IPv6
+ * address (`::1:443`, which Python before 3.12 sends) is split at its last colon.
+ */
+function authority(target: string): RegExpExecArray | [string, string, undefined, string] | null {
+  const m = AUTHORITY.exec(target);
+  if (m) return m;
+  const cut = target.lastIndexOf(':');
+  const host = target.slice(0, cut);
+  const port = target.slice(cut + 1);
+  return cut > 0 && isIPv6(host) && /^\d{1,5}$/.test(port) ? [target, host, undefined, port] : null;
+}
 
 /** A `lookup` that answers with the addresses the guard vetted and never asks DNS again. */
 function vettedLookup(addresses: ResolvedAddress[]): LookupFunction {
@@ -112,7 +126,7 @@ export async function startEgressProxy(socketPath: string, opts: EgressProxyOpti
 
   async function tunnel(req: http.IncomingMessage, client: net.Socket, head: Buffer): Promise<void> {
     client.on('error', () => client.destroy());
-    const m = AUTHORITY.exec(req.url ?? '');
+    const m = authority(req.url ?? '');
     if (!m) {
       opts.onRefusal?.(EgressRefusal.badTarget);
       client.end(plain(400, 'Bad Request', 'egress refused: CONNECT needs host:port'));

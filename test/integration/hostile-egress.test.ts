@@ -8,7 +8,8 @@
  * a loopback fake: there is no internet here to reach a public address.
  */
 import assert from 'node:assert/strict';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -28,6 +29,8 @@ import { waitingToolJob } from '../support/tool-jobs.js';
 import { OwnAddresses, type EgressRefusalReason } from '../../src/net/egress-guard.js';
 import type { Resolver } from '../../src/net/resolver.js';
 import { hostSandbox } from '../../src/sandbox/capabilities.js';
+import { runInSandbox, SANDBOX_FILES } from '../../src/sandbox/run.js';
+import { binaryAndLibraries } from '../../src/sandbox/runtimes.js';
 import { ownEndpoints, type EgressSettings } from '../../src/sandbox/egress.js';
 import { outputOf, runHostile } from '../support/hostile-tools.js';
 
@@ -86,6 +89,58 @@ exports.handler = async ({ urls, raw, socketTarget }) => {
   seen.socket = await connectOnSocket(socketTarget);
   return seen;
 };`;
+
+/**
+ * The same attempts from a Python process (the stdlib only): the bridge from
+ * /run/troupe started as the Python runner starts it, then urllib (which reads
+ * the *_PROXY variables), an http.client CONNECT tunnel, and raw sockets. It
+ * writes its findings to fd 3, as a runner writes a result.
+ */
+const PY_PROBE = `
+import json, os, socket, sys, http.client, urllib.request, urllib.error
+sys.path.insert(0, "/run/troupe")
+args = json.loads(sys.stdin.read())["args"]
+seen = {"fetch": {}, "env": {}, "raw": {}, "socket": "", "proxyVars": None}
+port = None
+if os.environ.get("TROUPE_EGRESS_SOCKET"):
+    import egress_bridge
+    port = egress_bridge.start()
+    seen["proxyVars"] = "set" if os.environ.get("HTTP_PROXY") else None
+def err(e):
+    return type(e).__name__ + ": " + str(getattr(e, "reason", e))
+for url in args["urls"]:
+    try:
+        with urllib.request.urlopen(url, timeout=3) as r:
+            seen["env"][url] = "reached: " + r.read().decode()[:60]
+    except urllib.error.HTTPError as e:
+        seen["env"][url] = str(e.code) + " " + e.read().decode().strip()
+    except Exception as e:
+        seen["env"][url] = err(e)
+    if port:
+        u = urllib.parse.urlsplit(url)
+        try:
+            c = http.client.HTTPConnection("127.0.0.1", port, timeout=3)
+            c.set_tunnel(u.hostname, u.port or 80)
+            c.request("GET", "/")
+            seen["fetch"][url] = "reached: " + c.getresponse().read().decode()[:60]
+        except Exception as e:
+            seen["fetch"][url] = err(e)
+for host, p in args["raw"]:
+    try:
+        s = socket.create_connection((host, p), timeout=3)
+        s.sendall(b"PING\\r\\n")
+        seen["raw"]["%s:%d" % (host, p)] = "reached: " + s.recv(64).decode(errors="replace")
+    except Exception as e:
+        seen["raw"]["%s:%d" % (host, p)] = err(e)
+try:
+    s = socket.socket(socket.AF_UNIX)
+    s.connect("/run/troupe/egress.sock")
+    s.sendall(("CONNECT %s HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n" % args["socketTarget"]).encode())
+    seen["socket"] = s.recv(200).decode().split("\\r\\n")[0]
+except Exception as e:
+    seen["socket"] = err(e)
+os.write(3, json.dumps({"ok": True, "output": seen}).encode())
+`;
 
 function resolverOf(table: Record<string, string>): Resolver {
   return async (host) => {
@@ -181,6 +236,34 @@ describe('hostile tenant: network', function () {
       assert.ok(refusals.every((r) => r === 'not_public'), refusals.join());
     });
   }
+
+  it('a Python tool (stdlib clients, the bridge the Python runner starts) is refused the same way, with internet access on and off', async () => {
+    // Debian's interpreter (the one a per-call uid can read), by its real path: the sandbox binds that.
+    const python = realpathSync('/usr/bin/python3');
+    const probe = join(base, 'probe.py');
+    await writeFile(probe, PY_PROBE, { mode: 0o644 });
+    const runtime = { argv: [python, '-I', '-S', '-B', '/run/troupe/probe.py'], readOnlyPaths: [...binaryAndLibraries(python), `/usr/lib/${python.split('/').pop()}`], files: { '/run/troupe/probe.py': probe }, env: {} };
+    const args = { urls: urls(), raw: raw(), socketTarget: `127.0.0.1:${redis.port}` };
+    const version = await mkdtemp(join(base, 'py-'));
+    await chmod(version, 0o755);
+    const run = (internetAccess: boolean) =>
+      runInSandbox({ rootDir: version, handlerPath: join(version, 'x.py'), args, env: {}, timeoutMs: 30_000, memoryMb: 128, internetAccess, scratchDir: version }, SANDBOX_FILES, { runtime, egress: egress() });
+    const on = outputOf<Seen>(await run(true));
+    assert.equal(on.proxyVars, 'set');
+    for (const [what, result] of [...Object.entries(on.fetch), ...Object.entries(on.env), ...Object.entries(on.raw), ['socket', on.socket]]) assert.ok(!escaped(result), `${what}: ${result}`);
+    for (const [u, r] of Object.entries(on.env)) assert.match(r, /^403 egress refused: .* is not a public address$/, `${u}: ${r}`);
+    for (const [u, r] of Object.entries(on.fetch)) assert.match(r, /Tunnel connection failed: 403/, `${u}: ${r}`);
+    assert.match(on.socket, /^HTTP\/1\.1 403 /);
+    assert.equal(refusals.length, urls().length * 2 + 1, refusals.join());
+    assert.ok(refusals.every((r) => r === 'not_public'));
+    refusals.length = 0;
+    const off = outputOf<Seen>(await run(false));
+    assert.equal(off.proxyVars, null);
+    for (const [what, result] of [...Object.entries(off.env), ...Object.entries(off.raw), ['socket', off.socket]]) assert.ok(!escaped(result), `${what}: ${result}`);
+    assert.match(off.socket, /FileNotFoundError/);
+    assert.deepEqual(refusals, []);
+    assert.deepEqual(reachedFake, []);
+  });
 
   it('with internet access off, has no network at all: no proxy, no route, nothing counted', async () => {
     const seen = await attack(false, egress());
