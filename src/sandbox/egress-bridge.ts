@@ -13,7 +13,9 @@
  *
  * Nothing here is a boundary: a tool that bypasses it reaches nothing, because
  * the namespace has no route out. Only Node built-ins and undici are loaded;
- * the sandbox binds undici's folder read-only.
+ * the sandbox binds undici's folder read-only and names its main file in
+ * TROUPE_EGRESS_UNDICI (a bare `require('undici')` would search folders the
+ * permission model does not let it read).
  */
 import net = require('node:net');
 
@@ -63,7 +65,7 @@ function installFetchProxy(path: string): void {
 
 if (socketPath) {
   installFetchProxy(socketPath);
-  // The variables exist (empty until the listener's port is known), so NO_PROXY from elsewhere cannot exempt a host.
+  // Empty, not absent: nothing the tool inherits may exempt a host from the proxy.
   process.env.NO_PROXY = '';
   process.env.no_proxy = '';
   const server = pipeToSocket(socketPath);
