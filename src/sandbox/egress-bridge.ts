@@ -13,7 +13,7 @@
  *
  * Nothing here is a boundary: a tool that bypasses it reaches nothing, because
  * the namespace has no route out. Only Node built-ins and undici are loaded;
- * the sandbox binds undici's folder read-only and names its main file in
+ * the sandbox binds undici's folder read-only and names it in
  * TROUPE_EGRESS_UNDICI (a bare `require('undici')` would search folders the
  * permission model does not let it read).
  */
@@ -42,6 +42,34 @@ function pipeToSocket(path: string): net.Server {
 /** The slot Node's own fetch and every undici copy read their global dispatcher from. */
 const DISPATCHER = Symbol.for('undici.globalDispatcher.1');
 
+type UndiciParts = Pick<typeof import('undici'), 'ProxyAgent' | 'Pool' | 'setGlobalDispatcher'>;
+
+/**
+ * The three parts of undici the bridge uses, from the folder in
+ * TROUPE_EGRESS_UNDICI: loading them alone takes about half the time of the
+ * whole package (its fetch, WebSocket, caches), which a tool's first fetch
+ * waits for. The whole package when a later undici moves them.
+ */
+function loadUndici(): UndiciParts {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const dir = process.env.TROUPE_EGRESS_UNDICI;
+  if (dir) {
+    try {
+      const { setGlobalDispatcher } = require(`${dir}/lib/global.js`) as UndiciParts;
+      const ProxyAgent = require(`${dir}/lib/dispatcher/proxy-agent.js`) as UndiciParts['ProxyAgent'];
+      const Pool = require(`${dir}/lib/dispatcher/pool.js`) as UndiciParts['Pool'];
+      // The one request API ProxyAgent calls on its pool (the package's entry installs them all).
+      const Dispatcher = require(`${dir}/lib/dispatcher/dispatcher.js`) as { prototype: Record<string, unknown> };
+      Dispatcher.prototype.connect ??= require(`${dir}/lib/api/api-connect.js`) as unknown;
+      if (typeof setGlobalDispatcher === 'function' && typeof ProxyAgent === 'function' && typeof Pool.prototype.connect === 'function') return { setGlobalDispatcher, ProxyAgent, Pool };
+    } catch {
+      // Another layout: the package's own entry below.
+    }
+  }
+  return require(dir ?? 'undici') as UndiciParts;
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
 /**
  * Puts a ProxyAgent in the global dispatcher slot the first time anything
  * reads it (fetch does on each call), so a tool that never fetches does not pay
@@ -54,8 +82,7 @@ function installFetchProxy(path: string): void {
     get() {
       // A plain slot first: undici reads it while loading, and would recurse into this getter.
       Object.defineProperty(globalThis, DISPATCHER, { value: undefined, writable: true, configurable: true, enumerable: false });
-      // eslint-disable-next-line @typescript-eslint/no-require-imports
-      const undici = require(process.env.TROUPE_EGRESS_UNDICI || 'undici') as typeof import('undici');
+      const undici = loadUndici();
       // The proxy's URL only names the protocol; every connection to it goes to the socket.
       undici.setGlobalDispatcher(new undici.ProxyAgent({ uri: 'http://troupe-egress.invalid', clientFactory: (origin) => new undici.Pool(origin, { connect: { socketPath: path } }) }));
       return (globalThis as Record<symbol, unknown>)[DISPATCHER];

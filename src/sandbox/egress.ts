@@ -72,13 +72,11 @@ export const EGRESS_SANDBOX_FILES = Object.freeze({
 });
 
 /** Host files of the bridges; undici by its real path, the folder every file of it is loaded from. */
-function hostFiles(): { nodeBridge: string; pythonBridge: string; undici: string; undiciMain: string } {
-  const undiciMain = realpathSync(require.resolve('undici'));
+function hostFiles(): { nodeBridge: string; pythonBridge: string; undici: string } {
   return {
     nodeBridge: join(__dirname, 'egress-bridge.js'),
     pythonBridge: join(__dirname, '..', '..', '..', 'src', 'sandbox', 'python', 'egress_bridge.py'),
     undici: dirname(realpathSync(require.resolve('undici/package.json'))),
-    undiciMain,
   };
 }
 
@@ -91,8 +89,7 @@ function hostFiles(): { nodeBridge: string; pythonBridge: string; undici: string
  */
 export function withEgress(runtime: Runtime): Runtime {
   const host = hostFiles();
-  const sandboxUndiciMain = join(EGRESS_SANDBOX_FILES.undici, host.undiciMain.slice(host.undici.length));
-  const env = { ...runtime.env, [EGRESS_SOCKET_ENV]: SANDBOX_PATHS.egressSocket, TROUPE_EGRESS_UNDICI: sandboxUndiciMain };
+  const env = { ...runtime.env, [EGRESS_SOCKET_ENV]: SANDBOX_PATHS.egressSocket, TROUPE_EGRESS_UNDICI: EGRESS_SANDBOX_FILES.undici };
   const files = { ...runtime.files, [EGRESS_SANDBOX_FILES.nodeBridge]: host.nodeBridge, [EGRESS_SANDBOX_FILES.pythonBridge]: host.pythonBridge, [EGRESS_SANDBOX_FILES.undici]: host.undici };
   const [bin, ...rest] = runtime.argv;
   if (!basename(bin).startsWith('node')) return { ...runtime, env, files };

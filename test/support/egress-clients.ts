@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { join } from 'node:path';
+import { realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..');
 export const NODE_BRIDGE = join(ROOT, 'dist', 'src', 'sandbox', 'egress-bridge.js');
@@ -62,7 +63,7 @@ export function nodeClient(socketPath: string, urls: string[], viaEnv = false): 
       }
       process.exit(0);
     })();`;
-  return runChild(process.execPath, ['--require', NODE_BRIDGE, '-e', script], { TROUPE_EGRESS_SOCKET: socketPath, TROUPE_EGRESS_UNDICI: require.resolve('undici') });
+  return runChild(process.execPath, ['--require', NODE_BRIDGE, '-e', script], { TROUPE_EGRESS_SOCKET: socketPath, TROUPE_EGRESS_UNDICI: dirname(realpathSync(require.resolve('undici/package.json'))) });
 }
 
 /**
