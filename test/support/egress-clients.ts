@@ -100,5 +100,5 @@ for url in ${JSON.stringify(urls)}:
     if ${tunnel ? 'True' : 'False'}:
         attempt("connect " + url, lambda: connect(url))
 `;
-  return runChild('python3', ['-c', script], { TROUPE_EGRESS_SOCKET: socketPath });
+  return runChild('python3', ['-B', '-c', script], { TROUPE_EGRESS_SOCKET: socketPath });
 }
