@@ -27,6 +27,8 @@ export type Plan =
       secrets: readonly string[];
       timeout_ms: number;
       internet_access: boolean;
+      /** The manifest's `sandbox.allowed_domains`: the hosts the egress proxy lets the call reach; absent = any public host. */
+      allowed_domains?: readonly string[];
       /** The session has a storage binding: its files are checked out for the call and saved after. */
       mount_storage: boolean;
     };
@@ -62,6 +64,7 @@ export function plan(job: ToolRunJob, session: SessionDoc | null, version: Agent
     secrets: version.manifest.sandbox?.secrets ?? [],
     timeout_ms: tool.timeout_seconds * 1000,
     internet_access: session.internet_access,
+    ...(version.manifest.sandbox?.allowed_domains ? { allowed_domains: version.manifest.sandbox.allowed_domains } : {}),
     mount_storage: !!session.storage_binding_id,
   };
 }

@@ -63,6 +63,7 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
       timeoutMs: step.timeout_ms,
       memoryMb: deps.memoryMb,
       internetAccess: step.internet_access,
+      allowedDomains: step.allowed_domains,
       scratchDir: scratch.path,
       storageDir: storage?.dir,
       // Either ends the process: shutdown (the job is retried elsewhere) or the message's cancel.

@@ -1,3 +1,4 @@
+import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../domain/allowed-domains.js';
 import { InvalidRequestError } from '../domain/errors.js';
 import { nameString } from '../schemas/common.js';
 import { check, type JsonSchema } from '../schemas/validator.js';
@@ -74,6 +75,12 @@ export const manifestSchema: JsonSchema = {
       properties: {
         secrets: { type: 'array', maxItems: 100, uniqueItems: true, default: [], items: { type: 'string', pattern: SECRET_NAME, maxLength: 128 } },
         internet_access: { type: 'boolean', default: false },
+        allowed_domains: {
+          type: 'array',
+          maxItems: MAX_ALLOWED_DOMAINS,
+          items: { type: 'string', minLength: 1, maxLength: 255 },
+          description: 'Hosts a tool with internet access may reach: `api.example.com` (that name) or `*.example.com` (every name below it). Absent: any public host.',
+        },
       },
     },
     custom_tools: { type: 'array', maxItems: 128, default: [], items: tool },
@@ -105,6 +112,22 @@ function checkTools(m: Manifest): void {
   });
 }
 
+/** Each entry a host name or `*.` wildcard (a 400 naming its index), kept lower case and without a trailing dot. */
+function checkAllowedDomains(m: Manifest): void {
+  const list = m.sandbox.allowed_domains;
+  if (list === undefined) return;
+  const seen = new Set<string>();
+  m.sandbox.allowed_domains = list.map((entry, i) => {
+    const param = `manifest.sandbox.allowed_domains[${i}]`;
+    const problem = allowedDomainProblem(entry);
+    if (problem) bad(`${param} ${problem}; got ${JSON.stringify(entry)}.`, param, 'invalid_allowed_domain');
+    const name = normalizeHost(entry);
+    if (seen.has(name)) bad(`${param} repeats ${name}.`, param, 'invalid_allowed_domain');
+    seen.add(name);
+    return name;
+  });
+}
+
 function checkLlmOptions(m: Manifest): void {
   const seen = new Set<string>();
   m.llm_options.forEach((o, i) => {
@@ -131,6 +154,7 @@ export function validateManifest(raw: unknown): Manifest {
   const file = canonical(m.entrypoint.slice(0, sep), 'manifest.entrypoint');
   m.entrypoint = `${file}:${m.entrypoint.slice(sep + 1)}`;
   checkTools(m);
+  checkAllowedDomains(m);
   checkLlmOptions(m);
   return m;
 }

@@ -39,6 +39,8 @@ export interface Config {
   readonly modelsAllowPrivate: boolean;
   /** The `TROUPE_*_ALLOW_PRIVATE` escape hatches that are on, logged at start (privateNetworkHatches). */
   readonly privateNetworkHatches: readonly string[];
+  /** TROUPE_EGRESS_ALLOW_PRIVATE: sandboxed tools may reach private addresses through the egress proxy (local runs only). */
+  readonly egressAllowPrivate: boolean;
   /** How often workers look for sessions whose queued work Redis lost (TROUPE_SWEEP_INTERVAL_MS). */
   readonly sweepIntervalMs: number;
   /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
@@ -339,6 +341,7 @@ export function loadConfig(env: Env = process.env): Config {
     webhooksAllowPrivate: bool(env, 'TROUPE_WEBHOOKS_ALLOW_PRIVATE'),
     modelsAllowPrivate: bool(env, 'TROUPE_MODELS_ALLOW_PRIVATE'),
     privateNetworkHatches: privateNetworkHatches(env, production),
+    egressAllowPrivate: bool(env, 'TROUPE_EGRESS_ALLOW_PRIVATE'),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),

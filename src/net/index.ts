@@ -4,3 +4,5 @@ export { systemResolver, type ResolvedAddress, type Resolver } from './resolver.
 export { validateWebhookUrl, UnsafeUrlError, type CheckedUrl, type UrlGuardOptions } from './url-guard.js';
 export { guardedLookup, AddressRefusedError, type LookupFunction } from './guarded-lookup.js';
 export { checkModelEndpoint, type ModelEndpointGuard } from './model-endpoint.js';
+export { vetEgress, OwnAddresses, EgressRefusal, type EgressRefusalReason, type EgressGuardOptions, type OwnEndpoint } from './egress-guard.js';
+export { startEgressProxy, type EgressProxy, type EgressProxyOptions } from './egress-proxy.js';

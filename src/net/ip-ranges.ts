@@ -15,6 +15,21 @@ export function isPublicUnicast(ip: string): boolean {
   return false;
 }
 
+/**
+ * Whether a connection to this address lands on the connecting host itself
+ * (loopback, or the unspecified address, which Linux treats as local), in any
+ * of its spellings (IPv4-mapped included). The egress proxy refuses Troupe's
+ * own listeners there even when the public-address rule is lifted for tests.
+ */
+export function isThisHost(ip: string): boolean {
+  const bare = stripZone(ip);
+  if (isIPv4(bare)) return sameV4Prefix(v4ToInt(bare), 0x7f000000, 8) || sameV4Prefix(v4ToInt(bare), 0, 8);
+  if (!isIPv6(bare)) return false;
+  const b = v6ToBytes(bare);
+  if (samePrefix(b, MAPPED, 96)) return isThisHost(`${b[12]}.${b[13]}.${b[14]}.${b[15]}`);
+  return b.slice(0, 15).every((x) => x === 0) && b[15] <= 1; // :: and ::1
+}
+
 /** [network, prefix length] pairs of IPv4 space that is never a webhook target. */
 const V4_BLOCKED: ReadonlyArray<readonly [string, number]> = [
   ['0.0.0.0', 8], // "this network", includes 0.0.0.0 unspecified

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import type { BatchPorts } from '../../actors/batch/actor.js';
 import { publish } from '../../infra/redis/publish.js';
 import type { RouterProxyPorts } from '../../actors/router-proxy/actor.js';
@@ -15,7 +16,9 @@ import { Stickiness } from '../router/conversation.js';
 import { RoutingLookup } from '../router/lookup.js';
 import { UsageBuffer } from '../router/usage-buffer.js';
 import { hostSandbox } from '../sandbox/capabilities.js';
-import { runInSandbox } from '../sandbox/run.js';
+import { OwnAddresses } from '../net/egress-guard.js';
+import { ownEndpoints, type EgressSettings } from '../sandbox/egress.js';
+import { runInSandbox, SANDBOX_FILES } from '../sandbox/run.js';
 import { sandboxSecrets } from '../sandbox/secrets.js';
 import { SANDBOX_UID } from '../sandbox/types.js';
 import { VersionFiles } from '../sandbox/version-files.js';
@@ -103,6 +106,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
   const dropUser = hostSandbox().user !== 'inherited';
   const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser, core.config.sandboxVersionsMaxBytes);
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
+  const egress = egressSettings(core);
   return {
     session: (id) => core.stores.sessions.byId(id),
     message: async (org, sessionId, id) => {
@@ -113,7 +117,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
     secrets: (session, declared) => sandboxSecrets({ box: core.box, reveal: (org, name) => core.stores.credentials.reveal(org, name) }, session, declared),
     versionDir: (v) => files.lease(v),
     scratch: () => files.scratch(),
-    sandbox: runInSandbox,
+    sandbox: (req) => runInSandbox(req, SANDBOX_FILES, { egress }),
     storage: async (session) => {
       const dir = await files.scratch();
       try {
@@ -127,6 +131,13 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
     memoryMb: core.config.sandboxMemoryMb,
     cancels,
   };
+}
+
+/** How this worker's tool calls with internet access get out: the proxy's rules from the configuration, refusals counted. */
+function egressSettings(core: Core): EgressSettings {
+  const c = core.config;
+  const own = new OwnAddresses(ownEndpoints({ redisUrl: c.redisUrl, mongodbUrl: c.mongodbUrl, ports: [c.port, c.routerPort, c.metricsPort] }));
+  return { dir: join(c.sandboxDir, 'egress'), allowPrivate: c.egressAllowPrivate, own, onRefusal: (reason) => core.metrics.egressRefusals.inc({ reason }) };
 }
 
 export function batchPorts(core: Core): BatchPorts {

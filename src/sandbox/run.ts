@@ -6,6 +6,7 @@ import type { Readable, Writable } from 'node:stream';
 import { BWRAP, bwrapCommand, RESULT_FD, sandboxHandlerPath } from './bwrap.js';
 import { hostSandbox, sandboxPolicy, type HostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
+import { defaultEgress, openCallEgress, withEgress, type EgressSettings } from './egress.js';
 import { sandboxCommand, type SandboxFiles } from './command.js';
 import { childEnv } from './env.js';
 import { SANDBOX_PATHS } from './paths.js';
@@ -123,13 +124,31 @@ async function chownTree(dir: string, uid: number): Promise<void> {
 export interface SandboxOverrides {
   runtime?: Runtime;
   maxProcesses?: number;
+  /** The worker's egress rules (its configuration and metrics); the strict defaults otherwise. */
+  egress?: EgressSettings;
 }
 
+/**
+ * A call with internet access gets its own egress proxy on a fresh socket for
+ * as long as it runs: the sandbox binds it in, and it is the call's only way
+ * out (docs/agents.md, "Network").
+ */
 async function runBwrap(req: SandboxRequest, files: SandboxFiles, host: HostSandbox, over: SandboxOverrides): Promise<SandboxResult> {
+  if (!req.internetAccess || req.egressSocket) return runBwrapCall(req, files, host, over);
+  const proxy = await openCallEgress(over.egress ?? defaultEgress(), req.allowedDomains);
+  try {
+    return await runBwrapCall({ ...req, egressSocket: proxy.socketPath }, files, host, over);
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function runBwrapCall(req: SandboxRequest, files: SandboxFiles, host: HostSandbox, over: SandboxOverrides): Promise<SandboxResult> {
   const hostUid = host.user === 'per-call' ? callUids.take() : null;
   try {
     if (req.storageDir && hostUid !== null) await chownTree(req.storageDir, hostUid);
-    const runtime = over.runtime ?? nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+    const base = over.runtime ?? nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+    const runtime = req.egressSocket ? withEgress(base) : base;
     const argv = bwrapCommand(req, { runtime, hostUid, scratchMb: sandboxPolicy().scratchMb, maxProcesses: over.maxProcesses });
     const storage = req.storageDir ? SANDBOX_PATHS.storage : undefined;
     const input = { handler: sandboxHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };

@@ -10,6 +10,8 @@ export interface SandboxRequest {
   timeoutMs: number;
   memoryMb: number;
   internetAccess: boolean;
+  /** With internetAccess: the only hosts the egress proxy lets the call reach (`sandbox.allowed_domains`); absent = any public host. */
+  allowedDomains?: readonly string[];
   /** Writable (and readable) by the handler; the caller creates and removes it. */
   scratchDir: string;
   /** A storage binding's files, checked out for this call; readable and writable like scratchDir. */

@@ -36,7 +36,8 @@ export interface Manifest {
   entrypoint: string;
   description?: string;
   version?: string;
-  sandbox: { secrets: string[]; internet_access: boolean };
+  /** allowed_domains: absent = any public host (src/domain/allowed-domains.ts). */
+  sandbox: { secrets: string[]; internet_access: boolean; allowed_domains?: string[] };
   custom_tools: ManifestTool[];
   llm_options: LlmOption[];
 }

@@ -6,6 +6,7 @@
  */
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { EgressSettings } from '../../src/sandbox/egress.js';
 import { runInSandbox, SANDBOX_FILES, type SandboxOverrides } from '../../src/sandbox/run.js';
 import { binaryAndLibraries, nodeRuntime } from '../../src/sandbox/runtimes.js';
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
@@ -16,6 +17,8 @@ export interface HostileRun {
   /** Keep Node's permission model on (the shipped JavaScript runtime). */
   permissionModel?: boolean;
   maxProcesses?: number;
+  /** The egress proxy's rules for a call with internet access (the strict defaults otherwise). */
+  egress?: EgressSettings;
   req?: Partial<SandboxRequest>;
 }
 
@@ -34,7 +37,7 @@ export async function runHostile(base: string, source: string, args: unknown = {
   const req: SandboxRequest = { ...v, args, env: {}, timeoutMs: 10_000, memoryMb: 128, internetAccess: false, ...opts.req };
   const node = nodeRuntime(SANDBOX_FILES, { memoryMb: req.memoryMb, storage: !!req.storageDir, permissionModel: opts.permissionModel ?? false });
   const extra = (opts.binaries ?? []).flatMap((b) => binaryAndLibraries(b));
-  const over: SandboxOverrides = { runtime: { ...node, readOnlyPaths: [...new Set([...node.readOnlyPaths, ...extra])] }, maxProcesses: opts.maxProcesses };
+  const over: SandboxOverrides = { runtime: { ...node, readOnlyPaths: [...new Set([...node.readOnlyPaths, ...extra])] }, maxProcesses: opts.maxProcesses, egress: opts.egress };
   return runInSandbox(req, SANDBOX_FILES, over);
 }
 

@@ -42,6 +42,21 @@ describe('manifest validation', () => {
     refused({ ...base(), entrypoint: '../agent.js:agent' }, 'manifest.entrypoint');
   });
 
+  it('keeps sandbox.allowed_domains lower case without trailing dots, and leaves it absent when not given', () => {
+    const m = validateManifest({ ...base(), sandbox: { internet_access: true, allowed_domains: ['API.Example.com.', '*.example.org', 'xn--bcher-kva.example'] } });
+    assert.deepEqual(m.sandbox.allowed_domains, ['api.example.com', '*.example.org', 'xn--bcher-kva.example']);
+    assert.equal('allowed_domains' in validateManifest(base()).sandbox, false);
+    assert.deepEqual(validateManifest({ ...base(), sandbox: { allowed_domains: [] } }).sandbox.allowed_domains, []);
+  });
+
+  it('refuses a bad sandbox.allowed_domains entry with a 400 naming its index', () => {
+    const bads = ['10.0.0.1', '*.com', 'a*.example.com', '*.*.example.com', 'exa mple.com', '-bad.example.com', 'bücher.example', 'http://example.com', 'example.com:443', '[::1]', '*', ''];
+    for (const entry of bads) refused({ ...base(), sandbox: { allowed_domains: ['ok.example.com', entry] } }, 'manifest.sandbox.allowed_domains[1]');
+    refused({ ...base(), sandbox: { allowed_domains: ['a.example.com', 'A.example.com.'] } }, 'manifest.sandbox.allowed_domains[1]', 'invalid_allowed_domain');
+    refused({ ...base(), sandbox: { allowed_domains: 'example.com' } }, 'manifest.sandbox.allowed_domains');
+    refused({ ...base(), sandbox: { allowed_domains: Array.from({ length: 101 }, (_, i) => `h${i}.example.com`) } }, 'manifest.sandbox.allowed_domains');
+  });
+
   it('refuses an unsupported sdk', () => refused({ ...base(), sdk: 'troupe-py@1' }, 'manifest.sdk'));
 
   it('refuses a bad secret name', () => refused({ ...base(), sandbox: { secrets: ['lower_case'] } }, 'manifest.sandbox.secrets[0]'));

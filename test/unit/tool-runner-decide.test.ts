@@ -60,6 +60,14 @@ describe('tool-runner decisions', () => {
       const bare = plan(job(), session(), version(), message());
       assert.ok(bare.kind === 'run' && bare.secrets.length === 0 && !bare.mount_storage && !bare.internet_access);
     });
+
+    it("carries the manifest's sandbox.allowed_domains to the run, and none when the manifest has none", () => {
+      const listed = { _id: 'ver_1', tools: [tool()], manifest: { sandbox: { secrets: [], internet_access: true, allowed_domains: ['api.example.com', '*.example.org'] } } } as unknown as AgentVersionDoc;
+      const p = plan(job(), session({ internet_access: true }), listed, message());
+      assert.deepEqual(p.kind === 'run' ? p.allowed_domains : null, ['api.example.com', '*.example.org']);
+      const open = plan(job(), session({ internet_access: true }), version(), message());
+      assert.ok(open.kind === 'run' && !('allowed_domains' in open));
+    });
   });
 
   describe('toolResult', () => {

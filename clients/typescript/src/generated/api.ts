@@ -519,6 +519,8 @@ export type PostV1AgentsBody = {
     sandbox?: {
       secrets?: Array<string>;
       internet_access?: boolean;
+      /** Hosts a tool with internet access may reach: `api.example.com` (that name) or `*.example.com` (every name below it). Absent: any public host. */
+      allowed_domains?: Array<string>;
     };
     custom_tools?: Array<{
       name: string;
@@ -610,6 +612,8 @@ export type PostV1AgentsAgentIdVersionsBody = {
     sandbox?: {
       secrets?: Array<string>;
       internet_access?: boolean;
+      /** Hosts a tool with internet access may reach: `api.example.com` (that name) or `*.example.com` (every name below it). Absent: any public host. */
+      allowed_domains?: Array<string>;
     };
     custom_tools?: Array<{
       name: string;
