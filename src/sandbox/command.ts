@@ -1,5 +1,6 @@
 import type { HostSandbox } from './capabilities.js';
 import { PRLIMIT, SETPRIV, UNSHARE } from './capabilities.js';
+import { isPythonModule, PYTHON_FLAGS, pythonInterpreter } from './python.js';
 import type { NetworkIsolation, SandboxRequest } from './types.js';
 import { SANDBOX_UID } from './types.js';
 
@@ -12,6 +13,13 @@ export interface SandboxFiles {
   node: string;
   runner: string;
   guard: string;
+  /** runner.py, Python's counterpart of runner.js. */
+  pythonRunner: string;
+}
+
+/** A tool this host cannot run safely (or at all); the call fails with this message instead of running weaker. */
+export class SandboxUnavailableError extends Error {
+  override name = 'SandboxUnavailableError';
 }
 
 export interface SandboxCommand {
@@ -44,6 +52,22 @@ export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolea
   ];
 }
 
+/**
+ * Python's argv: none of Node's permission flags apply, so outside a
+ * namespace sandbox nothing but the uid, the rlimits and the network
+ * namespace holds a Python tool in. The memory cap is passed to the runner,
+ * which sets it as RLIMIT_DATA (Python has no heap flag like V8's).
+ */
+export function pythonArgs(req: SandboxRequest, host: HostSandbox, files: SandboxFiles, network: NetworkIsolation | 'open'): string[] {
+  // The runtime guard is a Node preload: it does not exist for Python, so such a host has no network wall for it.
+  if (network === 'runtime-guard') throw new SandboxUnavailableError('Python tools need a network namespace, which this host does not allow; run workers where namespaces are allowed.');
+  // Under Troupe's own uid a Python tool could read Troupe's environment (/proc/<ppid>/environ): nothing like Node's permission model stands in between.
+  if (host.user !== 'dropped') throw new SandboxUnavailableError('Python tools need a separate user, which this host does not allow (run Troupe as root so tools drop to nobody).');
+  const python = pythonInterpreter();
+  if (!python) throw new SandboxUnavailableError('Python tools need python3, which this host does not have (Debian: apt-get install -y python3).');
+  return [python.executable, ...PYTHON_FLAGS, files.pythonRunner, String(req.memoryMb)];
+}
+
 /** prlimit's limits: data size (heap + headroom), CPU seconds a little over the wall clock, file size, descriptors. */
 function rlimitArgs(req: SandboxRequest): string[] {
   const cpuSeconds = Math.ceil(req.timeoutMs / 1000) + 1;
@@ -63,6 +87,7 @@ export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: Sa
   if (network === 'namespace') argv.push(UNSHARE, '--net', ...(host.mapRootUser ? ['--map-root-user'] : []), '--');
   if (host.user === 'dropped') argv.push(SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--');
   if (host.rlimits === 'prlimit') argv.push(...rlimitArgs(req));
-  argv.push(files.node, ...nodeArgs(req, files, network === 'runtime-guard'));
+  if (isPythonModule(req.handlerPath)) argv.push(...pythonArgs(req, host, files, network));
+  else argv.push(files.node, ...nodeArgs(req, files, network === 'runtime-guard'));
   return { file: argv[0], args: argv.slice(1), network };
 }

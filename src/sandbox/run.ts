@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { hostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
-import { sandboxCommand, type SandboxFiles } from './command.js';
+import { sandboxCommand, SandboxUnavailableError, type SandboxCommand, type SandboxFiles } from './command.js';
 import { childEnv } from './env.js';
 import type { SandboxRequest, SandboxResult } from './types.js';
 import { OUTPUT_LIMIT_BYTES } from './types.js';
@@ -14,6 +14,7 @@ export const SANDBOX_FILES: SandboxFiles = Object.freeze({
   node: process.execPath,
   runner: join(__dirname, 'runner.js'),
   guard: join(__dirname, 'net-guard.js'),
+  pythonRunner: join(__dirname, 'python', 'runner.py'),
 });
 
 /** Collects a stream up to `limit` bytes; calls `over` once when it goes past. */
@@ -52,7 +53,13 @@ function kill(child: ChildProcess): void {
  * never rejects for anything the tool does. The wall clock starts at spawn.
  */
 export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_FILES): Promise<SandboxResult> {
-  const cmd = sandboxCommand(req, hostSandbox(), files);
+  let cmd: SandboxCommand;
+  try {
+    cmd = sandboxCommand(req, hostSandbox(), files);
+  } catch (e) {
+    if (e instanceof SandboxUnavailableError) return Promise.resolve({ ok: false, kind: 'crash', error: e.message });
+    throw e;
+  }
   const limit = req.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
   const child = spawn(cmd.file, cmd.args, { cwd: req.rootDir, env: childEnv(req.env, req.scratchDir, req.storageDir), stdio: ['pipe', 'ignore', 'pipe', 'pipe'], detached: true });
   const state = { timedOut: false, tooLarge: false };

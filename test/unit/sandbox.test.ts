@@ -6,13 +6,14 @@ import { Readable } from 'node:stream';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
 import type { HostSandbox } from '../../src/sandbox/capabilities.js';
 import { classifyExit, type ExitFacts } from '../../src/sandbox/classify.js';
-import { sandboxCommand } from '../../src/sandbox/command.js';
+import { sandboxCommand, SandboxUnavailableError } from '../../src/sandbox/command.js';
+import { pythonInterpreter } from '../../src/sandbox/python.js';
 import { childEnv } from '../../src/sandbox/env.js';
 import { extractArchive, insideRoot } from '../../src/sandbox/extract.js';
 import type { SandboxRequest } from '../../src/sandbox/types.js';
 import { tarGz, type TarEntry } from '../support/archives.js';
 
-const FILES = { node: '/usr/bin/node', runner: '/app/runner.js', guard: '/app/net-guard.js' };
+const FILES = { node: '/usr/bin/node', runner: '/app/runner.js', guard: '/app/net-guard.js', pythonRunner: '/app/python/runner.py' };
 const REQ: SandboxRequest = { rootDir: '/v/1', handlerPath: '/v/1/t.js', scratchDir: '/s/1', args: {}, env: {}, timeoutMs: 2500, memoryMb: 64, internetAccess: false };
 const STRONG: HostSandbox = { network_isolation: 'namespace', fs: 'node-permission-model', user: 'dropped', rlimits: 'prlimit', mapRootUser: false };
 const WEAK: HostSandbox = { network_isolation: 'runtime-guard', fs: 'node-permission-model', user: 'inherited', rlimits: 'heap-only', mapRootUser: false };
@@ -42,6 +43,20 @@ describe('sandbox command', () => {
     assert.ok(![open.file, ...open.args].some((a) => a === '/usr/bin/unshare' || a === '--require'));
   });
 
+  it('runs a .py handler with python3, isolated, under the same wrappers, and refuses a host that cannot hold it', () => {
+    const python = pythonInterpreter();
+    assert.ok(python, 'python3 is installed (npm start and npm test install it)');
+    const c = sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, STRONG, FILES);
+    const argv = [c.file, ...c.args];
+    assert.deepEqual(argv.slice(0, 3), ['/usr/bin/unshare', '--net', '--']);
+    assert.ok(argv.includes('--reuid=65534') && argv.includes('--cpu=4'));
+    assert.deepEqual(argv.slice(argv.indexOf(python.executable)), [python.executable, '-I', '-S', '-B', '/app/python/runner.py', '64']);
+    assert.ok(!argv.some((a) => a.startsWith('--allow-fs') || a === '/usr/bin/node'), "Node's flags do not apply");
+    // Node's runtime guard and permission model are no wall for Python: refused rather than run weaker.
+    assert.throws(() => sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, WEAK, FILES), SandboxUnavailableError);
+    assert.throws(() => sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, { ...STRONG, user: 'inherited' }, FILES), /separate user/);
+  });
+
   it('keeps runtime-changing names out of the environment', () => {
     assert.deepEqual(childEnv({ API_KEY: 'a', NODE_OPTIONS: '--allow-fs-read=*', LD_PRELOAD: '/x.so', UV_THREADPOOL_SIZE: '1', TMPDIR: '/etc' }, '/s/1'), { API_KEY: 'a', TMPDIR: '/s/1' });
   });
@@ -57,6 +72,8 @@ describe('sandbox exit classification', () => {
     assert.deepEqual(classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"boom"}') }), { ok: false, kind: 'error', error: 'boom' });
     assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"RangeError: Array buffer allocation failed"}') }) as { kind: string }).kind, 'memory');
     assert.equal((classifyExit({ ...base, code: 134, stderr: 'FATAL ERROR: Reached heap limit Allocation failed' }) as { kind: string }).kind, 'memory');
+    assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"MemoryError: "}') }) as { kind: string }).kind, 'memory');
+    assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"ValueError: no MemoryError here"}') }) as { kind: string }).kind, 'error');
     assert.equal((classifyExit({ ...base, code: null, signal: 'SIGXCPU' }) as { kind: string }).kind, 'timeout');
     const crash = classifyExit({ ...base, code: 3, stderr: 'SECRET=hunter2' });
     assert.deepEqual(crash, { ok: false, kind: 'crash', error: 'The tool process exited with code 3 before returning a result.' });

@@ -1,0 +1,114 @@
+import assert from 'node:assert/strict';
+import { errorOf, outcomes, outputOf, publishPythonAgent, startCase, type PyTool } from '../support/python-agent.js';
+import { startHarness, type Harness } from '../support/harness.js';
+
+/** Python custom tools through the real API: published from an archive, called by the scripted model, run by python3 in the sandbox. */
+const TOOLS: Record<string, PyTool> = {
+  add: {
+    source: `
+def handler(args, context):
+    print("noise on stdout does not corrupt the result")
+    return {"sum": args["a"] + args["b"], "pair": (1, 2), "nothing": None}
+`,
+  },
+  later: {
+    source: `
+import asyncio
+
+async def handler(args, context):
+    await asyncio.sleep(0.05)
+    results = await asyncio.gather(*(asyncio.sleep(0.01, result=i) for i in range(3)))
+    return {"awaited": results, "city": args["city"]}
+`,
+  },
+  context: {
+    source: `
+import os, tempfile
+import helper  # a sibling module of the tool
+
+def handler(args, context):
+    path = os.path.join(context.scratch_dir, "note.txt")
+    with open(path, "w") as f:
+        f.write("kept for this call")
+    with open(path) as f:
+        back = f.read()
+    return {
+        "secrets": context.secrets,
+        "env": dict(os.environ),
+        "scratch_is_tmp": tempfile.gettempdir() == context.scratch_dir,
+        "storage_dir": context.storage_dir,
+        "back": back,
+        "helper": helper.shout("hi"),
+        "repr_hides_secrets": "s3cret" not in repr(context),
+    }
+`,
+  },
+  boom: { source: 'def handler(args, context):\n    raise ValueError("no such city: " + args["city"])\n' },
+  not_json: { source: 'def handler(args, context):\n    return {"cities": {"Oslo", "Bergen"}}\n' },
+  not_number: { source: 'def handler(args, context):\n    return float("nan")\n' },
+  too_big: { source: 'def handler(args, context):\n    return "x" * 300_000\n' },
+  busy: { source: 'def handler(args, context):\n    while True:\n        pass\n', timeout_seconds: 1 },
+  idle: { source: 'import time\n\nasync def handler(args, context):\n    time.sleep(60)\n', timeout_seconds: 1 },
+  hog: { source: 'def handler(args, context):\n    a = []\n    while True:\n        a.append(bytearray(16 * 1024 * 1024))\n' },
+  no_handler: { source: 'HANDLER = None\n' },
+  exits: { source: 'import sys\n\ndef handler(args, context):\n    sys.exit(3)\n' },
+};
+
+describe('Python custom tools', function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let agentId: string;
+
+  before(async () => {
+    h = await startHarness();
+    await h.api('/v1/credentials/FROM_CREDENTIAL', { method: 'PUT', json: { value: 'cred-value' } });
+    agentId = await publishPythonAgent(
+      h,
+      TOOLS,
+      {
+        basics: { add: { a: 2, b: 40 }, later: { city: 'Oslo' }, context: {} },
+        errors: { boom: { city: 'Atlantis' }, not_json: {}, not_number: {}, no_handler: {}, exits: {} },
+        limits: { too_big: {}, busy: {}, idle: {}, hog: {} },
+      },
+      { secrets: ['DECLARED', 'FROM_CREDENTIAL', 'PYTHONPATH'], files: [{ name: 'tools/helper.py', content: 'def shout(s):\n    return s.upper() + "!"\n' }] },
+    );
+  });
+  after(async () => {
+    await h?.close();
+  });
+
+  it('runs sync and async handlers with the declared secrets, a scratch folder and sibling modules', async () => {
+    const sid = await startCase(h, agentId, 'basics', { secrets: { DECLARED: 's3cret', PYTHONPATH: '/etc', UNDECLARED: 'never' } });
+    const all = await outcomes(h, sid);
+    assert.deepEqual(outputOf(all, 'add'), { sum: 42, pair: [1, 2], nothing: null });
+    assert.deepEqual(outputOf(all, 'later'), { awaited: [0, 1, 2], city: 'Oslo' });
+    const ctx = outputOf<Record<string, unknown>>(all, 'context');
+    assert.deepEqual(ctx.secrets, { DECLARED: 's3cret', FROM_CREDENTIAL: 'cred-value', PYTHONPATH: '/etc' });
+    const env = ctx.env as Record<string, string>;
+    assert.deepEqual({ ...env, TMPDIR: undefined }, { DECLARED: 's3cret', FROM_CREDENTIAL: 'cred-value', PYTHONPATH: '/etc', TMPDIR: undefined }, 'only the declared secrets and TMPDIR');
+    assert.equal(ctx.scratch_is_tmp, true);
+    assert.equal(ctx.storage_dir, null);
+    assert.equal(ctx.back, 'kept for this call');
+    assert.equal(ctx.helper, 'HI!', 'PYTHONPATH=/etc did not replace the module path (-I)');
+    assert.equal(ctx.repr_hides_secrets, true);
+  });
+
+  it('turns an exception, a non-JSON result, a missing handler and an exit into error results', async () => {
+    const all = await outcomes(h, await startCase(h, agentId, 'errors'));
+    assert.equal(errorOf(all, 'boom'), 'ValueError: no such city: Atlantis');
+    assert.equal(errorOf(all, 'not_json'), "The handler's result is not JSON: TypeError: Object of type set is not JSON serializable");
+    assert.match(errorOf(all, 'not_number'), /^The handler's result is not JSON: ValueError: Out of range float values/);
+    assert.equal(errorOf(all, 'no_handler'), 'The tool module does not define a handler function.');
+    assert.equal(errorOf(all, 'exits'), 'The tool process exited with code 3 before returning a result.');
+  });
+
+  it('stops a result over the cap, a busy or idle handler at its timeout, and one out of memory', async () => {
+    const started = Date.now();
+    const all = await outcomes(h, await startCase(h, agentId, 'limits'));
+    assert.equal(errorOf(all, 'too_big'), "The tool's result is larger than 262144 bytes.");
+    assert.equal(errorOf(all, 'busy'), 'The tool did not finish within its 1 s time limit and was stopped.');
+    assert.equal(errorOf(all, 'idle'), 'The tool did not finish within its 1 s time limit and was stopped.');
+    assert.match(errorOf(all, 'hog'), /^The tool ran out of memory \(limit \d+ MiB\)/);
+    assert.ok(Date.now() - started < 20_000);
+  });
+});
