@@ -5,6 +5,7 @@ import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
 import { startLocalServices } from './local-services.js';
+import { ensurePython3 } from './python3.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -30,6 +31,8 @@ function devKeysScope(dataDir: string): string {
 export async function main(_args: string[]): Promise<void> {
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // The example agent has a Python tool.
+  ensurePython3((m) => process.stderr.write(`[services] ${m}\n`));
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);
   const env = {

@@ -70,11 +70,17 @@ describe('Python custom tools', function () {
         errors: { boom: { city: 'Atlantis' }, not_json: {}, not_number: {}, no_handler: {}, exits: {} },
         limits: { too_big: {}, busy: {}, idle: {}, hog: {} },
       },
-      { secrets: ['DECLARED', 'FROM_CREDENTIAL', 'PYTHONPATH'], files: [{ name: 'tools/helper.py', content: 'def shout(s):\n    return s.upper() + "!"\n' }] },
+      { secrets: ['DECLARED', 'FROM_CREDENTIAL', 'PYTHONPATH'], pythonEntrypoint: true, files: [{ name: 'tools/helper.py', content: 'def shout(s):\n    return s.upper() + "!"\n' }] },
     );
   });
   after(async () => {
     await h?.close();
+  });
+
+  it('reads a Python entrypoint at publish, dropping its functions', async () => {
+    const org = (await h.running.core.stores.orgs.byName('default'))!;
+    const version = await h.running.core.stores.agents.activeVersion(org._id, agentId);
+    assert.deepEqual(version?.agent_config, { instructions: 'Test tools.', llm: 'basics', max_turns: 4 });
   });
 
   it('runs sync and async handlers with the declared secrets, a scratch folder and sibling modules', async () => {

@@ -23,19 +23,21 @@ interface Ev {
  * Python modules, with one scripted llm option per case: option `<name>`
  * calls the named tools (each with its arguments) in one turn, then answers.
  */
-export async function publishPythonAgent(h: Harness, tools: Record<string, PyTool>, cases: Record<string, Record<string, Record<string, unknown>>>, opts: { secrets?: string[]; name?: string; files?: TarEntry[] } = {}): Promise<string> {
+export async function publishPythonAgent(h: Harness, tools: Record<string, PyTool>, cases: Record<string, Record<string, Record<string, unknown>>>, opts: { secrets?: string[]; name?: string; files?: TarEntry[]; pythonEntrypoint?: boolean } = {}): Promise<string> {
   const ids = Object.keys(cases);
   const manifest = {
     name: opts.name ?? 'python-tools',
     sdk: 'troupe-js@1',
-    entrypoint: 'agent.js:agent',
+    entrypoint: opts.pythonEntrypoint ? 'agent.py:agent' : 'agent.js:agent',
     sandbox: { secrets: opts.secrets ?? [], internet_access: false },
     custom_tools: Object.entries(tools).map(([name, t]) => ({ name, path: `tools/${name}.py`, timeout_seconds: t.timeout_seconds ?? 10 })),
     llm_options: ids.map((id) => ({ id, provider: 'scripted', script: `scripts/${id}.json` })),
   };
   const entries: TarEntry[] = [
     { name: 'troupe.json', content: JSON.stringify(manifest) },
-    { name: 'agent.js', content: `exports.agent = { instructions: "Test tools.", llm: ${JSON.stringify(ids[0])} };\n` },
+    opts.pythonEntrypoint
+      ? { name: 'agent.py', content: `def helper():\n    pass\n\nagent = {"instructions": "Test tools.", "llm": ${JSON.stringify(ids[0])}, "max_turns": 4, "on_start": helper}\n` }
+      : { name: 'agent.js', content: `exports.agent = { instructions: "Test tools.", llm: ${JSON.stringify(ids[0])} };\n` },
     ...Object.entries(tools).map(([name, t]) => ({ name: `tools/${name}.py`, content: t.source })),
     ...(opts.files ?? []),
     ...ids.map((id) => ({
