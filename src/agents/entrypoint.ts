@@ -50,7 +50,7 @@ export interface EntrypointDeps {
  */
 export async function evaluateEntrypoint(deps: EntrypointDeps, manifest: Manifest, snapshotId: string): Promise<AgentConfig> {
   const [file, variable] = [manifest.entrypoint.slice(0, manifest.entrypoint.lastIndexOf(':')), manifest.entrypoint.slice(manifest.entrypoint.lastIndexOf(':') + 1)];
-  const files = new VersionFiles(deps.sandboxDir, (id) => deps.blobs.download('snapshots', id), hostSandbox().user === 'dropped');
+  const files = new VersionFiles(deps.sandboxDir, (id) => deps.blobs.download('snapshots', id), hostSandbox().user !== 'inherited');
   const dir = await files.dirFor({ _id: snapshotId, snapshot_id: snapshotId }).catch(extractionRefused);
   const scratch = await files.scratch();
   try {

@@ -57,6 +57,8 @@ export interface Config {
   readonly sandboxDir: string;
   /** V8 heap cap of one custom tool call, in MiB. */
   readonly sandboxMemoryMb: number;
+  /** Which sandbox runs tools, its scratch quota, and whether production may run tools below bwrap+seccomp (docs/operations.md). */
+  readonly sandbox: SandboxConfig;
   /** Custom tool calls one worker process runs at once. */
   readonly toolRunnerConcurrency: number;
   /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
@@ -230,6 +232,22 @@ function apiKey(env: Env, name: string): string | null {
   return raw;
 }
 
+export interface SandboxConfig {
+  mode: 'auto' | 'bwrap' | 'legacy';
+  scratchMb: number;
+  production: boolean;
+  allowWeak: boolean;
+}
+
+const SANDBOX_MODES = ['auto', 'bwrap', 'legacy'] as const;
+
+/** `TROUPE_SANDBOX`, `TROUPE_SANDBOX_SCRATCH_MB`, `TROUPE_SANDBOX_ALLOW_WEAK`. */
+function sandboxConfig(env: Env, production: boolean): SandboxConfig {
+  const mode = (env.TROUPE_SANDBOX || 'auto') as SandboxConfig['mode'];
+  if (!SANDBOX_MODES.includes(mode)) throw new ConfigError(`TROUPE_SANDBOX must be one of ${SANDBOX_MODES.join(', ')}`);
+  return Object.freeze({ mode, scratchMb: int(env, 'TROUPE_SANDBOX_SCRATCH_MB', 64, 1, 65_536), production, allowWeak: bool(env, 'TROUPE_SANDBOX_ALLOW_WEAK') });
+}
+
 /** In production the public ports serve /metrics only behind a token or when told to (customer audit 2, item 8). */
 function metricsAccess(env: Env, production: boolean): MetricsAccess {
   const token = env.METRICS_TOKEN || null;
@@ -286,6 +304,7 @@ export function loadConfig(env: Env = process.env): Config {
     actorLockMs: int(env, 'TROUPE_ACTOR_LOCK_MS', 4_000, 1000, 600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
+    sandbox: sandboxConfig(env, production),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
     workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),

@@ -100,7 +100,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
 export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: CancelTracker = new CancelRegistry()): ToolRunnerPorts {
   const agents = core.stores.agents;
   const blobs = new BlobStore(core.db);
-  const dropUser = hostSandbox().user === 'dropped';
+  const dropUser = hostSandbox().user !== 'inherited';
   const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser);
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   return {

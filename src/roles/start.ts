@@ -40,6 +40,8 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   const ports: Running['ports'] = {};
   const httpless = !roles.includes('web') && !roles.includes('router');
   try {
+    // Tenant code runs in web (entrypoints at publish) and worker (tools): probe and judge the sandbox before either serves.
+    if (roles.includes('web') || roles.includes('worker')) (await import('../sandbox/policy.js')).enforceSandboxPolicy(config.sandbox, core.log);
     // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT: first, so that a
     // worker started while Redis is away (its actors wait for it) is live and scrapable meanwhile.
     if (httpless) ports.metrics = await startMetricsServer(core, roles);

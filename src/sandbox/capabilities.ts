@@ -1,5 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import type { SandboxCapabilities } from './types.js';
+import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SandboxCapabilities, SandboxLevel, SandboxMode } from './types.js';
 import { SANDBOX_UID } from './types.js';
 
 export const UNSHARE = '/usr/bin/unshare';
@@ -10,9 +13,28 @@ export const PRLIMIT = '/usr/bin/prlimit';
 export interface HostSandbox extends SandboxCapabilities {
   /** `unshare --net` also needs `--map-root-user` (no CAP_SYS_ADMIN, unprivileged user namespaces on). */
   mapRootUser: boolean;
+  /** Why bwrap is not in force, when it is not. */
+  bwrapError: string | null;
 }
 
+export interface SandboxPolicy {
+  /** `auto`: bwrap when the host allows it, else the legacy wrappers; `bwrap`: bwrap or no tools; `legacy`: the pre-bwrap wrappers (benchmarks). */
+  mode: SandboxMode;
+  scratchMb: number;
+}
+
+let policy: SandboxPolicy = { mode: 'auto', scratchMb: 64 };
 let cached: HostSandbox | null = null;
+
+/** Set once at start from Config (and by benchmarks); re-probes on the next use. */
+export function configureSandbox(p: SandboxPolicy): void {
+  policy = Object.freeze({ ...p });
+  cached = null;
+}
+
+export function sandboxPolicy(): SandboxPolicy {
+  return policy;
+}
 
 /** True when the command runs and exits 0 within a second; any failure (missing binary, EPERM) is false. */
 function works(cmd: string, args: string[]): boolean {
@@ -21,29 +43,74 @@ function works(cmd: string, args: string[]): boolean {
 }
 
 /**
- * Probes once what the host lets us enforce: a network namespace needs
- * CAP_SYS_ADMIN (or unprivileged user namespaces), dropping to `nobody` needs
- * root. Whatever fails falls back to the weaker level, which is then what
- * /healthz reports, so an operator sees a weak host instead of assuming.
+ * Runs a real call's command (every namespace, the seccomp filter on its fd,
+ * the uid drop) with a script that passes only if the kernel reports the
+ * filter in force. Lazy imports: bwrap.ts and runtimes.ts import this file.
+ */
+function probeBwrap(isRoot: boolean): string | null {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { bwrapCommand } = require('./bwrap.js') as typeof import('./bwrap.js');
+  const { binaryAndLibraries } = require('./runtimes.js') as typeof import('./runtimes.js');
+  const { seccompFilter } = require('./seccomp.js') as typeof import('./seccomp.js');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-bwrap-probe-'));
+  chmodSync(dir, 0o755); // bound at /agent and opened by the dropped uid
+  let fd = -1;
+  try {
+    writeFileSync(join(dir, 'seccomp.bpf'), seccompFilter());
+    fd = openSync(join(dir, 'seccomp.bpf'), 'r');
+    const script = 'process.exit(/Seccomp:\\s*2/.test(require("fs").readFileSync("/proc/self/status","utf8"))&&process.getuid()===1000?0:7)';
+    const runtime = { argv: [process.execPath, '-e', script], readOnlyPaths: binaryAndLibraries(process.execPath), files: {}, env: {} };
+    const req = { rootDir: dir, handlerPath: join(dir, 'x'), args: null, env: {}, timeoutMs: 5000, memoryMb: 64, internetAccess: false, scratchDir: dir };
+    const argv = bwrapCommand(req, { runtime, hostUid: isRoot ? SANDBOX_UID : null, scratchMb: 1 });
+    const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'ignore', fd], timeout: 5000, env: {} });
+    if (r.error) return r.error.message;
+    if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    if (fd >= 0) closeSync(fd);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function levelOf(bwrap: boolean, netNs: boolean): SandboxLevel {
+  if (bwrap) return 'bwrap-seccomp';
+  return netNs ? 'namespace-net' : 'weak';
+}
+
+/**
+ * Probes once what the host lets us enforce. bwrap needs unprivileged user
+ * namespaces (or root); the legacy wrappers need less and enforce less.
+ * Whatever fails falls back to the weaker level, which is then what /healthz
+ * reports, so an operator sees a weak host instead of assuming.
  */
 export function hostSandbox(): HostSandbox {
   if (cached) return cached;
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const bwrapError = policy.mode === 'legacy' ? 'TROUPE_SANDBOX=legacy' : probeBwrap(isRoot);
   const plainNs = works(UNSHARE, ['--net', '--', '/bin/true']);
   const userNs = !plainNs && works(UNSHARE, ['--net', '--map-root-user', '--', '/bin/true']);
-  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   const drop = isRoot && works(SETPRIV, [`--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--', '/bin/true']);
+  const bwrap = bwrapError === null;
   cached = Object.freeze({
-    network_isolation: plainNs || userNs ? 'namespace' : 'runtime-guard',
-    fs: 'node-permission-model',
-    user: drop ? 'dropped' : 'inherited',
+    level: levelOf(bwrap, plainNs || userNs),
+    seccomp: bwrap,
+    process_limit: bwrap ? (isRoot ? 'per-call-uid' : 'shared-uid') : 'none',
+    scratch_quota_mb: bwrap ? policy.scratchMb : null,
+    network_isolation: bwrap || plainNs || userNs ? 'namespace' : 'runtime-guard',
+    fs: bwrap ? 'bwrap-mount-namespace' : 'node-permission-model',
+    user: bwrap && isRoot ? 'per-call' : drop && !bwrap ? 'dropped' : 'inherited',
     rlimits: works(PRLIMIT, ['--data=268435456', '--', '/bin/true']) ? 'prlimit' : 'heap-only',
     mapRootUser: userNs,
+    bwrapError,
   });
   return cached;
 }
 
 /** The enforcement levels in force on this host, for /healthz. */
 export function sandboxCapabilities(): SandboxCapabilities {
-  const h = hostSandbox();
-  return { network_isolation: h.network_isolation, fs: h.fs, user: h.user, rlimits: h.rlimits };
+  const { mapRootUser: _m, bwrapError: _b, ...caps } = hostSandbox();
+  return caps;
 }

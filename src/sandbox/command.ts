@@ -1,11 +1,19 @@
 import type { HostSandbox } from './capabilities.js';
 import { PRLIMIT, SETPRIV, UNSHARE } from './capabilities.js';
+import { DATA_HEADROOM_MB } from './bwrap.js';
 import { isPythonModule, PYTHON_FLAGS, pythonInterpreter } from './python.js';
+import { permissionFlag } from './runtimes.js';
 import type { NetworkIsolation, SandboxRequest } from './types.js';
 import { SANDBOX_UID } from './types.js';
+import { SandboxUnavailableError } from './unavailable.js';
 
-/** Headroom over the V8 heap cap for the rest of the process (code, stacks, buffers) under RLIMIT_DATA. */
-export const DATA_HEADROOM_MB = 128;
+/*
+ * The legacy sandbox (before bubblewrap): `unshare --net`, `setpriv` and
+ * `prlimit` around Node's permission model. It still runs where bwrap cannot
+ * (TROUPE_SANDBOX=auto on a host without user namespaces; reported `weak` or
+ * `namespace-net` and refused in production) and under TROUPE_SANDBOX=legacy,
+ * which exists so bench/sandbox-startup can compare both in one run.
+ */
 /** Largest file a tool may write to its scratch directory. */
 export const MAX_SCRATCH_FILE_BYTES = 64 * 1024 * 1024;
 
@@ -17,24 +25,14 @@ export interface SandboxFiles {
   pythonRunner: string;
 }
 
-/** A tool this host cannot run safely (or at all); the call fails with this message instead of running weaker. */
-export class SandboxUnavailableError extends Error {
-  override name = 'SandboxUnavailableError';
-}
-
 export interface SandboxCommand {
   file: string;
   args: string[];
   /** The network level actually applied to this call (none when internet access is on). */
-  network: NetworkIsolation | 'open';
+  network: NetworkIsolation;
 }
 
 const MIB = 1024 * 1024;
-
-/** Node 20 and 22 spell the flag `--experimental-permission`; later versions `--permission`. */
-function permissionFlag(): string {
-  return Number(process.versions.node.split('.')[0]) >= 23 ? '--permission' : '--experimental-permission';
-}
 
 /** Node's own flags: the permission model scoped to the version's files, the scratch dir and our two scripts. */
 export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolean): string[] {
@@ -53,9 +51,9 @@ export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolea
 }
 
 /**
- * Python's argv: none of Node's permission flags apply, so outside a
- * namespace sandbox nothing but the uid, the rlimits and the network
- * namespace holds a Python tool in. The memory cap is passed to the runner,
+ * Python's argv under the legacy wrappers: none of Node's permission flags
+ * apply, so nothing but the uid, the rlimits and the network namespace holds
+ * a Python tool in; bubblewrap (runtimes.ts pythonRuntime) is its sandbox. The memory cap is passed to the runner,
  * which sets it as RLIMIT_DATA (Python has no heap flag like V8's).
  */
 export function pythonArgs(req: SandboxRequest, host: HostSandbox, files: SandboxFiles, network: NetworkIsolation | 'open'): string[] {
@@ -82,7 +80,8 @@ function rlimitArgs(req: SandboxRequest): string[] {
  */
 export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: SandboxFiles): SandboxCommand {
   const isolation = req.networkIsolation ?? host.network_isolation;
-  const network = req.internetAccess ? 'open' : isolation;
+  // Internet access goes only through the egress proxy (bwrap); here it is simply no network.
+  const network = isolation;
   const argv: string[] = [];
   if (network === 'namespace') argv.push(UNSHARE, '--net', ...(host.mapRootUser ? ['--map-root-user'] : []), '--');
   if (host.user === 'dropped') argv.push(SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--');

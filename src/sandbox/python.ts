@@ -16,12 +16,14 @@ export const PYTHON_FLAGS = Object.freeze(['-I', '-S', '-B']);
 export interface PythonInterpreter {
   /** The real binary (sys.executable), not a shim: the sandbox runs it with an empty environment and no PATH. */
   executable: string;
-  /** sys.base_prefix: where its standard library lives, for a sandbox that mounts only what the runtime needs. */
+  /** sys.base_prefix. */
   prefix: string;
+  /** The standard library's folder, for a sandbox that mounts only what the runtime needs. */
+  stdlib: string;
   version: string;
 }
 
-const PROBE = 'import json, sys; print(json.dumps([sys.executable, sys.base_prefix, "%d.%d.%d" % sys.version_info[:3]]))';
+const PROBE = 'import json, sys, sysconfig; print(json.dumps([sys.executable, sys.base_prefix, sysconfig.get_path("stdlib"), "%d.%d.%d" % sys.version_info[:3]]))';
 const CANDIDATES = ['python3', '/usr/bin/python3'];
 
 let cached: PythonInterpreter | null | undefined;
@@ -30,8 +32,8 @@ function ask(cmd: string): PythonInterpreter | null {
   const r = spawnSync(cmd, [...PYTHON_FLAGS, '-c', PROBE], { encoding: 'utf8', timeout: 5000 });
   if (r.error || r.status !== 0) return null;
   try {
-    const [executable, prefix, version] = JSON.parse(r.stdout.trim()) as [string, string, string];
-    return isAbsolute(executable) ? { executable, prefix, version } : null;
+    const [executable, prefix, stdlib, version] = JSON.parse(r.stdout.trim()) as [string, string, string, string];
+    return isAbsolute(executable) && isAbsolute(stdlib) ? { executable, prefix, stdlib, version } : null;
   } catch {
     return null;
   }
@@ -56,7 +58,8 @@ function startsAsSandboxUser(python: PythonInterpreter): boolean {
  */
 export function pythonInterpreter(): PythonInterpreter | null {
   if (cached !== undefined) return cached;
-  const dropped = hostSandbox().user === 'dropped';
+  // Tools run as another uid (nobody, or a per-call one under bwrap) whenever Troupe is root.
+  const dropped = hostSandbox().user !== 'inherited';
   cached = null;
   for (const candidate of CANDIDATES) {
     const found = ask(candidate);

@@ -1,12 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { lchown, readdir } from 'node:fs/promises';
+import { constants } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { hostSandbox } from './capabilities.js';
+import type { Readable, Writable } from 'node:stream';
+import { BWRAP, bwrapCommand, RESULT_FD, sandboxHandlerPath } from './bwrap.js';
+import { hostSandbox, sandboxPolicy, type HostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
-import { sandboxCommand, SandboxUnavailableError, type SandboxCommand, type SandboxFiles } from './command.js';
+import { sandboxCommand, type SandboxCommand, type SandboxFiles } from './command.js';
 import { childEnv } from './env.js';
+import { SANDBOX_PATHS } from './paths.js';
+import { isPythonModule } from './python.js';
+import { nodeRuntime, pythonRuntime, type Runtime } from './runtimes.js';
+import { seccompFilter } from './seccomp.js';
 import type { SandboxRequest, SandboxResult } from './types.js';
 import { OUTPUT_LIMIT_BYTES } from './types.js';
+import { SandboxUnavailableError } from './unavailable.js';
+import { callUids } from './uid-pool.js';
 
 const STDERR_TAIL_BYTES = 8192;
 
@@ -16,6 +25,18 @@ export const SANDBOX_FILES: SandboxFiles = Object.freeze({
   guard: join(__dirname, 'net-guard.js'),
   pythonRunner: join(__dirname, 'python', 'runner.py'),
 });
+
+/** The runtime a handler needs, by its file: a `.py` module is Python's, anything else Node's. */
+function runtimeFor(req: SandboxRequest, files: SandboxFiles): Runtime {
+  if (isPythonModule(req.handlerPath)) return pythonRuntime(files, { memoryMb: req.memoryMb });
+  return nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+}
+
+/** A host that cannot run this tool answers the call with why, as a crash result, never a rejection. */
+function unavailable(e: unknown): SandboxResult {
+  if (e instanceof SandboxUnavailableError) return { ok: false, kind: 'crash', error: e.message };
+  throw e;
+}
 
 /** Collects a stream up to `limit` bytes; calls `over` once when it goes past. */
 function collect(stream: Readable, limit: number, over: () => void): () => Buffer {
@@ -39,7 +60,7 @@ function tail(stream: Readable): () => string {
   return () => buf.toString('utf8');
 }
 
-/** SIGKILL to the process group (the wrappers exec, so it is one process, but a group kill leaves nothing behind). */
+/** SIGKILL to the process group: bwrap's own; its sandbox dies with it (--die-with-parent, PID namespace). */
 function kill(child: ChildProcess): void {
   try {
     process.kill(-child.pid!, 'SIGKILL');
@@ -48,26 +69,38 @@ function kill(child: ChildProcess): void {
   }
 }
 
-/**
- * Runs one tool call in a fresh child process and resolves with its result;
- * never rejects for anything the tool does. The wall clock starts at spawn.
- */
-export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_FILES): Promise<SandboxResult> {
-  let cmd: SandboxCommand;
-  try {
-    cmd = sandboxCommand(req, hostSandbox(), files);
-  } catch (e) {
-    if (e instanceof SandboxUnavailableError) return Promise.resolve({ ok: false, kind: 'crash', error: e.message });
-    throw e;
-  }
+/** bwrap reports a tool killed by a signal as exit 128 + signo; classify wants the signal. */
+function signalOf(code: number | null, signal: NodeJS.Signals | null, viaBwrap: boolean): { code: number | null; signal: NodeJS.Signals | null } {
+  if (!viaBwrap || signal || code === null || code <= 128) return { code, signal };
+  const name = Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0] as NodeJS.Signals | undefined;
+  return name ? { code: null, signal: name } : { code, signal };
+}
+
+interface Launch {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  input: object;
+  viaBwrap: boolean;
+}
+
+/** Runs one launched process to its result; never rejects for anything the tool does. The wall clock starts at spawn. */
+function supervise(req: SandboxRequest, l: Launch): Promise<SandboxResult> {
   const limit = req.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
-  const child = spawn(cmd.file, cmd.args, { cwd: req.rootDir, env: childEnv(req.env, req.scratchDir, req.storageDir), stdio: ['pipe', 'ignore', 'pipe', 'pipe'], detached: true });
+  const stdio = ['pipe', 'ignore', 'pipe', 'pipe', ...(l.viaBwrap ? ['pipe'] : [])] as ('pipe' | 'ignore')[];
+  const child = spawn(l.file, l.args, { cwd: l.cwd, env: l.env, stdio, detached: true });
+  if (l.viaBwrap) {
+    const seccomp = child.stdio[4] as Writable;
+    seccomp.on('error', () => undefined);
+    seccomp.end(seccompFilter());
+  }
   const state = { timedOut: false, tooLarge: false };
   const timer = setTimeout(() => {
     state.timedOut = true;
     kill(child);
   }, req.timeoutMs);
-  const result = collect(child.stdio[3] as Readable, limit, () => {
+  const result = collect(child.stdio[RESULT_FD] as Readable, limit, () => {
     state.tooLarge = true;
     kill(child);
   });
@@ -75,17 +108,74 @@ export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_
   const abort = () => kill(child);
   req.signal?.addEventListener('abort', abort, { once: true });
   child.stdin!.on('error', () => undefined); // a tool that exits before reading its input
-  child.stdin!.end(JSON.stringify({ handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName }));
+  child.stdin!.end(JSON.stringify(l.input));
   return new Promise<SandboxResult>((resolve) => {
     child.on('error', (err) => {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', abort);
       resolve({ ok: false, kind: 'crash', error: `The sandbox could not start: ${err.message}` });
     });
-    child.on('close', (code, signal) => {
+    child.on('close', (rawCode, rawSignal) => {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', abort);
+      const { code, signal } = signalOf(rawCode, rawSignal, l.viaBwrap);
       resolve(classifyExit({ ...state, code, signal, result: result(), stderr: stderr(), limit, timeoutMs: req.timeoutMs, memoryMb: req.memoryMb }));
     });
   });
+}
+
+/** The storage checkout belongs to the call's uid for the call (the tool writes it as that uid). */
+async function chownTree(dir: string, uid: number): Promise<void> {
+  await lchown(dir, uid, uid);
+  for (const e of await readdir(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) await chownTree(p, uid);
+    else await lchown(p, uid, uid);
+  }
+}
+
+/** For tests and benchmarks: another runtime (the OS layer without Node's permission model), a lower process cap. */
+export interface SandboxOverrides {
+  runtime?: Runtime;
+  maxProcesses?: number;
+}
+
+async function runBwrap(req: SandboxRequest, files: SandboxFiles, host: HostSandbox, over: SandboxOverrides): Promise<SandboxResult> {
+  const hostUid = host.user === 'per-call' ? callUids.take() : null;
+  try {
+    if (req.storageDir && hostUid !== null) await chownTree(req.storageDir, hostUid);
+    let runtime: Runtime;
+    try {
+      runtime = over.runtime ?? runtimeFor(req, files);
+    } catch (e) {
+      return unavailable(e);
+    }
+    const argv = bwrapCommand(req, { runtime, hostUid, scratchMb: sandboxPolicy().scratchMb, maxProcesses: over.maxProcesses });
+    const storage = req.storageDir ? SANDBOX_PATHS.storage : undefined;
+    const input = { handler: sandboxHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };
+    const env = { ...childEnv(req.env, SANDBOX_PATHS.scratch, storage), ...runtime.env };
+    return await supervise(req, { file: argv[0], args: argv.slice(1), env, cwd: '/', input, viaBwrap: true });
+  } finally {
+    if (hostUid !== null) callUids.give(hostUid);
+  }
+}
+
+/**
+ * Runs one tool call (or entrypoint evaluation) in a fresh sandbox and
+ * resolves with its result; never rejects for anything the tool does.
+ */
+export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_FILES, over: SandboxOverrides = {}): Promise<SandboxResult> {
+  const host = hostSandbox();
+  if (host.level === 'bwrap-seccomp') return runBwrap(req, files, host, over);
+  if (sandboxPolicy().mode === 'bwrap') {
+    return Promise.resolve({ ok: false, kind: 'crash', error: `The sandbox (${BWRAP}) is not available on this host, so tools cannot run.` });
+  }
+  let cmd: SandboxCommand;
+  try {
+    cmd = sandboxCommand(req, host, files);
+  } catch (e) {
+    return Promise.resolve(unavailable(e));
+  }
+  const input = { handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName };
+  return supervise(req, { file: cmd.file, args: cmd.args, env: childEnv(req.env, req.scratchDir, req.storageDir), cwd: req.rootDir, input, viaBwrap: false });
 }

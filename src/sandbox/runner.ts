@@ -53,6 +53,9 @@ function errorText(e: unknown): string {
 
 async function run(): Promise<Outcome> {
   const input = JSON.parse(await readStdin()) as RunnerInput;
+  // bwrap sets PWD; the tool's environment is its secrets and TMPDIR, nothing of the sandbox's making.
+  if (Object.hasOwn(input.secrets, 'PWD')) process.env.PWD = input.secrets.PWD;
+  else delete process.env.PWD;
   if (input.exportName !== undefined) {
     // The entrypoint object, as data: JSON drops any functions it carries.
     const mod = await loadModule(input.handler);

@@ -25,6 +25,13 @@ export interface SandboxRequest {
   networkIsolation?: NetworkIsolation;
   /** Kills the call (shutdown); the result is then a `crash` the caller should not report as the tool's. */
   signal?: AbortSignal;
+  /**
+   * Host path of this call's egress proxy socket (Unix), bound at
+   * SANDBOX_PATHS.egressSocket. Every call has its own empty network
+   * namespace; with internet access this socket is its only way out, and
+   * without one a call with internet access has no network at all.
+   */
+  egressSocket?: string;
 }
 
 export type SandboxFailureKind = 'timeout' | 'memory' | 'crash' | 'error' | 'output_too_large';
@@ -34,12 +41,29 @@ export type SandboxResult = { ok: true; output: unknown } | { ok: false; error: 
 /** `namespace`: an empty network namespace (no interfaces but a down loopback). `runtime-guard`: a preload that refuses sockets and DNS. */
 export type NetworkIsolation = 'namespace' | 'runtime-guard';
 
+/** `TROUPE_SANDBOX`: which sandbox runs tools. */
+export type SandboxMode = 'auto' | 'bwrap' | 'legacy';
+
+/**
+ * `bwrap-seccomp`: bubblewrap with user, PID, mount, IPC, UTS and network
+ * namespaces and the seccomp filter. `namespace-net`: the legacy wrappers, a
+ * network namespace and Node's permission model. `weak`: Node's permission
+ * model and a runtime guard only.
+ */
+export type SandboxLevel = 'bwrap-seccomp' | 'namespace-net' | 'weak';
+
 /** What this host enforces; reported at /healthz. */
 export interface SandboxCapabilities {
+  level: SandboxLevel;
+  seccomp: boolean;
+  /** `per-call-uid`: RLIMIT_NPROC on a host uid of the call's own; `shared-uid`: on Troupe's uid, shared by all calls. */
+  process_limit: 'per-call-uid' | 'shared-uid' | 'none';
+  /** Size of each call's scratch tmpfs; null when scratch is a host folder without a quota. */
+  scratch_quota_mb: number | null;
   network_isolation: NetworkIsolation;
-  fs: 'node-permission-model';
-  /** `dropped`: the tool runs as an unprivileged uid; `inherited`: as Troupe's own user. */
-  user: 'dropped' | 'inherited';
+  fs: 'bwrap-mount-namespace' | 'node-permission-model';
+  /** `per-call`/`dropped`: the tool runs as an unprivileged host uid; `inherited`: as Troupe's own (without its capabilities under bwrap). */
+  user: 'per-call' | 'dropped' | 'inherited';
   /** `prlimit`: kernel rlimits on data size, CPU time and file size on top of V8's heap cap. */
   rlimits: 'prlimit' | 'heap-only';
 }

@@ -137,9 +137,10 @@ describe('cancel stops work', function () {
     const binding = await json<{ id: string }>(await h.api('/v1/storage-bindings', { method: 'POST', json: { name: `cancel-${Date.now()}` } }), 201);
     const sid = await newSession(agent._id, { storage_binding_id: binding.id });
     const mid = await send(sid);
+    // The tool's own scratch is a tmpfs inside its sandbox; the storage checkout is the host folder it writes to.
     const scratch = join(sandboxDir, 'scratch');
     const startedIn = async () => {
-      for (const d of await readdir(scratch).catch(() => [] as string[])) if (await stat(join(scratch, d, 'started')).catch(() => null)) return true;
+      for (const d of await readdir(scratch).catch(() => [] as string[])) if (await stat(join(scratch, d, 'started.txt')).catch(() => null)) return true;
       return false;
     };
     await until(startedIn, 20_000);

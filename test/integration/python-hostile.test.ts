@@ -24,7 +24,7 @@ import os
 def attempt(path):
     try:
         with open(path, "rb") as f:
-            return "read %d bytes" % len(f.read())
+            return f.read().decode("latin-1")
     except OSError as e:
         return type(e).__name__
 
@@ -175,7 +175,7 @@ describe('hostile Python tools', function () {
     const other = await h.running.core.stores.orgs.create(`py-victim-${nonce}`);
     const { key } = await h.running.core.stores.apiKeys.create(other._id, 'api');
     victimApi = { ...h, api: (path, init = {}) => h.api(path, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), Authorization: `Bearer ${key}` } }) };
-    victimId = await publishPythonAgent(victimApi, VICTIM, { wait: { wait_and_answer: { seconds: 3 } } }, { secrets: ['CANARY'], name: 'victim' });
+    victimId = await publishPythonAgent(victimApi, VICTIM, { wait: { wait_and_answer: { seconds: 3 } }, quick: { wait_and_answer: { seconds: 0 } } }, { secrets: ['CANARY'], name: 'victim' });
   });
   after(async () => {
     await h?.close();
@@ -214,9 +214,12 @@ describe('hostile Python tools', function () {
     const { attack, victim } = await alongsideVictim('peek');
     const seen = outputOf<{ found: number[]; pid1: string; parent: string; shadow: string }>(attack, 'peek');
     assert.deepEqual(seen.found, [], 'no readable environ holds the other call\u2019s secret or Troupe\u2019s database URL');
-    assert.doesNotMatch(seen.pid1, /^read/);
-    assert.doesNotMatch(seen.parent, /^read/);
-    assert.doesNotMatch(seen.shadow, /^read/);
+    // Refused, or (in a PID namespace) the sandbox's own init, whose environment is this call's own.
+    for (const environ of [seen.pid1, seen.parent]) {
+      const names = environ.includes('=') ? environ.split('\0').filter(Boolean).map((kv) => kv.split('=')[0]) : [];
+      assert.ok(/^(PermissionError|FileNotFoundError|ProcessLookupError)$/.test(environ) || names.every((n) => n === 'TMPDIR' || n === 'PWD'), JSON.stringify(environ));
+    }
+    assert.match(seen.shadow, /^(PermissionError|FileNotFoundError)$/);
     assert.deepEqual(outputOf(victim, 'wait_and_answer'), { alive: true, canary_length: canary.length });
     await stillServing();
   });
@@ -272,7 +275,7 @@ describe('hostile Python tools', function () {
   });
 
   it('keeps serving ordinary calls afterwards', async () => {
-    const all = await outcomes(victimApi, await startCase(victimApi, victimId, 'wait', { secrets: { CANARY: 'x' } }));
+    const all = await outcomes(victimApi, await startCase(victimApi, victimId, 'quick', { secrets: { CANARY: 'x' } }));
     assert.deepEqual(outputOf(all, 'wait_and_answer'), { alive: true, canary_length: 1 });
   });
 });

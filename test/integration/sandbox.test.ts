@@ -4,8 +4,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { hostSandbox, sandboxCapabilities } from '../../src/sandbox/capabilities.js';
+import { configureSandbox, hostSandbox, sandboxCapabilities, sandboxPolicy } from '../../src/sandbox/capabilities.js';
 import { runInSandbox } from '../../src/sandbox/run.js';
+import { binaryAndLibraries } from '../../src/sandbox/runtimes.js';
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
 import { SANDBOX_UID } from '../../src/sandbox/types.js';
 
@@ -57,7 +58,7 @@ describe('sandbox', function () {
     assert.equal((exited as { kind: string }).kind, 'crash');
   });
 
-  it('cannot read outside its directory, spawn processes or write its own files; can use scratch', async () => {
+  it('sees only its runtime, version and scratch; cannot spawn processes or write its own files', async () => {
     const outside = await mkdtemp(join(base, 'outside-'));
     await writeFile(join(outside, 'secret.txt'), 'top secret');
     await mkdir(join(base, 'unused'), { recursive: true });
@@ -65,20 +66,23 @@ describe('sandbox', function () {
       base,
       `const fs = require('fs');
        const attempt = (f) => { try { return f(); } catch (e) { return e.code; } };
-       exports.handler = async ({ outside, scratch }, ctx) => ({
+       exports.handler = async ({ outside }, ctx) => ({
          hostname: attempt(() => fs.readFileSync('/etc/hostname', 'utf8')),
          outside: attempt(() => fs.readFileSync(outside, 'utf8')),
          listing: attempt(() => fs.readdirSync('/')),
          own: attempt(() => fs.readFileSync(__filename, 'utf8').length > 0),
          writeOwn: attempt(() => fs.writeFileSync(__dirname + '/x.txt', 'x')),
-         scratch: attempt(() => { fs.writeFileSync(scratch + '/s.txt', 'ok'); return fs.readFileSync(scratch + '/s.txt', 'utf8'); }),
-         sameScratch: scratch === ctx.scratchDir,
+         scratch: attempt(() => { fs.writeFileSync(ctx.scratchDir + '/s.txt', 'ok'); return fs.readFileSync(ctx.scratchDir + '/s.txt', 'utf8'); }),
+         scratchDir: ctx.scratchDir,
          child: attempt(() => require('child_process').execSync('id').toString()),
          binding: attempt(() => process.binding('fs')),
        });`,
     );
-    const r = output<Record<string, unknown>>(await run(t, { args: { outside: join(outside, 'secret.txt'), scratch: t.scratchDir } }));
-    assert.deepEqual(r, { hostname: 'ERR_ACCESS_DENIED', outside: 'ERR_ACCESS_DENIED', listing: 'ERR_ACCESS_DENIED', own: true, writeOwn: 'ERR_ACCESS_DENIED', scratch: 'ok', sameScratch: true, child: 'ERR_ACCESS_DENIED', binding: 'ERR_ACCESS_DENIED' });
+    const r = output<Record<string, unknown>>(await run(t, { args: { outside: join(outside, 'secret.txt') } }));
+    // The host path is not in its mount namespace at all; Node's permission model refuses the rest first.
+    const runtimeTops = binaryAndLibraries(process.execPath).map((p) => p.split('/')[1]);
+    const listing = [...new Set(['agent', 'dev', 'proc', 'run', 'tmp', ...runtimeTops])].sort();
+    assert.deepEqual(r, { hostname: 'ERR_ACCESS_DENIED', outside: 'ENOENT', listing, own: true, writeOwn: 'ERR_ACCESS_DENIED', scratch: 'ok', scratchDir: '/tmp', child: 'ERR_ACCESS_DENIED', binding: 'ERR_ACCESS_DENIED' });
   });
 
   describe('network', function () {
@@ -106,10 +110,12 @@ describe('sandbox', function () {
       await new Promise((r) => server.close(r));
     });
 
-    it('reaches a loopback server when internet access is on', async () => {
+    it('cannot reach it with internet access on either: its own network namespace has no way to the host', async () => {
       const before = hits;
-      assert.deepEqual(output(await run(await tool(base, source), { args: { url }, internetAccess: true })), { reached: true, body: 'hello from loopback' });
-      assert.equal(hits, before + 1);
+      const r = output<{ reached: boolean; code: string }>(await run(await tool(base, source), { args: { url }, internetAccess: true }));
+      assert.equal(r.reached, false);
+      assert.match(r.code, /ECONNREFUSED|ENETUNREACH/);
+      assert.equal(hits, before);
     });
 
     it('cannot reach it when internet access is off, whatever the host enforces', async () => {
@@ -119,36 +125,47 @@ describe('sandbox', function () {
       assert.equal(hits, before);
     });
 
-    it('cannot reach it from a network namespace', async function () {
-      if (hostSandbox().network_isolation !== 'namespace') this.skip();
-      const before = hits;
-      const r = output<{ reached: boolean; code: string }>(await run(await tool(base, source), { args: { url }, networkIsolation: 'namespace' }));
-      assert.equal(r.reached, false);
-      assert.match(r.code, /ECONNREFUSED|ENETUNREACH/);
-      assert.equal(hits, before);
-    });
+    describe('legacy wrappers (TROUPE_SANDBOX=legacy, hosts without bwrap)', function () {
+      let was: ReturnType<typeof sandboxPolicy>;
+      before(() => {
+        was = sandboxPolicy();
+        configureSandbox({ ...was, mode: 'legacy' });
+      });
+      after(() => configureSandbox(was));
 
-    it('cannot reach it, resolve names or fetch under the runtime guard', async () => {
-      const before = hits;
-      const r = output<{ reached: boolean; code: string }>(await run(await tool(base, source), { args: { url }, networkIsolation: 'runtime-guard' }));
-      assert.deepEqual(r, { reached: false, code: 'ERR_SANDBOX_NETWORK' });
-      const other = await tool(
-        base,
-        `const attempt = async (f) => { try { await f(); return 'allowed'; } catch (e) { return e.code; } };
-         exports.handler = async ({ url }) => ({
-           fetch: await attempt(() => fetch(url)),
-           dns: await attempt(() => require('dns').promises.lookup('localhost')),
-           // Putting a harmless connect back must not reopen the network.
-           restore: await attempt(() => {
-             const net = require('net');
-             try { net.Socket.prototype.connect = function () { return this; }; } catch {}
-             try { Object.defineProperty(net.Socket.prototype, 'connect', { value: function () { return this; } }); } catch {}
-             return new Promise((res, rej) => net.connect(Number(new URL(url).port), '127.0.0.1').on('connect', res).on('error', rej));
-           }),
-         });`
-      );
-      assert.deepEqual(output(await run(other, { args: { url }, networkIsolation: 'runtime-guard' })), { fetch: 'ERR_SANDBOX_NETWORK', dns: 'ERR_SANDBOX_NETWORK', restore: 'ERR_SANDBOX_NETWORK' });
-      assert.equal(hits, before);
+      it('cannot reach it from the legacy network namespace, internet access or not', async function () {
+        if (hostSandbox().network_isolation !== 'namespace') this.skip();
+        const before = hits;
+        for (const internetAccess of [false, true]) {
+          const r = output<{ reached: boolean; code: string }>(await run(await tool(base, source), { args: { url }, networkIsolation: 'namespace', internetAccess }));
+          assert.equal(r.reached, false);
+          assert.match(r.code, /ECONNREFUSED|ENETUNREACH/);
+        }
+        assert.equal(hits, before);
+      });
+
+      it('cannot reach it, resolve names or fetch under the runtime guard', async () => {
+        const before = hits;
+        const r = output<{ reached: boolean; code: string }>(await run(await tool(base, source), { args: { url }, networkIsolation: 'runtime-guard' }));
+        assert.deepEqual(r, { reached: false, code: 'ERR_SANDBOX_NETWORK' });
+        const other = await tool(
+          base,
+          `const attempt = async (f) => { try { await f(); return 'allowed'; } catch (e) { return e.code; } };
+           exports.handler = async ({ url }) => ({
+             fetch: await attempt(() => fetch(url)),
+             dns: await attempt(() => require('dns').promises.lookup('localhost')),
+             // Putting a harmless connect back must not reopen the network.
+             restore: await attempt(() => {
+               const net = require('net');
+               try { net.Socket.prototype.connect = function () { return this; }; } catch {}
+               try { Object.defineProperty(net.Socket.prototype, 'connect', { value: function () { return this; } }); } catch {}
+               return new Promise((res, rej) => net.connect(Number(new URL(url).port), '127.0.0.1').on('connect', res).on('error', rej));
+             }),
+           });`
+        );
+        assert.deepEqual(output(await run(other, { args: { url }, networkIsolation: 'runtime-guard' })), { fetch: 'ERR_SANDBOX_NETWORK', dns: 'ERR_SANDBOX_NETWORK', restore: 'ERR_SANDBOX_NETWORK' });
+        assert.equal(hits, before);
+      });
     });
   });
 
@@ -157,7 +174,7 @@ describe('sandbox', function () {
     try {
       const t = await tool(base, 'exports.handler = async (_a, ctx) => ({ env: { ...process.env }, secrets: ctx.secrets, tmp: require("os").tmpdir() === ctx.scratchDir });');
       const r = output<{ env: Record<string, string>; secrets: Record<string, string>; tmp: boolean }>(await run(t, { env: { WEATHER_KEY: 'w-123', NODE_OPTIONS: '--allow-fs-read=*' } }));
-      assert.deepEqual(r.env, { WEATHER_KEY: 'w-123', TMPDIR: t.scratchDir });
+      assert.deepEqual(r.env, { WEATHER_KEY: 'w-123', TMPDIR: '/tmp' });
       assert.equal(r.tmp, true);
       assert.deepEqual(r.secrets, { WEATHER_KEY: 'w-123', NODE_OPTIONS: '--allow-fs-read=*' });
     } finally {
@@ -192,11 +209,14 @@ describe('sandbox', function () {
     assert.equal(output(await run(t, { args: { n: 10 } })), 'xxxxxxxxxx');
   });
 
-  it('reports the enforcement level of this host', () => {
+  it('runs under bwrap with seccomp on this host (npm test installs bubblewrap)', () => {
     const caps = sandboxCapabilities();
-    assert.equal(caps.fs, 'node-permission-model');
-    assert.ok(['namespace', 'runtime-guard'].includes(caps.network_isolation));
-    assert.equal(Object.keys(caps).sort().join(','), 'fs,network_isolation,rlimits,user');
+    assert.equal(caps.level, 'bwrap-seccomp', `bwrap is not usable: ${hostSandbox().bwrapError}`);
+    assert.equal(caps.seccomp, true);
+    assert.equal(caps.fs, 'bwrap-mount-namespace');
+    assert.equal(caps.network_isolation, 'namespace');
+    assert.equal(caps.scratch_quota_mb, sandboxPolicy().scratchMb);
+    assert.equal(Object.keys(caps).sort().join(','), 'fs,level,network_isolation,process_limit,rlimits,scratch_quota_mb,seccomp,user');
   });
 });
 
@@ -212,5 +232,36 @@ describe('sandbox at /healthz', function () {
     } finally {
       await h.close();
     }
+  });
+});
+
+describe('sandbox policy at start', function () {
+  const logs: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
+  const log = { info: (obj: object, msg: string) => logs.push({ level: 'info', obj: obj as Record<string, unknown>, msg }), warn: (obj: object, msg: string) => logs.push({ level: 'warn', obj: obj as Record<string, unknown>, msg }) };
+  let was: ReturnType<typeof sandboxPolicy>;
+  before(() => (was = sandboxPolicy()));
+  afterEach(() => {
+    configureSandbox(was);
+    logs.length = 0;
+  });
+
+  it('refuses a weak sandbox in production unless TROUPE_SANDBOX_ALLOW_WEAK=1, and logs the choice', async () => {
+    const { enforceSandboxPolicy, WeakSandboxError } = await import('../../src/sandbox/policy.js');
+    const weak = { mode: 'legacy', scratchMb: 64, production: true, allowWeak: false } as const;
+    assert.throws(() => enforceSandboxPolicy(weak, log), (e: unknown) => e instanceof WeakSandboxError && /TROUPE_SANDBOX_ALLOW_WEAK/.test(e.message));
+    const caps = enforceSandboxPolicy({ ...weak, allowWeak: true }, log);
+    assert.notEqual(caps.level, 'bwrap-seccomp');
+    assert.deepEqual(logs.map((l) => [l.level, l.obj.allow_weak]), [['warn', true]]);
+    // Outside production a weak host warns but runs.
+    assert.equal(enforceSandboxPolicy({ ...weak, production: false }, log).level, caps.level);
+    assert.deepEqual(logs.map((l) => [l.level, l.obj.allow_weak]), [['warn', true], ['warn', false]]);
+  });
+
+  it('starts in production on this host, at bwrap-seccomp, and says so', async () => {
+    const { enforceSandboxPolicy } = await import('../../src/sandbox/policy.js');
+    const caps = enforceSandboxPolicy({ mode: 'auto', scratchMb: 32, production: true, allowWeak: false }, log);
+    assert.equal(caps.level, 'bwrap-seccomp');
+    assert.equal(caps.scratch_quota_mb, 32);
+    assert.deepEqual(logs.map((l) => [l.level, l.msg]), [['info', 'sandbox in force']]);
   });
 });

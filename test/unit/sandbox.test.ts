@@ -6,7 +6,8 @@ import { Readable } from 'node:stream';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
 import type { HostSandbox } from '../../src/sandbox/capabilities.js';
 import { classifyExit, type ExitFacts } from '../../src/sandbox/classify.js';
-import { sandboxCommand, SandboxUnavailableError } from '../../src/sandbox/command.js';
+import { sandboxCommand } from '../../src/sandbox/command.js';
+import { SandboxUnavailableError } from '../../src/sandbox/unavailable.js';
 import { pythonInterpreter } from '../../src/sandbox/python.js';
 import { childEnv } from '../../src/sandbox/env.js';
 import { extractArchive, insideRoot } from '../../src/sandbox/extract.js';
@@ -15,10 +16,11 @@ import { tarGz, type TarEntry } from '../support/archives.js';
 
 const FILES = { node: '/usr/bin/node', runner: '/app/runner.js', guard: '/app/net-guard.js', pythonRunner: '/app/python/runner.py' };
 const REQ: SandboxRequest = { rootDir: '/v/1', handlerPath: '/v/1/t.js', scratchDir: '/s/1', args: {}, env: {}, timeoutMs: 2500, memoryMb: 64, internetAccess: false };
-const STRONG: HostSandbox = { network_isolation: 'namespace', fs: 'node-permission-model', user: 'dropped', rlimits: 'prlimit', mapRootUser: false };
-const WEAK: HostSandbox = { network_isolation: 'runtime-guard', fs: 'node-permission-model', user: 'inherited', rlimits: 'heap-only', mapRootUser: false };
+const LEGACY = { level: 'namespace-net', seccomp: false, process_limit: 'none', scratch_quota_mb: null, bwrapError: 'none', mapRootUser: false } as const;
+const STRONG: HostSandbox = { ...LEGACY, network_isolation: 'namespace', fs: 'node-permission-model', user: 'dropped', rlimits: 'prlimit' };
+const WEAK: HostSandbox = { ...LEGACY, level: 'weak', network_isolation: 'runtime-guard', fs: 'node-permission-model', user: 'inherited', rlimits: 'heap-only' };
 
-describe('sandbox command', () => {
+describe('legacy sandbox command', () => {
   it('wraps node in a namespace, a dropped user and rlimits on a capable host', () => {
     const c = sandboxCommand(REQ, STRONG, FILES);
     const argv = [c.file, ...c.args];
@@ -33,14 +35,14 @@ describe('sandbox command', () => {
     assert.equal(argv.at(-1), '/app/runner.js');
   });
 
-  it('falls back to the runtime guard, and opens the network only with internet access', () => {
+  it('falls back to the runtime guard, and never opens the host network, internet access or not', () => {
     const weak = sandboxCommand(REQ, WEAK, FILES);
     assert.equal(weak.file, '/usr/bin/node');
     assert.deepEqual(weak.args.slice(weak.args.indexOf('--require'), weak.args.indexOf('--require') + 2), ['--require', '/app/net-guard.js']);
     assert.ok(weak.args.includes('--allow-fs-read=/app/net-guard.js'));
     const open = sandboxCommand({ ...REQ, internetAccess: true }, STRONG, FILES);
-    assert.equal(open.network, 'open');
-    assert.ok(![open.file, ...open.args].some((a) => a === '/usr/bin/unshare' || a === '--require'));
+    assert.equal(open.network, 'namespace');
+    assert.deepEqual([open.file, ...open.args].slice(0, 2), ['/usr/bin/unshare', '--net']);
   });
 
   it('runs a .py handler with python3, isolated, under the same wrappers, and refuses a host that cannot hold it', () => {

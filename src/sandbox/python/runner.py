@@ -114,9 +114,13 @@ def _is_code(value):
 
 
 def restore_environment(secrets):
-    """Python's C-locale coercion (PEP 538) adds LC_CTYPE; the tool's environment is its secrets and TMPDIR, as for JS tools."""
-    if "LC_CTYPE" not in secrets:
-        os.environ.pop("LC_CTYPE", None)
+    """The tool's environment is its secrets and TMPDIR, as for JS tools: nothing of the sandbox's making
+    (bwrap's PWD) or Python's (C-locale coercion's LC_CTYPE, PEP 538)."""
+    for name in ("LC_CTYPE", "PWD"):
+        if name in secrets:
+            os.environ[name] = secrets[name]
+        else:
+            os.environ.pop(name, None)
 
 
 def run(request):

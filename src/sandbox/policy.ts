@@ -1,0 +1,38 @@
+import type { SandboxConfig } from '../config/config.js';
+import { configureSandbox, hostSandbox, sandboxCapabilities } from './capabilities.js';
+import type { SandboxCapabilities } from './types.js';
+
+/** A role that runs tenant code (tools, entrypoints) on a host weaker than production allows. */
+export class WeakSandboxError extends Error {
+  constructor(readonly caps: SandboxCapabilities, why: string | null) {
+    super(
+      `Refusing to run tenant code: the sandbox on this host is '${caps.level}' (${why ?? 'no bwrap'}), weaker than bwrap with seccomp, ` +
+        'which NODE_ENV=production requires. Install bubblewrap and allow user namespaces (docs/operations.md), or set TROUPE_SANDBOX_ALLOW_WEAK=1 to accept the weaker level.',
+    );
+  }
+}
+
+interface Log {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * Applies the configured sandbox, probes the host once, logs the level in
+ * force, and refuses to start a role that runs tenant code below
+ * namespaces + seccomp in production unless the operator said so.
+ * TROUPE_SANDBOX=bwrap refuses in any environment.
+ */
+export function enforceSandboxPolicy(config: SandboxConfig, log: Log): SandboxCapabilities {
+  configureSandbox({ mode: config.mode, scratchMb: config.scratchMb });
+  const caps = sandboxCapabilities();
+  const why = hostSandbox().bwrapError;
+  const strong = caps.level === 'bwrap-seccomp';
+  if (strong) {
+    log.info({ sandbox: caps }, 'sandbox in force');
+    return caps;
+  }
+  if (config.mode === 'bwrap' || (config.production && !config.allowWeak)) throw new WeakSandboxError(caps, why);
+  log.warn({ sandbox: caps, reason: why, allow_weak: config.allowWeak }, 'sandbox is weaker than bwrap with seccomp; tenant code is not isolated from other tenants');
+  return caps;
+}
