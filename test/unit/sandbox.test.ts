@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { classifyExit, type ExitFacts } from '../../src/sandbox/classify.js';
 import { sandboxCommand } from '../../src/sandbox/command.js';
 import { SandboxUnavailableError } from '../../src/sandbox/unavailable.js';
 import { pythonInterpreter } from '../../src/sandbox/python.js';
+import { pythonRuntime } from '../../src/sandbox/runtimes.js';
 import { childEnv } from '../../src/sandbox/env.js';
 import { extractArchive, insideRoot } from '../../src/sandbox/extract.js';
 import type { SandboxRequest } from '../../src/sandbox/types.js';
@@ -57,6 +59,16 @@ describe('legacy sandbox command', () => {
     // Node's runtime guard and permission model are no wall for Python: refused rather than run weaker.
     assert.throws(() => sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, WEAK, FILES), SandboxUnavailableError);
     assert.throws(() => sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, { ...STRONG, user: 'inherited' }, FILES), /separate user/);
+  });
+
+  it('gives bwrap a Python runtime of the interpreter, its standard library and their libraries, nothing else', () => {
+    const python = pythonInterpreter()!;
+    const rt = pythonRuntime(FILES, { memoryMb: 64 });
+    assert.deepEqual(rt.argv, [realpathSync(python.executable), '-I', '-S', '-B', '/run/troupe/runner.py', '64']);
+    assert.equal(rt.files['/run/troupe/runner.py'], '/app/python/runner.py');
+    assert.ok(rt.readOnlyPaths.includes(python.stdlib) && rt.readOnlyPaths.includes(realpathSync(python.executable)));
+    for (const p of rt.readOnlyPaths) assert.ok(p === python.stdlib || p === realpathSync(python.executable) || /\.so(\.|$)/.test(p), `only libraries besides: ${p}`);
+    assert.ok(!rt.readOnlyPaths.some((p) => /site-packages|dist-packages/.test(p)));
   });
 
   it('keeps runtime-changing names out of the environment', () => {
