@@ -9,7 +9,7 @@
  * world-traversable: an interpreter under /root (pyenv) has to be copied or
  * installed elsewhere first.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SANDBOX_PATHS } from './paths.js';
@@ -88,6 +88,14 @@ export interface PythonRuntimeFiles {
 
 const pythonPathsCache = new Map<string, string[]>();
 
+/** The shared objects a set of modules load, from one ldd run over all of them (one per module took seconds). */
+function librariesOf(modules: string[]): string[] {
+  if (modules.length === 0) return [];
+  // Exit status is not success when one file is not dynamic; what it printed for the rest still holds.
+  const r = spawnSync('ldd', modules, { encoding: 'utf8', env: {}, timeout: 10_000 });
+  return r.stdout.split('\n').map((l) => /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(l)?.[1]).filter((p): p is string => !!p);
+}
+
 /**
  * The interpreter, its standard library and every shared object the
  * interpreter or a compiled stdlib module (lib-dynload: _ssl, _ctypes, ...)
@@ -98,8 +106,7 @@ function pythonPaths(executable: string, stdlib: string): string[] {
   if (!paths) {
     const dynload = join(stdlib, 'lib-dynload');
     const modules = existsSync(dynload) ? readdirSync(dynload).filter((f) => f.endsWith('.so')).map((f) => join(dynload, f)) : [];
-    const libs = modules.flatMap((m) => binaryAndLibraries(m).slice(1));
-    paths = [...new Set([...binaryAndLibraries(executable), stdlib, ...libs])];
+    paths = [...new Set([...binaryAndLibraries(executable), stdlib, ...librariesOf(modules)])];
     pythonPathsCache.set(executable, paths);
   }
   return paths;
