@@ -1,7 +1,7 @@
 import type { HostSandbox } from './capabilities.js';
 import { PRLIMIT, SETPRIV, UNSHARE } from './capabilities.js';
 import { DATA_HEADROOM_MB } from './bwrap.js';
-import { isPythonModule, PYTHON_FLAGS, pythonInterpreter } from './python.js';
+import { isPythonModule } from './python.js';
 import { permissionFlag } from './runtimes.js';
 import type { NetworkIsolation, SandboxRequest } from './types.js';
 import { SANDBOX_UID } from './types.js';
@@ -21,7 +21,7 @@ export interface SandboxFiles {
   node: string;
   runner: string;
   guard: string;
-  /** runner.py, Python's counterpart of runner.js. */
+  /** runner.py, Python's counterpart of runner.js (bwrap only). */
   pythonRunner: string;
 }
 
@@ -51,19 +51,15 @@ export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolea
 }
 
 /**
- * Python's argv under the legacy wrappers: none of Node's permission flags
- * apply, so nothing but the uid, the rlimits and the network namespace holds
- * a Python tool in; bubblewrap (runtimes.ts pythonRuntime) is its sandbox. The memory cap is passed to the runner,
- * which sets it as RLIMIT_DATA (Python has no heap flag like V8's).
+ * Python tools do not run under the legacy wrappers. Node's permission model
+ * and runtime guard are its second wall; Python has none, and under these
+ * wrappers every call shares one uid and the host's PID and mount
+ * namespaces, so a Python tool read other calls' /proc/<pid>/environ (their
+ * secrets), killed them with kill(-1) and wrote the host's /tmp
+ * (test/integration/python-hostile.test.ts fails every one of those here).
  */
-export function pythonArgs(req: SandboxRequest, host: HostSandbox, files: SandboxFiles, network: NetworkIsolation | 'open'): string[] {
-  // The runtime guard is a Node preload: it does not exist for Python, so such a host has no network wall for it.
-  if (network === 'runtime-guard') throw new SandboxUnavailableError('Python tools need a network namespace, which this host does not allow; run workers where namespaces are allowed.');
-  // Under Troupe's own uid a Python tool could read Troupe's environment (/proc/<ppid>/environ): nothing like Node's permission model stands in between.
-  if (host.user !== 'dropped') throw new SandboxUnavailableError('Python tools need a separate user, which this host does not allow (run Troupe as root so tools drop to nobody).');
-  const python = pythonInterpreter();
-  if (!python) throw new SandboxUnavailableError('Python tools need python3, which this host does not have (Debian: apt-get install -y python3).');
-  return [python.executable, ...PYTHON_FLAGS, files.pythonRunner, String(req.memoryMb)];
+export function refusePython(): never {
+  throw new SandboxUnavailableError('Python tools run only under the bubblewrap sandbox, which is not in force on this host (see /healthz sandbox.level and docs/operations.md).');
 }
 
 /** prlimit's limits: data size (heap + headroom), CPU seconds a little over the wall clock, file size, descriptors. */
@@ -79,6 +75,7 @@ function rlimitArgs(req: SandboxRequest): string[] {
  * lowers limits, which any user may do.
  */
 export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: SandboxFiles): SandboxCommand {
+  if (isPythonModule(req.handlerPath)) refusePython();
   const isolation = req.networkIsolation ?? host.network_isolation;
   // Internet access goes only through the egress proxy (bwrap); here it is simply no network.
   const network = isolation;
@@ -86,7 +83,6 @@ export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: Sa
   if (network === 'namespace') argv.push(UNSHARE, '--net', ...(host.mapRootUser ? ['--map-root-user'] : []), '--');
   if (host.user === 'dropped') argv.push(SETPRIV, `--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--');
   if (host.rlimits === 'prlimit') argv.push(...rlimitArgs(req));
-  if (isPythonModule(req.handlerPath)) argv.push(...pythonArgs(req, host, files, network));
-  else argv.push(files.node, ...nodeArgs(req, files, network === 'runtime-guard'));
+  argv.push(files.node, ...nodeArgs(req, files, network === 'runtime-guard'));
   return { file: argv[0], args: argv.slice(1), network };
 }

@@ -1,4 +1,10 @@
 import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { configureSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
+import { runInSandbox } from '../../src/sandbox/run.js';
 import { errorOf, outcomes, outputOf, publishPythonAgent, startCase, type PyTool } from '../support/python-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
@@ -116,5 +122,24 @@ describe('Python custom tools', function () {
     assert.equal(errorOf(all, 'idle'), 'The tool did not finish within its 1 s time limit and was stopped.');
     assert.match(errorOf(all, 'hog'), /^The tool ran out of memory \(limit \d+ MiB\)/);
     assert.ok(Date.now() - started < 20_000);
+  });
+});
+
+describe('Python tools under the legacy wrappers', function () {
+  it('are refused with why, and nothing of the module runs', async () => {
+    const was = sandboxPolicy();
+    const dir = await mkdtemp(join(tmpdir(), 'troupe-py-legacy-'));
+    const marker = join(dir, 'ran');
+    configureSandbox({ ...was, mode: 'legacy' });
+    try {
+      await writeFile(join(dir, 't.py'), `open(${JSON.stringify(marker)}, "w").close()\n\ndef handler(args, context):\n    return 1\n`);
+      const r = await runInSandbox({ rootDir: dir, handlerPath: join(dir, 't.py'), scratchDir: dir, args: {}, env: {}, timeoutMs: 5000, memoryMb: 64, internetAccess: false });
+      assert.equal(r.ok, false);
+      assert.match((r as { error: string }).error, /^Python tools run only under the bubblewrap sandbox/);
+      assert.equal(existsSync(marker), false);
+    } finally {
+      configureSandbox(was);
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
