@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { runDemo } from './demo.js';
+import { ensureBubblewrap } from './bubblewrap.js';
 import { startLocalServices } from './local-services.js';
 import { ensurePython3 } from './python3.js';
 
@@ -31,6 +32,12 @@ function devKeysScope(dataDir: string): string {
 export async function main(_args: string[]): Promise<void> {
   const dataDir = devDataDir(ROOT);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // Tools and entrypoints run under bwrap; without it (not root, not installed) Troupe falls back to a weak sandbox and logs so.
+  try {
+    ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
+  } catch (e) {
+    process.stderr.write(`[services] ${(e as Error).message}\n`);
+  }
   // The example agent has a Python tool.
   ensurePython3((m) => process.stderr.write(`[services] ${m}\n`));
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });

@@ -2,6 +2,7 @@ import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { metricsRefusal } from '../metrics/access.js';
 import { queueProbe } from '../metrics/actor-metrics.js';
 import type { Core } from './core.js';
+import { sandboxCapabilities } from '../sandbox/capabilities.js';
 import { listen } from './http-server.js';
 
 /** The queues each actor-running role consumes, by the `queue` label they are reported under. */
@@ -48,7 +49,9 @@ export async function startMetricsServer(core: Core, roles: string[]): Promise<n
     }
     if (req.method === 'GET' && path === '/healthz') {
       const status = core.drain.draining ? 'draining' : 'ok';
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status, roles }));
+      // A worker runs tenant code: its /healthz shows the sandbox in force, as web's does.
+      const sandbox = roles.includes('worker') ? { sandbox: sandboxCapabilities() } : {};
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status, roles, ...sandbox }));
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { type: 'not_found_error', code: 'route_not_found', message: `No route for ${req.method} ${path}; this port serves /metrics and /healthz.` } }));

@@ -34,7 +34,13 @@ export interface BwrapOptions {
   maxProcesses?: number;
 }
 
-/** The limits: data (heap + headroom), CPU seconds a little over the wall clock, file size, descriptors, processes. */
+/**
+ * The limits: data (heap + headroom), CPU seconds a little over the wall
+ * clock, file size, descriptors, and processes when the call has a host uid
+ * of its own. Under Troupe's own uid RLIMIT_NPROC would count Troupe's
+ * threads, every other call and (on a laptop) the user's whole session, so a
+ * small cap would refuse ordinary calls: the user's own limit stays.
+ */
 export function rlimits(req: SandboxRequest, o: BwrapOptions): string[] {
   const cpuSeconds = Math.ceil(req.timeoutMs / 1000) + 1;
   return [
@@ -42,7 +48,7 @@ export function rlimits(req: SandboxRequest, o: BwrapOptions): string[] {
     `--cpu=${cpuSeconds}`,
     `--fsize=${o.scratchMb * MIB}`,
     '--nofile=256',
-    `--nproc=${o.maxProcesses ?? MAX_PROCESSES}`,
+    ...(o.hostUid !== null ? [`--nproc=${o.maxProcesses ?? MAX_PROCESSES}`] : []),
   ];
 }
 

@@ -26,9 +26,10 @@ export interface SandboxPolicy {
 let policy: SandboxPolicy = { mode: 'auto', scratchMb: 64 };
 let cached: HostSandbox | null = null;
 
-/** Set once at start from Config (and by benchmarks); re-probes on the next use. */
+/** Set at start from Config (and by benchmarks); a changed policy is probed again on its next use, the same one is not. */
 export function configureSandbox(p: SandboxPolicy): void {
-  policy = Object.freeze({ ...p });
+  if (p.mode === policy.mode && p.scratchMb === policy.scratchMb) return;
+  policy = Object.freeze({ mode: p.mode, scratchMb: p.scratchMb });
   cached = null;
 }
 
@@ -97,7 +98,7 @@ export function hostSandbox(): HostSandbox {
   cached = Object.freeze({
     level: levelOf(bwrap, plainNs || userNs),
     seccomp: bwrap,
-    process_limit: bwrap ? (isRoot ? 'per-call-uid' : 'shared-uid') : 'none',
+    process_limit: bwrap ? (isRoot ? 'per-call-uid' : 'user-ulimit') : 'none',
     scratch_quota_mb: bwrap ? policy.scratchMb : null,
     network_isolation: bwrap || plainNs || userNs ? 'namespace' : 'runtime-guard',
     fs: bwrap ? 'bwrap-mount-namespace' : 'node-permission-model',

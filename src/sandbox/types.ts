@@ -56,8 +56,8 @@ export type SandboxLevel = 'bwrap-seccomp' | 'namespace-net' | 'weak';
 export interface SandboxCapabilities {
   level: SandboxLevel;
   seccomp: boolean;
-  /** `per-call-uid`: RLIMIT_NPROC on a host uid of the call's own; `shared-uid`: on Troupe's uid, shared by all calls. */
-  process_limit: 'per-call-uid' | 'shared-uid' | 'none';
+  /** `per-call-uid`: RLIMIT_NPROC on a host uid of the call's own; `user-ulimit`: only Troupe's user's own limit, shared with it (not root). */
+  process_limit: 'per-call-uid' | 'user-ulimit' | 'none';
   /** Size of each call's scratch tmpfs; null when scratch is a host folder without a quota. */
   scratch_quota_mb: number | null;
   network_isolation: NetworkIsolation;

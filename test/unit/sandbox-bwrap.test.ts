@@ -39,6 +39,7 @@ describe('bwrap sandbox command', () => {
     assert.deepEqual(after(on, '--bind', 2), [['/s/st', SANDBOX_PATHS.storage], ['/run/p/1.sock', SANDBOX_PATHS.egressSocket]]);
     assert.ok(on.includes('--unshare-net'));
     assert.ok(!on.includes('/usr/bin/setpriv'), 'no uid drop when Troupe is not root');
+    assert.ok(!on.some((a) => a.startsWith('--nproc')), 'nor a process cap that would count Troupe\'s own uid');
   });
 
   it('names the handler by its path under /agent', () => {
