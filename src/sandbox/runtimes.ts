@@ -11,7 +11,7 @@
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { SANDBOX_PATHS } from './paths.js';
 import { PYTHON_FLAGS, pythonInterpreter } from './python.js';
 import { SandboxUnavailableError } from './unavailable.js';
@@ -82,7 +82,6 @@ export function nodeRuntime(files: NodeRuntimeFiles, opts: { memoryMb: number; s
 }
 
 export interface PythonRuntimeFiles {
-  /** runner.py; egress_bridge.py, where the build has it, is bound beside it. */
   pythonRunner: string;
 }
 
@@ -122,11 +121,11 @@ export function pythonRuntime(files: PythonRuntimeFiles, opts: { memoryMb: numbe
   const python = pythonInterpreter();
   if (!python) throw new SandboxUnavailableError('Python tools need python3, which this host does not have where the sandbox can run it (Debian: apt-get install -y python3).');
   const executable = realpathSync(python.executable);
-  const bridge = join(dirname(files.pythonRunner), 'egress_bridge.py');
   return {
     argv: [executable, ...PYTHON_FLAGS, SANDBOX_PATHS.pythonRunner, String(opts.memoryMb)],
     readOnlyPaths: pythonPaths(executable, python.stdlib),
-    files: { [SANDBOX_PATHS.pythonRunner]: files.pythonRunner, ...(existsSync(bridge) ? { [join(dirname(SANDBOX_PATHS.pythonRunner), 'egress_bridge.py')]: bridge } : {}) },
+    // With internet access, the egress wiring binds egress_bridge.py beside the runner, which starts it.
+    files: { [SANDBOX_PATHS.pythonRunner]: files.pythonRunner },
     env: {},
   };
 }
