@@ -23,6 +23,8 @@ export interface SandboxPolicy {
   scratchMb: number;
 }
 
+const PROBE_TIMEOUT_MS = 15_000;
+
 let policy: SandboxPolicy = { mode: 'auto', scratchMb: 64 };
 let cached: HostSandbox | null = null;
 
@@ -53,6 +55,7 @@ function probeBwrap(isRoot: boolean): string | null {
   const { bwrapCommand } = require('./bwrap.js') as typeof import('./bwrap.js');
   const { binaryAndLibraries } = require('./runtimes.js') as typeof import('./runtimes.js');
   const { seccompFilter } = require('./seccomp.js') as typeof import('./seccomp.js');
+  const { CALL_UID_BASE, CALL_UID_SPAN } = require('./uid-pool.js') as typeof import('./uid-pool.js');
   /* eslint-enable @typescript-eslint/no-require-imports */
   const dir = mkdtempSync(join(tmpdir(), 'troupe-bwrap-probe-'));
   chmodSync(dir, 0o755); // bound at /agent and opened by the dropped uid
@@ -62,10 +65,11 @@ function probeBwrap(isRoot: boolean): string | null {
     fd = openSync(join(dir, 'seccomp.bpf'), 'r');
     const script = 'process.exit(/Seccomp:\\s*2/.test(require("fs").readFileSync("/proc/self/status","utf8"))&&process.getuid()===1000?0:7)';
     const runtime = { argv: [process.execPath, '-e', script], readOnlyPaths: binaryAndLibraries(process.execPath), files: {}, env: {} };
-    const req = { rootDir: dir, handlerPath: join(dir, 'x'), args: null, env: {}, timeoutMs: 5000, memoryMb: 64, internetAccess: false, scratchDir: dir };
-    const argv = bwrapCommand(req, { runtime, hostUid: isRoot ? SANDBOX_UID : null, scratchMb: 1 });
-    const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'ignore', fd], timeout: 5000, env: {} });
-    if (r.error) return r.error.message;
+    const req = { rootDir: dir, handlerPath: join(dir, 'x'), args: null, env: {}, timeoutMs: PROBE_TIMEOUT_MS, memoryMb: 64, internetAccess: false, scratchDir: dir };
+    // A uid of the call range, not 65534: RLIMIT_NPROC counts every process of the uid, and nobody's may be many.
+    const argv = bwrapCommand(req, { runtime, hostUid: isRoot ? CALL_UID_BASE + CALL_UID_SPAN - 1 : null, scratchMb: 1 });
+    const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'ignore', fd], timeout: PROBE_TIMEOUT_MS, env: {} });
+    if (r.error) return `${r.error.message} (within ${PROBE_TIMEOUT_MS} ms)`;
     if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
     return null;
   } catch (e) {
@@ -90,7 +94,8 @@ function levelOf(bwrap: boolean, netNs: boolean): SandboxLevel {
 export function hostSandbox(): HostSandbox {
   if (cached) return cached;
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const bwrapError = policy.mode === 'legacy' ? 'TROUPE_SANDBOX=legacy' : probeBwrap(isRoot);
+  // Once more on failure: a loaded host can be slow to start Node once, and a failed probe downgrades the whole process.
+  const bwrapError = policy.mode === 'legacy' ? 'TROUPE_SANDBOX=legacy' : probeBwrap(isRoot) && probeBwrap(isRoot);
   const plainNs = works(UNSHARE, ['--net', '--', '/bin/true']);
   const userNs = !plainNs && works(UNSHARE, ['--net', '--map-root-user', '--', '/bin/true']);
   const drop = isRoot && works(SETPRIV, [`--reuid=${SANDBOX_UID}`, `--regid=${SANDBOX_UID}`, '--clear-groups', '--', '/bin/true']);

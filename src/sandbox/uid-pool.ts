@@ -10,6 +10,7 @@
 import { randomInt } from 'node:crypto';
 
 export const CALL_UID_BASE = 200_000;
+/** The last uid of the range is the start-up probe's; calls never take it. */
 export const CALL_UID_SPAN = 60_000;
 
 export class UidPool {
@@ -18,7 +19,7 @@ export class UidPool {
 
   constructor(
     private readonly base = CALL_UID_BASE,
-    private readonly span = CALL_UID_SPAN,
+    private readonly span = CALL_UID_SPAN - 1,
   ) {}
 
   take(): number {

@@ -1,10 +1,10 @@
 /**
  * A hostile tenant's tool or entrypoint tries one escape per case; each case
  * asserts the escape is refused, Troupe keeps serving, and another tenant's
- * call running at the same time completes. Most cases run straight through
+ * call running at the same time completes. These run straight through
  * runInSandbox without Node's permission model (the OS sandbox alone); the
- * entrypoint cases go through the real publish API. The egress and Python
- * cases extend the `hostile tenant` describe with the helpers in
+ * cases through the real API and tool-runner are in hostile-tenant-api.test.ts.
+ * The egress and Python cases extend these describes with the helpers in
  * test/support/hostile-tools.ts.
  */
 import assert from 'node:assert/strict';
@@ -12,12 +12,25 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { CALL_UID_BASE, CALL_UID_SPAN } from '../../src/sandbox/uid-pool.js';
 import { hostSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
 import { MAX_PROCESSES } from '../../src/sandbox/bwrap.js';
-import { createAgentFrom, minimalAgent } from '../support/archives.js';
-import { startHarness, type Harness } from '../support/harness.js';
 import { ATTEMPT, hostileVersion, outputOf, runHostile } from '../support/hostile-tools.js';
+
+/** Host pids running as a call uid (CALL_UID_BASE…): a finished call leaves none. */
+function callProcesses(): string[] {
+  const pids: string[] = [];
+  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+      if (uid >= CALL_UID_BASE && uid < CALL_UID_BASE + CALL_UID_SPAN) pids.push(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
 
 /** Another tenant's ordinary call, started alongside an attack: it must still answer. */
 const NEIGHBOUR = `exports.handler = async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return { neighbour: 'ok' }; };`;
@@ -55,7 +68,7 @@ describe('hostile tenant', function () {
   });
 
   it('cannot read another call\'s scratch, running at the same time', async () => {
-    const victim = runHostile(base, `exports.handler = async () => { require('fs').writeFileSync('/tmp/secret.txt', 'victim-secret'); await new Promise((r) => setTimeout(r, 1500)); return require('fs').readFileSync('/tmp/secret.txt', 'utf8'); };`);
+    const victim = runHostile(base, `exports.handler = async () => { require('fs').writeFileSync('/tmp/secret.txt', 'victim-secret'); await new Promise((r) => setTimeout(r, 1000)); return require('fs').readFileSync('/tmp/secret.txt', 'utf8'); };`);
     await new Promise((r) => setTimeout(r, 400));
     const thief = outputOf<{ own: string; procs: string[]; found: string[] }>(
       await runHostile(base, `${ATTEMPT}
@@ -111,7 +124,7 @@ describe('hostile tenant', function () {
               // Every process it may signal but itself and its namespace's init: there are none.
               return { ...out, minusOne: attempt(() => process.kill(-1, 'SIGKILL')) };
             };`),
-          1500,
+          800,
         ),
       );
       // Its parent is its own sandbox's init (pid 1 of its PID namespace), never a Troupe process.
@@ -136,15 +149,24 @@ describe('hostile tenant', function () {
             let stderr = '';
             child.stderr.on('data', (c) => { if (stderr.length < 4096) stderr += c; });
             let peak = 0;
-            for (let i = 0; i < 15; i++) { await new Promise((r) => setTimeout(r, 100)); peak = Math.max(peak, require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).length); }
+            // Until forks are refused and it has grown (3 s at most: a loaded host ramps slowly).
+            for (let i = 0; i < 30 && !(peak >= 10 && /fork|resource/i.test(stderr)); i++) { await new Promise((r) => setTimeout(r, 100)); peak = Math.max(peak, require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).length); }
             return { peak, failures: /fork|resource/i.test(stderr) };
           };`, { sh }, { binaries: [sh] }),
-        2000,
+        1000,
       ),
     );
-    assert.ok(r.peak <= MAX_PROCESSES, `${r.peak} processes`);
+    // Bounded near the cap, not exactly at it: exiting children count until reaped, and the kernel counts per
+    // user-namespace level (seen here: up to 74 for a cap of 64). Without the cap it grows without end.
+    assert.ok(r.peak <= 2 * MAX_PROCESSES, `${r.peak} processes`);
     assert.ok(r.peak >= 10, `the bomb ran (${r.peak})`);
     assert.equal(r.failures, true, 'forks were refused');
+    // One that never returns is killed at its timeout, and nothing of it survives on the host.
+    const stuck = await runHostile(base, `exports.handler = async ({ sh }) => { require('child_process').spawn(sh, ['-c', 'b() { b & b & wait; }; b'], { stdio: 'ignore' }); await new Promise(() => setInterval(() => {}, 1000)); };`, { sh }, { binaries: [sh], req: { timeoutMs: 1500 } });
+    assert.equal((stuck as { kind?: string }).kind, 'timeout', JSON.stringify(stuck));
+    let left = callProcesses();
+    for (let i = 0; i < 20 && left.length; i++, left = callProcesses()) await new Promise((res) => setTimeout(res, 100));
+    assert.deepEqual(left, [], 'processes of a finished call are left on the host');
     assert.ok(Date.now() - started < 15_000);
   });
 
@@ -195,42 +217,5 @@ describe('hostile tenant', function () {
       assert.equal(r.reached, undefined, `internet_access ${internetAccess} reached Redis`);
       assert.match(r.refused!, /ECONNREFUSED|ENETUNREACH/);
     }
-  });
-
-  describe('entrypoints at publish', function () {
-    let h: Harness;
-    before(async () => {
-      h = await startHarness({ roles: ['web'], env: { TROUPE_SANDBOX_DIR: base } });
-    });
-    after(async () => {
-      await h.close();
-    });
-
-    const HOSTILE: Record<string, string> = {
-      // The signal ones then throw: the publish fails only because they are still alive to do so.
-      'kill(-1)': "process.kill(-1, 'SIGKILL'); throw new Error('still here after kill(-1)');",
-      'SIGTERM to its parent': "process.kill(process.ppid, 'SIGTERM'); process.kill(process.ppid, 'SIGKILL'); throw new Error('still here after signalling ' + process.ppid);",
-      '/proc/1/environ': "exports.agent = { instructions: require('fs').readFileSync('/proc/1/environ', 'utf8') || 'empty' };",
-      'an infinite loop': 'for (;;) {}',
-    };
-
-    it('each fails the publish with a 400 and the service keeps publishing', async function () {
-      this.timeout(25_000);
-      const { manifest, entries } = minimalAgent();
-      const responses = await Promise.all(
-        Object.entries(HOSTILE).map(async ([name, source]) => {
-          const res = await createAgentFrom(h, manifest, entries.map((e) => (e.name === 'agent.js' ? { ...e, content: source } : e)), `hostile-${name.replace(/\W+/g, '-')}`);
-          return [name, res.status, (await res.json()) as { error: { code: string; message: string } }] as const;
-        }),
-      );
-      for (const [name, status, body] of responses) {
-        assert.equal(status, 400, `${name}: ${JSON.stringify(body)}`);
-        assert.equal(body.error.code, 'invalid_entrypoint', name);
-        assert.ok(!body.error.message.includes(process.env.MONGODB_URL ?? '\0'), name);
-      }
-      assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200);
-      const good = await createAgentFrom(h, manifest, entries, 'after-hostile');
-      assert.equal(good.status, 201, await good.text());
-    });
   });
 });
