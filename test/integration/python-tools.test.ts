@@ -14,7 +14,7 @@ const TOOLS: Record<string, PyTool> = {
     source: `
 def handler(args, context):
     print("noise on stdout does not corrupt the result")
-    return {"sum": args["a"] + args["b"], "pair": (1, 2), "nothing": None}
+    return {"sum": args["a"] + args["b"], "pair": (1, 2), "nothing": None, "text": "caf\u00e9 \\udc80"}
 `,
   },
   later: {
@@ -92,7 +92,7 @@ describe('Python custom tools', function () {
   it('runs sync and async handlers with the declared secrets, a scratch folder and sibling modules', async () => {
     const sid = await startCase(h, agentId, 'basics', { secrets: { DECLARED: 's3cret', PYTHONPATH: '/etc', UNDECLARED: 'never' } });
     const all = await outcomes(h, sid);
-    assert.deepEqual(outputOf(all, 'add'), { sum: 42, pair: [1, 2], nothing: null });
+    assert.deepEqual(outputOf(all, 'add'), { sum: 42, pair: [1, 2], nothing: null, text: 'café \ufffd' }, 'a lone surrogate arrives as one U+FFFD (a JSON escape, not three undecodable bytes)');
     assert.deepEqual(outputOf(all, 'later'), { awaited: [0, 1, 2], city: 'Oslo' });
     const ctx = outputOf<Record<string, unknown>>(all, 'context');
     assert.deepEqual(ctx.secrets, { DECLARED: 's3cret', FROM_CREDENTIAL: 'cred-value', PYTHONPATH: '/etc' });

@@ -41,9 +41,11 @@ class ToolContext:
 
 
 def error_text(exc):
-    name = type(exc).__name__
-    message = str(exc)
-    return ("%s: %s" % (name, message))[:MAX_ERROR_CHARS]
+    try:
+        message = str(exc)
+    except Exception:  # A hostile __str__ must not cost the call its result.
+        message = "<unprintable>"
+    return ("%s: %s" % (type(exc).__name__, message))[:MAX_ERROR_CHARS]
 
 
 def limit_memory(memory_mb):
@@ -149,7 +151,9 @@ def serialize(outcome):
 
 
 def report(outcome):
-    data = serialize(outcome).encode("utf-8", "surrogatepass")
+    # A lone surrogate can only sit inside a JSON string, where backslashreplace writes it as the JSON escape
+    # (\udc80) that JSON.stringify writes too, instead of bytes that are not UTF-8.
+    data = serialize(outcome).encode("utf-8", "backslashreplace")
     view = memoryview(data)
     try:
         while view:
