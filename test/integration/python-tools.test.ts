@@ -49,6 +49,20 @@ def handler(args, context):
     }
 `,
   },
+  keep: {
+    source: `
+import os
+
+def handler(args, context):
+    if context.storage_dir is None:
+        return {"mounted": False}
+    path = os.path.join(context.storage_dir, "notes", "py.txt")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(args["text"])
+    return {"mounted": True, "env_matches": os.environ.get("TROUPE_STORAGE_DIR") == context.storage_dir}
+`,
+  },
   boom: { source: 'def handler(args, context):\n    raise ValueError("no such city: " + args["city"])\n' },
   not_json: { source: 'def handler(args, context):\n    return {"cities": {"Oslo", "Bergen"}}\n' },
   not_number: { source: 'def handler(args, context):\n    return float("nan")\n' },
@@ -75,6 +89,7 @@ describe('Python custom tools', function () {
         basics: { add: { a: 2, b: 40 }, later: { city: 'Oslo' }, context: {} },
         errors: { boom: { city: 'Atlantis' }, not_json: {}, not_number: {}, no_handler: {}, exits: {} },
         limits: { too_big: {}, busy: {}, idle: {}, hog: {} },
+        storage: { keep: { text: 'from python' } },
       },
       { secrets: ['DECLARED', 'FROM_CREDENTIAL', 'PYTHONPATH'], pythonEntrypoint: true, files: [{ name: 'tools/helper.py', content: 'def shout(s):\n    return s.upper() + "!"\n' }] },
     );
@@ -103,6 +118,16 @@ describe('Python custom tools', function () {
     assert.equal(ctx.back, 'kept for this call');
     assert.equal(ctx.helper, 'HI!', 'PYTHONPATH=/etc did not replace the module path (-I)');
     assert.equal(ctx.repr_hides_secrets, true);
+  });
+
+  it("writes the session's storage binding through context.storage_dir, and the files persist", async () => {
+    const created = await h.api('/v1/storage-bindings', { method: 'POST', json: { name: `py-notes-${Date.now()}` } });
+    assert.equal(created.status, 201);
+    const binding = (await created.json()) as { id: string };
+    const all = await outcomes(h, await startCase(h, agentId, 'storage', { storage_binding_id: binding.id }));
+    assert.deepEqual(outputOf(all, 'keep'), { mounted: true, env_matches: true });
+    const files = (await (await h.api(`/v1/storage-bindings/${binding.id}/files`)).json()) as { files: { path: string; size_bytes: number }[] };
+    assert.deepEqual(files.files.map((f) => [f.path, f.size_bytes]), [['notes/py.txt', 11]]);
   });
 
   it('turns an exception, a non-JSON result, a missing handler and an exit into error results', async () => {
