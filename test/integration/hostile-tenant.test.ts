@@ -13,18 +13,16 @@ import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { CALL_UID_BASE, CALL_UID_SPAN } from '../../src/sandbox/uid-pool.js';
 import { hostSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
 import { MAX_PROCESSES } from '../../src/sandbox/bwrap.js';
 import { ATTEMPT, hostileVersion, outputOf, runHostile } from '../support/hostile-tools.js';
 
-/** Host pids running as a call uid (CALL_UID_BASE…): a finished call leaves none. */
-function callProcesses(): string[] {
+/** Host pids whose command line carries `marker`: a finished call leaves none. (Not by uid: other Troupe processes on this host run calls in the same uid range.) */
+function processesWith(marker: string): string[] {
   const pids: string[] = [];
   for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
     try {
-      const uid = Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-      if (uid >= CALL_UID_BASE && uid < CALL_UID_BASE + CALL_UID_SPAN) pids.push(pid);
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) pids.push(pid);
     } catch {
       // gone meanwhile
     }
@@ -151,7 +149,7 @@ describe('hostile tenant', function () {
             let peak = 0;
             // Until forks are refused and it has grown (3 s at most: a loaded host ramps slowly).
             for (let i = 0; i < 30 && !(peak >= 10 && /fork|resource/i.test(stderr)); i++) { await new Promise((r) => setTimeout(r, 100)); peak = Math.max(peak, require('fs').readdirSync('/proc').filter((n) => /^\\d+$/.test(n)).length); }
-            return { peak, failures: /fork|resource/i.test(stderr) };
+            return { peak, failures: /fork|resource/i.test(stderr), stderr: stderr.slice(0, 300), exit: child.exitCode };
           };`, { sh }, { binaries: [sh] }),
         1000,
       ),
@@ -159,13 +157,14 @@ describe('hostile tenant', function () {
     // Bounded near the cap, not exactly at it: exiting children count until reaped, and the kernel counts per
     // user-namespace level (seen here: up to 74 for a cap of 64). Without the cap it grows without end.
     assert.ok(r.peak <= 2 * MAX_PROCESSES, `${r.peak} processes`);
-    assert.ok(r.peak >= 10, `the bomb ran (${r.peak})`);
-    assert.equal(r.failures, true, 'forks were refused');
+    // dash gives up on "Cannot fork", so the bomb may be over before the first look at /proc; the refusals show it hit the cap.
+    assert.equal(r.failures, true, `forks were refused: ${JSON.stringify(r)}`);
     // One that never returns is killed at its timeout, and nothing of it survives on the host.
-    const stuck = await runHostile(base, `exports.handler = async ({ sh }) => { require('child_process').spawn(sh, ['-c', 'b() { b & b & wait; }; b'], { stdio: 'ignore' }); await new Promise(() => setInterval(() => {}, 1000)); };`, { sh }, { binaries: [sh], req: { timeoutMs: 1500 } });
+    const marker = `troupe-bomb-${process.pid}-${Date.now()}`;
+    const stuck = await runHostile(base, `exports.handler = async ({ sh, marker }) => { require('child_process').spawn(sh, ['-c', 'b() { b & b & wait; }; b', marker], { stdio: 'ignore' }); await new Promise(() => setInterval(() => {}, 1000)); };`, { sh, marker }, { binaries: [sh], req: { timeoutMs: 1500 } });
     assert.equal((stuck as { kind?: string }).kind, 'timeout', JSON.stringify(stuck));
-    let left = callProcesses();
-    for (let i = 0; i < 20 && left.length; i++, left = callProcesses()) await new Promise((res) => setTimeout(res, 100));
+    let left = processesWith(marker);
+    for (let i = 0; i < 20 && left.length; i++, left = processesWith(marker)) await new Promise((res) => setTimeout(res, 100));
     assert.deepEqual(left, [], 'processes of a finished call are left on the host');
     assert.ok(Date.now() - started < 15_000);
   });
