@@ -9,6 +9,7 @@ import { runDemo } from './demo.js';
 import { onLauncherGone } from './launcher-parent.js';
 import { ensureBubblewrap } from './bubblewrap.js';
 import { startLocalServices } from './local-services.js';
+import { ensurePython3 } from './python3.js';
 
 const ROOT = resolve(__dirname, '../../..');
 
@@ -44,6 +45,8 @@ export async function main(_args: string[]): Promise<void> {
   } catch (e) {
     process.stderr.write(`[services] ${(e as Error).message}\n`);
   }
+  // The example agent has a Python tool.
+  ensurePython3((m) => process.stderr.write(`[services] ${m}\n`));
   const services = await startLocalServices({ dataDir, redisUrl: process.env.REDIS_URL, mongodbUrl: process.env.MONGODB_URL });
   const keys = devKeys(dataDir);
   const env = {

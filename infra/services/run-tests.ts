@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { ensureBubblewrap } from './bubblewrap.js';
 import { ensureChromium } from './chromium.js';
+import { ensurePython3 } from './python3.js';
 import { startLocalServices } from './local-services.js';
 import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 
@@ -118,6 +119,8 @@ async function run(): Promise<number> {
   const onlyUnit = process.argv.includes('--unit-only');
   const onlyFaults = process.argv.includes('--faults-only');
   let failures = 0;
+  // Python custom tools, in unit and integration tests alike.
+  ensurePython3((m) => process.stderr.write(`[services] ${m}\n`));
   if (!onlyIntegration && !onlyFaults) {
     banner('unit tests');
     failures += await mocha('.mocharc.unit.json', process.env);

@@ -13,8 +13,8 @@ export interface ExitFacts {
   memoryMb: number;
 }
 
-/** V8's heap cap, or RLIMIT_DATA refusing an allocation. */
-const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Array buffer allocation failed|Cannot allocate memory|std::bad_alloc|Out of memory/i;
+/** V8's heap cap, or RLIMIT_DATA refusing an allocation (Python raises MemoryError). */
+const OUT_OF_MEMORY = /heap out of memory|Reached heap limit|Array buffer allocation failed|Cannot allocate memory|std::bad_alloc|Out of memory|^MemoryError\b/im;
 
 function parseResult(raw: Buffer): SandboxResult | null {
   if (raw.length === 0) return null;

@@ -1,9 +1,11 @@
 import type { HostSandbox } from './capabilities.js';
 import { PRLIMIT, SETPRIV, UNSHARE } from './capabilities.js';
 import { DATA_HEADROOM_MB } from './bwrap.js';
+import { isPythonModule } from './python.js';
 import { permissionFlag } from './runtimes.js';
 import type { NetworkIsolation, SandboxRequest } from './types.js';
 import { SANDBOX_UID } from './types.js';
+import { SandboxUnavailableError } from './unavailable.js';
 
 /*
  * The legacy sandbox (before bubblewrap): `unshare --net`, `setpriv` and
@@ -19,6 +21,8 @@ export interface SandboxFiles {
   node: string;
   runner: string;
   guard: string;
+  /** runner.py, Python's counterpart of runner.js (bwrap only). */
+  pythonRunner: string;
 }
 
 export interface SandboxCommand {
@@ -46,6 +50,18 @@ export function nodeArgs(req: SandboxRequest, files: SandboxFiles, guard: boolea
   ];
 }
 
+/**
+ * Python tools do not run under the legacy wrappers. Node's permission model
+ * and runtime guard are its second wall; Python has none, and under these
+ * wrappers every call shares one uid and the host's PID and mount
+ * namespaces, so a Python tool read other calls' /proc/<pid>/environ (their
+ * secrets), killed them with kill(-1) and wrote the host's /tmp
+ * (test/integration/python-hostile.test.ts fails every one of those here).
+ */
+export function refusePython(): never {
+  throw new SandboxUnavailableError('Python tools run only under the bubblewrap sandbox, which is not in force on this host (see /healthz sandbox.level and docs/operations.md).');
+}
+
 /** prlimit's limits: data size (heap + headroom), CPU seconds a little over the wall clock, file size, descriptors. */
 function rlimitArgs(req: SandboxRequest): string[] {
   const cpuSeconds = Math.ceil(req.timeoutMs / 1000) + 1;
@@ -59,6 +75,7 @@ function rlimitArgs(req: SandboxRequest): string[] {
  * lowers limits, which any user may do.
  */
 export function sandboxCommand(req: SandboxRequest, host: HostSandbox, files: SandboxFiles): SandboxCommand {
+  if (isPythonModule(req.handlerPath)) refusePython();
   const isolation = req.networkIsolation ?? host.network_isolation;
   // Internet access goes only through the egress proxy (bwrap); here it is simply no network.
   const network = isolation;

@@ -12,6 +12,8 @@ export const SANDBOX_PATHS = Object.freeze({
   storage: '/storage',
   /** The runner script that loads the handler. */
   runner: '/run/troupe/runner.js',
+  /** Python's runner; it imports egress_bridge.py from beside it when the call has internet access. */
+  pythonRunner: '/run/troupe/runner.py',
   /** Where the egress proxy's Unix socket is bound for a call with internet access. */
   egressSocket: '/run/troupe/egress.sock',
 });

@@ -1,5 +1,6 @@
 import type { SandboxConfig } from '../config/config.js';
 import { configureSandbox, hostSandbox, sandboxCapabilities } from './capabilities.js';
+import { pythonInterpreter } from './python.js';
 import type { SandboxCapabilities } from './types.js';
 
 /** A role that runs tenant code (tools, entrypoints) on a host weaker than production allows. */
@@ -27,12 +28,15 @@ export function enforceSandboxPolicy(config: SandboxConfig, log: Log): SandboxCa
   configureSandbox({ mode: config.mode, scratchMb: config.scratchMb });
   const caps = sandboxCapabilities();
   const why = hostSandbox().bwrapError;
+  // Probed here, not on the first Python call, so no turn waits on it; null: Python tools fail with why.
+  const found = pythonInterpreter();
+  const python = found ? `${found.executable} ${found.version}` : null;
   const strong = caps.level === 'bwrap-seccomp';
   if (strong) {
-    log.info({ sandbox: caps }, 'sandbox in force');
+    log.info({ sandbox: caps, python }, 'sandbox in force');
     return caps;
   }
   if (config.mode === 'bwrap' || (config.production && !config.allowWeak)) throw new WeakSandboxError(caps, why);
-  log.warn({ sandbox: caps, reason: why, allow_weak: config.allowWeak }, 'sandbox is weaker than bwrap with seccomp; tenant code is not isolated from other tenants');
+  log.warn({ sandbox: caps, reason: why, allow_weak: config.allowWeak, python }, 'sandbox is weaker than bwrap with seccomp; tenant code is not isolated from other tenants');
   return caps;
 }

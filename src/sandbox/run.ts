@@ -7,13 +7,15 @@ import { BWRAP, bwrapCommand, RESULT_FD, sandboxHandlerPath } from './bwrap.js';
 import { hostSandbox, sandboxPolicy, type HostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
 import { defaultEgress, openCallEgress, withEgress, type EgressSettings } from './egress.js';
-import { sandboxCommand, type SandboxFiles } from './command.js';
+import { sandboxCommand, type SandboxCommand, type SandboxFiles } from './command.js';
 import { childEnv } from './env.js';
 import { SANDBOX_PATHS } from './paths.js';
-import { nodeRuntime, type Runtime } from './runtimes.js';
+import { isPythonModule } from './python.js';
+import { nodeRuntime, pythonRuntime, type Runtime } from './runtimes.js';
 import { seccompFilter } from './seccomp.js';
 import type { SandboxRequest, SandboxResult } from './types.js';
 import { OUTPUT_LIMIT_BYTES } from './types.js';
+import { SandboxUnavailableError } from './unavailable.js';
 import { callUids } from './uid-pool.js';
 
 const STDERR_TAIL_BYTES = 8192;
@@ -22,7 +24,20 @@ export const SANDBOX_FILES: SandboxFiles = Object.freeze({
   node: process.execPath,
   runner: join(__dirname, 'runner.js'),
   guard: join(__dirname, 'net-guard.js'),
+  pythonRunner: join(__dirname, 'python', 'runner.py'),
 });
+
+/** The runtime a handler needs, by its file: a `.py` module is Python's, anything else Node's. */
+function runtimeFor(req: SandboxRequest, files: SandboxFiles): Runtime {
+  if (isPythonModule(req.handlerPath)) return pythonRuntime(files, { memoryMb: req.memoryMb });
+  return nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+}
+
+/** A host that cannot run this tool answers the call with why, as a crash result, never a rejection. */
+function unavailable(e: unknown): SandboxResult {
+  if (e instanceof SandboxUnavailableError) return { ok: false, kind: 'crash', error: e.message };
+  throw e;
+}
 
 /** Collects a stream up to `limit` bytes; calls `over` once when it goes past. */
 function collect(stream: Readable, limit: number, over: () => void): () => Buffer {
@@ -147,7 +162,12 @@ async function runBwrapCall(req: SandboxRequest, files: SandboxFiles, host: Host
   const hostUid = host.user === 'per-call' ? callUids.take() : null;
   try {
     if (req.storageDir && hostUid !== null) await chownTree(req.storageDir, hostUid);
-    const base = over.runtime ?? nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+    let base: Runtime;
+    try {
+      base = over.runtime ?? runtimeFor(req, files);
+    } catch (e) {
+      return unavailable(e);
+    }
     const runtime = req.egressSocket ? withEgress(base) : base;
     const argv = bwrapCommand(req, { runtime, hostUid, scratchMb: sandboxPolicy().scratchMb, maxProcesses: over.maxProcesses });
     const storage = req.storageDir ? SANDBOX_PATHS.storage : undefined;
@@ -169,7 +189,12 @@ export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_
   if (sandboxPolicy().mode === 'bwrap') {
     return Promise.resolve({ ok: false, kind: 'crash', error: `The sandbox (${BWRAP}) is not available on this host, so tools cannot run.` });
   }
-  const cmd = sandboxCommand(req, host, files);
+  let cmd: SandboxCommand;
+  try {
+    cmd = sandboxCommand(req, host, files);
+  } catch (e) {
+    return Promise.resolve(unavailable(e));
+  }
   const input = { handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName };
   return supervise(req, { file: cmd.file, args: cmd.args, env: childEnv(req.env, req.scratchDir, req.storageDir), cwd: req.rootDir, input, viaBwrap: false });
 }

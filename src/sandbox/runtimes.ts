@@ -9,9 +9,12 @@
  * world-traversable: an interpreter under /root (pyenv) has to be copied or
  * installed elsewhere first.
  */
-import { execFileSync } from 'node:child_process';
-import { realpathSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { SANDBOX_PATHS } from './paths.js';
+import { PYTHON_FLAGS, pythonInterpreter } from './python.js';
+import { SandboxUnavailableError } from './unavailable.js';
 
 export interface Runtime {
   argv: string[];
@@ -74,6 +77,55 @@ export function nodeRuntime(files: NodeRuntimeFiles, opts: { memoryMb: number; s
     ],
     readOnlyPaths: binaryAndLibraries(node),
     files: { [p.runner]: files.runner },
+    env: {},
+  };
+}
+
+export interface PythonRuntimeFiles {
+  pythonRunner: string;
+}
+
+const pythonPathsCache = new Map<string, string[]>();
+
+/** The shared objects a set of modules load, from one ldd run over all of them (one per module took seconds). */
+function librariesOf(modules: string[]): string[] {
+  if (modules.length === 0) return [];
+  // Exit status is not success when one file is not dynamic; what it printed for the rest still holds.
+  const r = spawnSync('ldd', modules, { encoding: 'utf8', env: {}, timeout: 10_000 });
+  return r.stdout.split('\n').map((l) => /(?:=>\s*)?(\/\S+)\s+\(0x/.exec(l)?.[1]).filter((p): p is string => !!p);
+}
+
+/**
+ * The interpreter, its standard library and every shared object the
+ * interpreter or a compiled stdlib module (lib-dynload: _ssl, _ctypes, ...)
+ * loads. Nothing else of the host: no site-packages, no user files.
+ */
+function pythonPaths(executable: string, stdlib: string): string[] {
+  let paths = pythonPathsCache.get(executable);
+  if (!paths) {
+    const dynload = join(stdlib, 'lib-dynload');
+    const modules = existsSync(dynload) ? readdirSync(dynload).filter((f) => f.endsWith('.so')).map((f) => join(dynload, f)) : [];
+    paths = [...new Set([...binaryAndLibraries(executable), stdlib, ...librariesOf(modules)])];
+    pythonPathsCache.set(executable, paths);
+  }
+  return paths;
+}
+
+/**
+ * python3 isolated (-I -S -B) with runner.py, which sets the memory cap as
+ * RLIMIT_DATA itself. Python has no permission model of its own: the OS
+ * sandbox is all that holds it, which is why Python tools run only here or
+ * under the legacy wrappers' namespace and uid drop.
+ */
+export function pythonRuntime(files: PythonRuntimeFiles, opts: { memoryMb: number }): Runtime {
+  const python = pythonInterpreter();
+  if (!python) throw new SandboxUnavailableError('Python tools need python3, which this host does not have where the sandbox can run it (Debian: apt-get install -y python3).');
+  const executable = realpathSync(python.executable);
+  return {
+    argv: [executable, ...PYTHON_FLAGS, SANDBOX_PATHS.pythonRunner, String(opts.memoryMb)],
+    readOnlyPaths: pythonPaths(executable, python.stdlib),
+    // With internet access, the egress wiring binds egress_bridge.py beside the runner, which starts it.
+    files: { [SANDBOX_PATHS.pythonRunner]: files.pythonRunner },
     env: {},
   };
 }

@@ -78,12 +78,13 @@ describe('agent publishing, the official flow', () => {
     const agent = (await (await h.api('/v1/agents', { method: 'POST', json: { name: 'Weather', manifest, source: { type: 'upload', source_snapshot_id: snap } } })).json()) as { id: string };
     const org = (await h.running.core.stores.orgs.byName('default'))!;
     const v = (await h.running.core.stores.agents.activeVersion(org._id, agent.id))!;
-    const [forecast, convert] = v.tools;
+    const [forecast, convert, wear] = v.tools;
     assert.deepEqual([forecast.name, forecast.kind, forecast.timeout_seconds], ['get_forecast', 'external', 120]);
     assert.deepEqual(forecast.input_schema?.required, ['city']);
     assert.deepEqual(forecast.output_schema?.required, ['city', 'summary', 'high_c', 'low_c']);
     assert.deepEqual([convert.name, convert.kind, convert.path, convert.output_schema], ['convert_temperature', 'custom', 'tools/convert_temperature.js', null]);
     assert.deepEqual(convert.input_schema?.required, ['value', 'to']);
+    assert.deepEqual([wear.name, wear.kind, wear.path, wear.input_schema?.required], ['what_to_wear', 'custom', 'tools/what_to_wear.py', ['high_c', 'low_c']]);
     assert.equal(v.scripts.demo.turns.length, 3);
     assert.deepEqual(v.llm_options.map((o) => o.id), ['demo', 'gpt', 'claude', 'routed']);
     assert.equal(v.entrypoint, 'src/agent.js:agent');

@@ -20,13 +20,15 @@ describe('the example agent end to end', function () {
     await h?.close();
   });
 
-  it('deploys examples/weather-agent and runs a turn through both tools', async () => {
+  it('deploys examples/weather-agent and runs a turn through its tools, JavaScript and Python', async () => {
     const lines: string[] = [];
     await runDemo(h.baseUrl, h.apiKey, join(__dirname, '../../../examples/weather-agent'), (l) => lines.push(l));
     const out = lines.join('\n');
     assert.match(out, /answered external tool call get_forecast/);
     assert.match(out, /assistant called get_forecast\(\{"city":"Oslo","country":"NO"\}\)/);
     assert.match(out, /tool convert_temperature: \{"value":53\.6,"unit":"fahrenheit"/, out);
+    // The Python tool, run by python3 in the same sandbox.
+    assert.match(out, /tool what_to_wear: \{"wear":"a light jacket or a sweater","advice":"Wear a light jacket or a sweater\.","swing_c":6\}/, out);
     assert.match(out, /assistant: Oslo today: a high of 12 °C \(53\.6 °F\)/);
     const agents = new AgentStore(h.running.core.db);
     const [agent] = await agents.list((await h.running.core.stores.orgs.byName('default'))!._id, { limit: 10, after: null });

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,12 +8,15 @@ import { checkArguments } from '../../actors/tool-runner/input-check.js';
 import type { HostSandbox } from '../../src/sandbox/capabilities.js';
 import { classifyExit, type ExitFacts } from '../../src/sandbox/classify.js';
 import { sandboxCommand } from '../../src/sandbox/command.js';
+import { SandboxUnavailableError } from '../../src/sandbox/unavailable.js';
+import { pythonInterpreter } from '../../src/sandbox/python.js';
+import { pythonRuntime } from '../../src/sandbox/runtimes.js';
 import { childEnv } from '../../src/sandbox/env.js';
 import { extractArchive, insideRoot } from '../../src/sandbox/extract.js';
 import type { SandboxRequest } from '../../src/sandbox/types.js';
 import { tarGz, type TarEntry } from '../support/archives.js';
 
-const FILES = { node: '/usr/bin/node', runner: '/app/runner.js', guard: '/app/net-guard.js' };
+const FILES = { node: '/usr/bin/node', runner: '/app/runner.js', guard: '/app/net-guard.js', pythonRunner: '/app/python/runner.py' };
 const REQ: SandboxRequest = { rootDir: '/v/1', handlerPath: '/v/1/t.js', scratchDir: '/s/1', args: {}, env: {}, timeoutMs: 2500, memoryMb: 64, internetAccess: false };
 const LEGACY = { level: 'namespace-net', seccomp: false, process_limit: 'none', scratch_quota_mb: null, bwrapError: 'none', mapRootUser: false } as const;
 const STRONG: HostSandbox = { ...LEGACY, network_isolation: 'namespace', fs: 'node-permission-model', user: 'dropped', rlimits: 'prlimit' };
@@ -43,6 +47,21 @@ describe('legacy sandbox command', () => {
     assert.deepEqual([open.file, ...open.args].slice(0, 2), ['/usr/bin/unshare', '--net']);
   });
 
+  it('refuses a .py handler: Python has no permission model to stand in for a namespace sandbox', () => {
+    for (const host of [STRONG, WEAK]) assert.throws(() => sandboxCommand({ ...REQ, handlerPath: '/v/1/t.py' }, host, FILES), SandboxUnavailableError);
+  });
+
+  it('gives bwrap a Python runtime of the interpreter, its standard library and their libraries, nothing else', function () {
+    this.timeout(20_000); // the interpreter and ldd probes, once per process
+    const python = pythonInterpreter()!;
+    const rt = pythonRuntime(FILES, { memoryMb: 64 });
+    assert.deepEqual(rt.argv, [realpathSync(python.executable), '-I', '-S', '-B', '/run/troupe/runner.py', '64']);
+    assert.equal(rt.files['/run/troupe/runner.py'], '/app/python/runner.py');
+    assert.ok(rt.readOnlyPaths.includes(python.stdlib) && rt.readOnlyPaths.includes(realpathSync(python.executable)));
+    for (const p of rt.readOnlyPaths) assert.ok(p === python.stdlib || p === realpathSync(python.executable) || /\.so(\.|$)/.test(p), `only libraries besides: ${p}`);
+    assert.ok(!rt.readOnlyPaths.some((p) => /site-packages|dist-packages/.test(p)));
+  });
+
   it('keeps runtime-changing names out of the environment', () => {
     assert.deepEqual(childEnv({ API_KEY: 'a', NODE_OPTIONS: '--allow-fs-read=*', LD_PRELOAD: '/x.so', UV_THREADPOOL_SIZE: '1', TMPDIR: '/etc' }, '/s/1'), { API_KEY: 'a', TMPDIR: '/s/1' });
   });
@@ -58,6 +77,8 @@ describe('sandbox exit classification', () => {
     assert.deepEqual(classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"boom"}') }), { ok: false, kind: 'error', error: 'boom' });
     assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"RangeError: Array buffer allocation failed"}') }) as { kind: string }).kind, 'memory');
     assert.equal((classifyExit({ ...base, code: 134, stderr: 'FATAL ERROR: Reached heap limit Allocation failed' }) as { kind: string }).kind, 'memory');
+    assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"MemoryError: "}') }) as { kind: string }).kind, 'memory');
+    assert.equal((classifyExit({ ...base, result: Buffer.from('{"ok":false,"error":"ValueError: no MemoryError here"}') }) as { kind: string }).kind, 'error');
     assert.equal((classifyExit({ ...base, code: null, signal: 'SIGXCPU' }) as { kind: string }).kind, 'timeout');
     const crash = classifyExit({ ...base, code: 3, stderr: 'SECRET=hunter2' });
     assert.deepEqual(crash, { ok: false, kind: 'crash', error: 'The tool process exited with code 3 before returning a result.' });
