@@ -265,6 +265,23 @@ describe('hostile tenant: network', function () {
     assert.deepEqual(reachedFake, []);
   });
 
+  it("the shipped Python runner with internet access: urllib goes through the proxy it bridges to, reaching a loopback fake only with the public-address rule lifted, and never Troupe's Redis", async () => {
+    const version = await mkdtemp(join(base, 'pytool-'));
+    await chmod(version, 0o755);
+    await writeFile(join(version, 'tool.py'), PY_TOOL, { mode: 0o644 });
+    const own = new OwnAddresses(ownEndpoints({ redisUrl: requiredEnv('REDIS_URL'), mongodbUrl: requiredEnv('MONGODB_URL'), ports: [] }));
+    const urls = [`http://127.0.0.1:${fakePort}/py`, `http://127.0.0.1:${redis.port}/`, 'http://169.254.169.254/latest/meta-data/'];
+    const run = (allowPrivate: boolean) =>
+      runInSandbox({ rootDir: version, handlerPath: join(version, 'tool.py'), args: { urls }, env: {}, timeoutMs: 30_000, memoryMb: 128, internetAccess: true, scratchDir: version }, SANDBOX_FILES, { egress: egress({ allowPrivate, own }) });
+    const guarded = outputOf<Record<string, string>>(await run(false));
+    for (const u of urls) assert.match(guarded[u], /^403 egress refused: .* is not a public address$/, `${u}: ${guarded[u]}`);
+    assert.deepEqual(reachedFake, []);
+    const lifted = outputOf<Record<string, string>>(await run(true));
+    assert.equal(lifted[urls[0]], 'reached: fake');
+    assert.match(lifted[urls[1]], /^403 egress refused: .* is one of Troupe's own services$/);
+    assert.deepEqual(reachedFake, ['GET /py']);
+  });
+
   it('with internet access off, has no network at all: no proxy, no route, nothing counted', async () => {
     const seen = await attack(false, egress());
     assert.equal(seen.proxyVars, null);
@@ -373,3 +390,19 @@ async function refusalCounts(h: Harness): Promise<Record<string, number>> {
 async function readdirSafe(dir: string): Promise<string[]> {
   return (await import('node:fs/promises')).readdir(dir).catch(() => []);
 }
+
+/** A Python tool as a tenant ships it: urllib, which follows the *_PROXY variables the runner's bridge sets. */
+const PY_TOOL = `
+import urllib.request, urllib.error
+def handler(args, context):
+    seen = {}
+    for url in args["urls"]:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as r:
+                seen[url] = "reached: " + r.read(40).decode()
+        except urllib.error.HTTPError as e:
+            seen[url] = "%d %s" % (e.code, e.read(200).decode().strip())
+        except Exception as e:
+            seen[url] = type(e).__name__ + ": " + str(e)
+    return seen
+`;
