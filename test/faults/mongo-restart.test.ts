@@ -9,19 +9,22 @@ const SESSIONS = FULL ? 40 : 12;
 const MESSAGES = 3;
 
 /**
- * SIGTERM runs on the launcher's default server. SIGKILL runs on FerretDB
- * (SQLite): a store that acknowledges a write only once it is committed.
- * mongo-java-server's H2 store commits about once a second, so a kill -9
- * loses the writes of that last second, acknowledged ones too, whatever the
- * client does; that is the store's durability, not something Troupe can fix.
+ * Both signals run on the launcher's default server (on its file, not in
+ * memory): what `npm start` runs must keep every acknowledged write through a
+ * kill -9 too. mongo-java-server answers a write only once a group commit has
+ * synced it to its H2 file (infra/mongo-java-server, GroupCommit); before
+ * that, H2 committed once a second and a kill -9 lost the last second's
+ * acknowledged messages (docs/reliability.md). The full-size run also kills
+ * FerretDB (SQLite), the matrix's other server.
  */
 const CASES: [NodeJS.Signals, MongoKind | undefined][] = [
   ['SIGTERM', undefined],
-  ['SIGKILL', 'ferretdb'],
+  ['SIGKILL', undefined],
+  ...(FULL ? [['SIGKILL', 'ferretdb'] as [NodeJS.Signals, MongoKind]] : []),
 ];
 
 for (const [signal, kind] of CASES) {
-  describe(`fault: the MongoDB-wire server restarted mid-load (${signal})`, function () {
+  describe(`fault: the MongoDB-wire server restarted mid-load (${signal}${kind ? ` on ${kind}` : ''})`, function () {
     let c: Cluster;
     let agentId: string;
     before(async function () {
