@@ -95,7 +95,6 @@ final class GroupCommit {
     private void run() {
         try {
             for (;;) {
-                long target;
                 synchronized (signal) {
                     while (written == durable && !closing) {
                         signal.wait();
@@ -103,10 +102,15 @@ final class GroupCommit {
                     if (written == durable) {
                         return;
                     }
-                    target = written;
                 }
+                long target;
                 lock.writeLock().lock();
                 try {
+                    // Read under the exclusive side: every write that took the lock before the commit is
+                    // whole now and in this commit, those still running when the committer woke included.
+                    synchronized (signal) {
+                        target = written;
+                    }
                     store.commit();
                 } finally {
                     lock.writeLock().unlock();
