@@ -3,6 +3,7 @@ package dev.troupe.mongo;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.PriorityQueue;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
 
 import org.h2.mvstore.MVStore;
@@ -33,6 +34,9 @@ final class GroupCommit {
     private boolean closing;
     private final PriorityQueue<Waiter> waiting = new PriorityQueue<>((a, b) -> Long.compare(a.ticket, b.ticket));
     private final Thread committer;
+    private static final long GATHER_NANOS = 4_000_000;
+    /** The committer's own: when its last commit started. */
+    private long lastCommit;
 
     GroupCommit(MVStore store) {
         this.store = store;
@@ -103,6 +107,13 @@ final class GroupCommit {
                         return;
                     }
                 }
+                // At most one commit per GATHER_NANOS: each commit rewrites every page it changed, so
+                // writes that share a commit share that work (the CPU, not the fsync, is what it costs).
+                long wait = lastCommit + GATHER_NANOS - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                }
+                lastCommit = System.nanoTime();
                 long target;
                 lock.writeLock().lock();
                 try {
