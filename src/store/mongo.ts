@@ -201,6 +201,10 @@ export function clientOptions(appName: string, monitorCommands = false): MongoCl
     // Every read must see the writes before it (a turn reads the session another process just saved, a
     // client reads the message it was just told about): a URL's secondary read preference is overridden.
     readPreference: 'primary',
+    // An acknowledged write is on disk: MongoDB acknowledges a w:1 write before its journal is flushed (up to
+    // 100 ms later) unless j is asked for; `w` stays the server's default (majority on a replica set).
+    // docs/decisions.md "Durable writes on every store".
+    writeConcern: { journal: true },
     // Only for the benchmarks' round-trip counts: every command then emits an event.
     monitorCommands,
     // Polling, not the streaming hello: mongo-java-server has no awaitable hello, and a polled hello is

@@ -9,19 +9,22 @@ const SESSIONS = FULL ? 40 : 12;
 const MESSAGES = 3;
 
 /**
- * SIGTERM runs on the launcher's default server. SIGKILL runs on FerretDB
- * (SQLite): a store that acknowledges a write only once it is committed.
- * mongo-java-server's H2 store commits about once a second, so a kill -9
- * loses the writes of that last second, acknowledged ones too, whatever the
- * client does; that is the store's durability, not something Troupe can fix.
+ * Both signals run on the launcher's default server (on its file, not in
+ * memory): what `npm start` runs must keep every acknowledged write through a
+ * kill -9 too. mongo-java-server answers a write only once a group commit has
+ * synced it to its H2 file (infra/mongo-java-server, GroupCommit); before
+ * that, H2 committed once a second and a kill -9 lost the last second's
+ * acknowledged messages (docs/reliability.md). The full-size run also kills
+ * FerretDB (SQLite), the matrix's other server.
  */
 const CASES: [NodeJS.Signals, MongoKind | undefined][] = [
   ['SIGTERM', undefined],
-  ['SIGKILL', 'ferretdb'],
+  ['SIGKILL', undefined],
+  ...(FULL ? [['SIGKILL', 'ferretdb'] as [NodeJS.Signals, MongoKind]] : []),
 ];
 
 for (const [signal, kind] of CASES) {
-  describe(`fault: the MongoDB-wire server restarted mid-load (${signal})`, function () {
+  describe(`fault: the MongoDB-wire server restarted mid-load (${signal}${kind ? ` on ${kind}` : ''})`, function () {
     let c: Cluster;
     let agentId: string;
     before(async function () {
@@ -37,7 +40,13 @@ for (const [signal, kind] of CASES) {
       const sessions = await Promise.all(Array.from({ length: SESSIONS }, () => load.session(agentId)));
       const traffic = Promise.all(sessions.map((s) => load.messages(s, MESSAGES, 50)));
       const db = await c.db();
-      for (let i = 0; i < 400 && (await db.collection('events').countDocuments({ session_id: { $in: sessions } })) < SESSIONS * 2; i++) await new Promise((r) => setTimeout(r, 25));
+      if (signal === 'SIGKILL') {
+        // Right after an acknowledgement, with most messages still to come: a store that acknowledged before its
+        // data was on disk (H2 committing once a second) loses the latest ones here, every time.
+        for (let i = 0; i < 2000 && load.acked.size < SESSIONS; i++) await new Promise((r) => setTimeout(r, 5));
+      } else {
+        for (let i = 0; i < 400 && (await db.collection('events').countDocuments({ session_id: { $in: sessions } })) < SESSIONS * 2; i++) await new Promise((r) => setTimeout(r, 25));
+      }
       const back = await c.restartMongo(signal, 1000);
       await traffic;
       const { audit } = await auditUntilSettled(db, sessions, load.acked, 60_000);

@@ -25,6 +25,13 @@ describe('MongoDB connection topology from the URL', () => {
     assert.equal(parsed('mongodb://a,b,c/troupe?replicaSet=rs0&readPreference=secondaryPreferred').readPreference.mode, 'primary');
   });
 
+  it('asks for journaled writes (MongoDB acknowledges a w:1 write before its journal is on disk otherwise), keeping the URL w', () => {
+    assert.equal(parsed('mongodb://mongo-0:27017/troupe').writeConcern?.journal, true);
+    const majority = parsed('mongodb://a,b,c/troupe?replicaSet=rs0&w=majority').writeConcern;
+    assert.equal(majority?.journal, true);
+    assert.equal(majority?.w, 'majority');
+  });
+
   it('leaves the URL in charge: directConnection=true is kept, loadBalanced=true is accepted', () => {
     assert.equal(parsed('mongodb://mongo-0:27017/troupe?directConnection=true').directConnection, true);
     // The driver refuses loadBalanced beside any directConnection option, so setting one would stop the process at start.

@@ -7,6 +7,7 @@ import org.h2.mvstore.MVStore;
 import de.bwaldvogel.mongo.MongoBackend;
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
+import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
 
 /**
@@ -15,8 +16,10 @@ import de.bwaldvogel.mongo.backend.memory.MemoryBackend;
  * <pre>java -jar troupe-mongo-java-server.jar --port 27017 [--host 127.0.0.1] [--file data.mv | --memory]</pre>
  *
  * With --file the H2 MVStore backend keeps every database in that one file (what `npm start`
- * runs, so data survives a restart); --memory keeps nothing. Prints one "ready" line on stdout
- * once it listens, and closes the store (flushing it) on SIGTERM/SIGINT.
+ * runs, so data survives a restart), and a write is acknowledged only once it is committed and
+ * synced to that file ({@link DurableWrites}, {@link GroupCommit}), so a kill -9 or a power cut
+ * loses no acknowledged write; --memory keeps nothing. Prints one "ready" line on stdout once it
+ * listens, and closes the store (flushing it) on SIGTERM/SIGINT.
  */
 public final class TroupeMongoServer {
 
@@ -56,14 +59,27 @@ public final class TroupeMongoServer {
         }
         if (memory == (file != null)) usage("give exactly one of --file and --memory");
 
-        MongoBackend backend = memory ? new MemoryBackend() : openH2(file);
+        MongoBackend backend;
+        GroupCommit commits = null;
+        if (memory) {
+            backend = new MemoryBackend();
+        } else {
+            H2Backend h2 = openH2(file);
+            commits = new GroupCommit(h2.getMvStore());
+            backend = h2;
+        }
         backend.version(MONGO_4_4);
-        MongoServer server = new MongoServer(SerializedDdl.wrap(backend));
+        MongoBackend served = commits == null ? backend : DurableWrites.wrap(backend, commits);
+        MongoServer server = new MongoServer(SerializedDdl.wrap(served));
         server.bind(host, port);
+        GroupCommit committer = commits;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             // Stop accepting and close connections first, so no write lands after the final
             // commit that closing the backend (H2: the MVStore) makes.
             server.shutdownNow();
+            if (committer != null) {
+                committer.close();
+            }
             backend.close();
         }, "troupe-mongo-shutdown"));
         System.out.println("ready " + (memory ? "memory" : "h2 " + file) + " on " + host + ":" + port);
@@ -76,19 +92,19 @@ public final class TroupeMongoServer {
      * has rebuilt the index maps an older launcher wrote (KeyOrderedH2Backend), so a kill during
      * either leaves no half-built map behind (a half-built index would be taken as complete).
      *
-     * Then MVStore commits in the background once a second, and on close: a kill -9 loses at most
-     * that last second, and the file stays readable (append-only chunks). Commits are made by time
-     * only (autoCommitBufferSize 0), not also when unsaved pages fill a buffer: those were rare
-     * under load (commits stayed under one a second) and would make a half-built index durable.
+     * Then the file changes only at {@link GroupCommit}'s commits, each after whole commands and
+     * synced before any of them is answered. MVStore's own background commits stay off (they came
+     * once a second and could catch a command half done), and so does its commit when unsaved pages
+     * fill a buffer (autoCommitBufferSize 0), which would make a half-built index durable.
      */
-    private static MongoBackend openH2(String file) {
+    private static H2Backend openH2(String file) {
         MVStore store = new MVStore.Builder().fileName(file).cacheSize(64)
             .autoCommitDisabled().autoCommitBufferSize(0).open();
         try {
             StoreFormat.upgrade(store, file);
-            MongoBackend backend = new KeyOrderedH2Backend(store);
+            H2Backend backend = new KeyOrderedH2Backend(store);
             store.commit();
-            store.setAutoCommitDelay(1000);
+            store.sync();
             return backend;
         } catch (RuntimeException | Error e) {
             store.closeImmediately();
