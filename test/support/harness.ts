@@ -54,6 +54,8 @@ export async function startHarness(opts: { roles?: Role[]; env?: Record<string, 
     LOG_LEVEL: 'debug',
     // The fake LLM upstreams listen on loopback; tests of the endpoint guard set it back to 0.
     TROUPE_MODELS_ALLOW_PRIVATE: '1',
+    // The consent production asks for beside that hatch, for the suites that start roles with NODE_ENV=production.
+    TROUPE_I_UNDERSTAND_PRIVATE_NETWORKS: '1',
     TROUPE_SHUTDOWN_TIMEOUT_MS: '2000',
     ...opts.env,
   };
