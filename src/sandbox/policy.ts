@@ -31,12 +31,12 @@ export function enforceSandboxPolicy(config: SandboxConfig, log: Log): SandboxCa
   // Probed here, not on the first Python call, so no turn waits on it; null: Python tools fail with why.
   const found = pythonInterpreter();
   const python = found ? `${found.executable} ${found.version}` : null;
-  const strong = caps.level === 'bwrap-seccomp';
+  const strong = caps.level === 'bwrap-seccomp' || caps.level === 'runsc';
   if (strong) {
     log.info({ sandbox: caps, python }, 'sandbox in force');
     return caps;
   }
-  if (config.mode === 'bwrap' || (config.production && !config.allowWeak)) throw new WeakSandboxError(caps, why);
+  if (config.mode === 'bwrap' || config.mode === 'runsc' || (config.production && !config.allowWeak)) throw new WeakSandboxError(caps, why);
   log.warn({ sandbox: caps, reason: why, allow_weak: config.allowWeak, python }, 'sandbox is weaker than bwrap with seccomp; tenant code is not isolated from other tenants');
   return caps;
 }
