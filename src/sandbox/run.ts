@@ -205,18 +205,27 @@ async function runBwrapCall(req: SandboxRequest, files: SandboxFiles, host: Host
 /**
  * One call under gVisor: a bundle of its own (config.json, an empty root, a
  * result directory, runsc's state), removed with every container of it
- * after the call. No internet access here yet: see docs/operations.md.
+ * after the call. Internet access goes through a per-call egress proxy, as
+ * under bwrap (runBwrap).
  */
 async function runRunsc(req: SandboxRequest, files: SandboxFiles, over: SandboxOverrides): Promise<SandboxResult> {
-  if (req.internetAccess) {
-    return { ok: false, kind: 'crash', error: 'Tools with internet access cannot run under TROUPE_SANDBOX=runsc yet; use bwrap for agents that need it.' };
-  }
-  let runtime: Runtime;
+  if (!req.internetAccess || req.egressSocket) return runRunscCall(req, files, over);
+  const proxy = await openCallEgress(over.egress ?? defaultEgress(), req.allowedDomains);
   try {
-    runtime = over.runtime ?? runtimeFor(req, files, RESULT_FILE);
+    return await runRunscCall({ ...req, egressSocket: proxy.socketPath }, files, over);
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function runRunscCall(req: SandboxRequest, files: SandboxFiles, over: SandboxOverrides): Promise<SandboxResult> {
+  let base: Runtime;
+  try {
+    base = over.runtime ?? runtimeFor(req, files, RESULT_FILE);
   } catch (e) {
     return unavailable(e);
   }
+  const runtime = req.egressSocket ? withEgress(base) : base;
   const bundle = await mkdtemp(join(tmpdir(), 'troupe-runsc-'));
   const id = bundle.slice(bundle.lastIndexOf('-') + 1);
   const state = join(bundle, 'state');
@@ -231,7 +240,7 @@ async function runRunsc(req: SandboxRequest, files: SandboxFiles, over: SandboxO
     if (req.storageDir) await chownTree(req.storageDir, RUNSC_UID);
     const env = { ...childEnv(req.env, SANDBOX_PATHS.scratch, storage), ...runtime.env };
     await writeFile(join(bundle, 'config.json'), JSON.stringify(runscSpec(req, { runtime, scratchMb: sandboxPolicy().scratchMb, resultDir: out, env })), { mode: 0o600 });
-    const argv = runscCommand(state, bundle, `troupe-${id}`);
+    const argv = runscCommand(state, bundle, `troupe-${id}`, !!req.egressSocket);
     const input = { handler: runscHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };
     return await supervise(req, { file: argv[0], args: argv.slice(1), env: {}, cwd: '/', input, viaBwrap: false, resultFile: join(out, 'result') });
   } finally {

@@ -47,6 +47,7 @@ export function runscMounts(req: SandboxRequest, o: RunscOptions): Mount[] {
   out.push(ro(req.rootDir, p.version));
   out.push({ destination: p.scratch, type: 'tmpfs', source: 'tmpfs', options: ['nosuid', 'nodev', 'mode=1777', `size=${o.scratchMb * MIB}`] });
   if (req.storageDir) out.push({ destination: p.storage, type: 'bind', source: req.storageDir, options: ['rbind', 'rw', 'nosuid', 'nodev'] });
+  if (req.egressSocket) out.push({ destination: p.egressSocket, type: 'bind', source: req.egressSocket, options: ['rbind', 'rw', 'nosuid', 'nodev'] });
   out.push({ destination: RESULT_DIR, type: 'bind', source: o.resultDir, options: ['rbind', 'rw', 'nosuid', 'nodev'] });
   return out;
 }
@@ -86,9 +87,14 @@ export function runscSpec(req: SandboxRequest, o: RunscOptions): object {
   };
 }
 
-/** The argv: rootless (no cgroup setup; limits are the rlimits and the tmpfs size), no network, state under the call's dir. */
-export function runscCommand(stateDir: string, bundleDir: string, id: string): string[] {
-  return [RUNSC, '--rootless', '--network=none', '--ignore-cgroups', '--root', stateDir, 'run', '--bundle', bundleDir, id];
+/**
+ * The argv: rootless (no cgroup setup; limits are the rlimits and the tmpfs
+ * size), no network, state under the call's dir. A call with internet access
+ * also gets --host-uds=open, which lets it connect to host Unix sockets that
+ * are bound in: the only one bound is its egress socket.
+ */
+export function runscCommand(stateDir: string, bundleDir: string, id: string, egress = false): string[] {
+  return [RUNSC, '--rootless', '--network=none', '--ignore-cgroups', ...(egress ? ['--host-uds=open'] : []), '--root', stateDir, 'run', '--bundle', bundleDir, id];
 }
 
 /** Where the handler is inside: the same file under /agent. */

@@ -34,6 +34,14 @@ describe('runsc OCI spec', () => {
     assert.ok(st.options.includes('rw'));
   });
 
+  it('binds the egress socket and opens host Unix sockets only for a call with internet access', () => {
+    const s = runscSpec({ ...REQ, internetAccess: true, egressSocket: '/run/p/1.sock' }, { runtime: RUNTIME, scratchMb: 16, resultDir: '/b/out', env: {} }) as Spec;
+    assert.equal(s.mounts.find((m) => m.destination === '/run/troupe/egress.sock')?.source, '/run/p/1.sock');
+    assert.ok(!spec.mounts.some((m) => m.destination === '/run/troupe/egress.sock'));
+    assert.ok(runscCommand('/b/state', '/b', 'x', true).includes('--host-uds=open'));
+    assert.ok(!runscCommand('/b/state', '/b', 'x').includes('--host-uds=open'));
+  });
+
   it('runs as uid 1000 without privileges, under the limits', () => {
     assert.equal(spec.process.user.uid, 1000);
     assert.equal(spec.process.noNewPrivileges, true);
