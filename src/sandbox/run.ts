@@ -1,12 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync, statSync } from 'node:fs';
 import { chmod, lchown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { constants } from 'node:os';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tmpdir } from 'node:os';
-import { spawnSync } from 'node:child_process';
-import { RESULT_FILE, RUNSC, RUNSC_UID, runscCommand, runscHandlerPath, runscSpec } from './runsc.js';
 import type { Readable, Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { BWRAP, bwrapCommand, RESULT_FD, sandboxHandlerPath } from './bwrap.js';
 import { hostSandbox, sandboxPolicy, type HostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
@@ -15,6 +13,7 @@ import { sandboxCommand, type SandboxCommand, type SandboxFiles } from './comman
 import { childEnv } from './env.js';
 import { SANDBOX_PATHS } from './paths.js';
 import { isPythonModule } from './python.js';
+import { RESULT_FILE, RUNSC, RUNSC_UID, runscCommand, runscHandlerPath, runscSpec } from './runsc.js';
 import { nodeRuntime, pythonRuntime, type Runtime } from './runtimes.js';
 import { seccompFilter } from './seccomp.js';
 import type { SandboxRequest, SandboxResult } from './types.js';
@@ -245,7 +244,7 @@ async function runRunscCall(req: SandboxRequest, files: SandboxFiles, over: Sand
     return await supervise(req, { file: argv[0], args: argv.slice(1), env: {}, cwd: '/', input, viaBwrap: false, resultFile: join(out, 'result') });
   } finally {
     // A killed `runsc run` leaves its sandbox and gofer: delete --force stops them.
-    spawnSync(RUNSC, ['--rootless', '--root', state, 'delete', '--force', `troupe-${id}`], { stdio: 'ignore', timeout: 10_000 });
+    await promisify(execFile)(RUNSC, ['--rootless', '--root', state, 'delete', '--force', `troupe-${id}`], { timeout: 10_000 }).catch(() => undefined);
     await rm(bundle, { recursive: true, force: true });
   }
 }
