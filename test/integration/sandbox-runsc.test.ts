@@ -127,7 +127,13 @@ def handler(args, context):
 
   it('is killed at its timeout, and nothing of the call stays running', async () => {
     const started = Date.now();
-    const r = await run(await tool('exports.handler = async () => { while (true) {} };'), { timeoutMs: 1500 });
+    const t = await tool('exports.handler = async () => { while (true) {} };');
+    let during: string[] = [];
+    const peek = setTimeout(() => (during = runscProcesses()), 1000);
+    const r = await run(t, { timeoutMs: 1500 });
+    clearTimeout(peek);
+    // The check below can see the call's processes: runsc, its gofer and its sandbox were there while it ran.
+    assert.ok(during.length >= 2, JSON.stringify(during));
     const took = Date.now() - started;
     assert.equal((r as { kind?: string }).kind, 'timeout', JSON.stringify(r));
     assert.ok(took < 8000, `took ${took} ms`);
