@@ -4,6 +4,7 @@ import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configureSandbox, hostSandbox, sandboxPolicy, type SandboxPolicy } from '../../src/sandbox/capabilities.js';
+import { enforceSandboxPolicy } from '../../src/sandbox/policy.js';
 import { runInSandbox } from '../../src/sandbox/run.js';
 import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
 
@@ -53,6 +54,14 @@ describe('sandbox: runsc (gVisor)', function () {
     const host = hostSandbox();
     assert.equal(host.level, 'runsc', String(host.bwrapError));
     assert.equal(host.fs, 'gvisor-oci-bundle');
+  });
+
+  it('lets a production web or worker start on it, logging the level in force', () => {
+    const said: string[] = [];
+    const log = { info: (_o: object, m: string) => said.push(m), warn: (_o: object, m: string) => said.push(`warn: ${m}`) };
+    const caps = enforceSandboxPolicy({ mode: 'runsc', scratchMb: 2, production: true, allowWeak: false }, log);
+    assert.equal(caps.level, 'runsc');
+    assert.deepEqual(said, ['sandbox in force']);
   });
 
   it('runs a JS tool and a Python tool to their results', async () => {
