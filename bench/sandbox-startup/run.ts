@@ -6,7 +6,8 @@
  * (`unshare --net`/`setpriv`/`prlimit` around Node's permission model, kept
  * as TROUPE_SANDBOX=legacy for this comparison) in the same run. The modes
  * alternate in blocks so drift on a shared host falls on both. Calls run one
- * at a time unless --concurrency says otherwise. Prints p50 / p99 / max per mode and the ratio.
+ * at a time unless --concurrency says otherwise. `runsc` (gVisor, the
+ * opt-in tier) is timed beside them. Prints p50 / p99 / max per mode and the ratio.
  */
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -17,8 +18,8 @@ import { SANDBOX_UID, type SandboxMode } from '../../src/sandbox/types.js';
 import { benchArgs } from '../support/args.js';
 import { summary } from '../support/percentiles.js';
 
-const USAGE = 'Usage: node dist/bench/sandbox-startup/run.js [--calls 200] [--block 10] [--concurrency 1] [--modes legacy,bwrap]';
-const values = benchArgs(USAGE, { calls: { type: 'string', default: '200' }, block: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '1' }, modes: { type: 'string', default: 'legacy,bwrap' } }, ['calls', 'block', 'concurrency']);
+const USAGE = 'Usage: node dist/bench/sandbox-startup/run.js [--calls 200] [--block 10] [--concurrency 1] [--modes legacy,bwrap,runsc]';
+const values = benchArgs(USAGE, { calls: { type: 'string', default: '200' }, block: { type: 'string', default: '10' }, concurrency: { type: 'string', default: '1' }, modes: { type: 'string', default: 'legacy,bwrap,runsc' } }, ['calls', 'block', 'concurrency']);
 const CALLS = Number(values.calls);
 const BLOCK = Math.max(1, Number(values.block));
 const CONCURRENCY = Math.max(1, Number(values.concurrency));

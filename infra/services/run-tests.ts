@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { ensureBubblewrap } from './bubblewrap.js';
+import { ensureRunsc } from './runsc.js';
 import { ensureChromium } from './chromium.js';
 import { ensurePython3 } from './python3.js';
 import { startLocalServices } from './local-services.js';
@@ -149,6 +150,7 @@ async function run(): Promise<number> {
   if (onlyUnit) return failures;
   // Tool calls run under bwrap; the sandbox and hostile-tenant tests fail without it.
   ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
+  ensureRunsc((m) => process.stderr.write(`[services] ${m}\n`));
   const legs = onlyFaults ? matrixLegs().slice(0, 1) : allLegs();
   // The console's browser test needs a browser; install it up front like the servers.
   const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));

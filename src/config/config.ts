@@ -269,13 +269,13 @@ function apiKey(env: Env, name: string): string | null {
 }
 
 export interface SandboxConfig {
-  mode: 'auto' | 'bwrap' | 'legacy';
+  mode: 'auto' | 'bwrap' | 'legacy' | 'runsc';
   scratchMb: number;
   production: boolean;
   allowWeak: boolean;
 }
 
-const SANDBOX_MODES = ['auto', 'bwrap', 'legacy'] as const;
+const SANDBOX_MODES = ['auto', 'bwrap', 'legacy', 'runsc'] as const;
 
 /** `TROUPE_SANDBOX`, `TROUPE_SANDBOX_SCRATCH_MB`, `TROUPE_SANDBOX_ALLOW_WEAK`. */
 function sandboxConfig(env: Env, production: boolean): SandboxConfig {

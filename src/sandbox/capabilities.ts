@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SandboxCapabilities, SandboxLevel, SandboxMode } from './types.js';
@@ -80,6 +80,60 @@ function probeBwrap(isRoot: boolean): string | null {
   }
 }
 
+/**
+ * Runs a real runsc call (runsc.ts: an OCI bundle with an empty read-only
+ * root) whose script passes only as the container's uid inside gVisor
+ * (its kernel reports itself in /proc/version as "Linux ... #1 SMP Sun Jan 10 15:06:54 PST 2016"
+ * and no host process shows in /proc).
+ */
+function probeRunsc(): string | null {
+  /* eslint-disable @typescript-eslint/no-require-imports */
+  const { RUNSC, runscCommand, runscSpec } = require('./runsc.js') as typeof import('./runsc.js');
+  const { binaryAndLibraries } = require('./runtimes.js') as typeof import('./runtimes.js');
+  /* eslint-enable @typescript-eslint/no-require-imports */
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-runsc-probe-'));
+  chmodSync(dir, 0o755);
+  const id = `troupe-probe-${dir.slice(dir.lastIndexOf('-') + 1)}`;
+  try {
+    for (const d of ['root', 'state', 'out', 'agent']) mkdirSync(join(dir, d), { mode: 0o755 });
+    chmodSync(join(dir, 'out'), 0o777);
+    const script = 'const fs=require("fs");process.exit(process.getuid()===1000&&fs.readdirSync("/proc").filter(n=>/^\\d+$/.test(n)).length<5&&!fs.existsSync("/etc/passwd")?0:7)';
+    const runtime = { argv: [process.execPath, '-e', script], readOnlyPaths: binaryAndLibraries(process.execPath), files: {}, env: {} };
+    const req = { rootDir: join(dir, 'agent'), handlerPath: join(dir, 'agent', 'x'), args: null, env: {}, timeoutMs: PROBE_TIMEOUT_MS, memoryMb: 64, internetAccess: false, scratchDir: dir };
+    writeFileSync(join(dir, 'config.json'), JSON.stringify(runscSpec(req, { runtime, scratchMb: 1, resultDir: join(dir, 'out'), env: {} })));
+    const argv = runscCommand(join(dir, 'state'), dir, id);
+    const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS, env: {} });
+    spawnSync(RUNSC, ['--rootless', '--root', join(dir, 'state'), 'delete', '--force', id], { stdio: 'ignore', timeout: PROBE_TIMEOUT_MS });
+    if (r.error) return `${r.error.message} (within ${PROBE_TIMEOUT_MS} ms)`;
+    if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
+    return null;
+  } catch (e) {
+    return (e as Error).message;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** TROUPE_SANDBOX=runsc: gVisor or nothing; the reason rides in bwrapError (policy.ts refuses to start on it). */
+function runscSandbox(scratchMb: number): HostSandbox {
+  const error = probeRunsc();
+  const ok = error === null;
+  return Object.freeze({
+    level: ok ? 'runsc' : 'weak',
+    // gVisor's Sentry runs under its own seccomp filter; the tool's syscalls are served by it, not the host kernel.
+    seccomp: ok,
+    // No cgroups (rootless, --ignore-cgroups): nothing but RLIMIT_DATA per process bounds a fork bomb.
+    process_limit: 'none',
+    scratch_quota_mb: ok ? scratchMb : null,
+    network_isolation: 'namespace',
+    fs: ok ? 'gvisor-oci-bundle' : 'node-permission-model',
+    user: 'inherited',
+    rlimits: 'prlimit',
+    mapRootUser: false,
+    bwrapError: error && `runsc: ${error}`,
+  } as HostSandbox);
+}
+
 function levelOf(bwrap: boolean, netNs: boolean): SandboxLevel {
   if (bwrap) return 'bwrap-seccomp';
   return netNs ? 'namespace-net' : 'weak';
@@ -93,6 +147,7 @@ function levelOf(bwrap: boolean, netNs: boolean): SandboxLevel {
  */
 export function hostSandbox(): HostSandbox {
   if (cached) return cached;
+  if (policy.mode === 'runsc') return (cached = runscSandbox(policy.scratchMb));
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   // Once more on failure: a loaded host can be slow to start Node once, and a failed probe downgrades the whole process.
   const bwrapError = policy.mode === 'legacy' ? 'TROUPE_SANDBOX=legacy' : probeBwrap(isRoot) && probeBwrap(isRoot);

@@ -1,8 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { lchown, readdir } from 'node:fs/promises';
-import { constants } from 'node:os';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { chmod, lchown, mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import { BWRAP, bwrapCommand, RESULT_FD, sandboxHandlerPath } from './bwrap.js';
 import { hostSandbox, sandboxPolicy, type HostSandbox } from './capabilities.js';
 import { classifyExit } from './classify.js';
@@ -11,6 +13,7 @@ import { sandboxCommand, type SandboxCommand, type SandboxFiles } from './comman
 import { childEnv } from './env.js';
 import { SANDBOX_PATHS } from './paths.js';
 import { isPythonModule } from './python.js';
+import { RESULT_FILE, RUNSC, RUNSC_UID, runscCommand, runscHandlerPath, runscSpec } from './runsc.js';
 import { nodeRuntime, pythonRuntime, type Runtime } from './runtimes.js';
 import { seccompFilter } from './seccomp.js';
 import type { SandboxRequest, SandboxResult } from './types.js';
@@ -28,9 +31,9 @@ export const SANDBOX_FILES: SandboxFiles = Object.freeze({
 });
 
 /** The runtime a handler needs, by its file: a `.py` module is Python's, anything else Node's. */
-function runtimeFor(req: SandboxRequest, files: SandboxFiles): Runtime {
+function runtimeFor(req: SandboxRequest, files: SandboxFiles, resultFile?: string): Runtime {
   if (isPythonModule(req.handlerPath)) return pythonRuntime(files, { memoryMb: req.memoryMb });
-  return nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir });
+  return nodeRuntime(files, { memoryMb: req.memoryMb, storage: !!req.storageDir, resultFile });
 }
 
 /** A host that cannot run this tool answers the call with why, as a crash result, never a rejection. */
@@ -77,6 +80,21 @@ function signalOf(code: number | null, signal: NodeJS.Signals | null, viaBwrap: 
   return name ? { code: null, signal: name } : { code, signal };
 }
 
+/** The result a runsc call left in its file; past the limit it counts as too large, as on the pipe. */
+function fileResult(file: string, limit: number, state: { tooLarge: boolean }): () => Buffer {
+  return () => {
+    try {
+      if (statSync(file).size > limit) {
+        state.tooLarge = true;
+        return Buffer.alloc(0);
+      }
+      return readFileSync(file);
+    } catch {
+      return Buffer.alloc(0);
+    }
+  };
+}
+
 interface Launch {
   file: string;
   args: string[];
@@ -84,12 +102,14 @@ interface Launch {
   cwd: string;
   input: object;
   viaBwrap: boolean;
+  /** runsc: the result is this file (read after exit), and exits above 128 are signals as under bwrap. */
+  resultFile?: string;
 }
 
 /** Runs one launched process to its result; never rejects for anything the tool does. The wall clock starts at spawn. */
 function supervise(req: SandboxRequest, l: Launch): Promise<SandboxResult> {
   const limit = req.outputLimitBytes ?? OUTPUT_LIMIT_BYTES;
-  const stdio = ['pipe', 'ignore', 'pipe', 'pipe', ...(l.viaBwrap ? ['pipe'] : [])] as ('pipe' | 'ignore')[];
+  const stdio = ['pipe', 'ignore', 'pipe', l.resultFile ? 'ignore' : 'pipe', ...(l.viaBwrap ? ['pipe'] : [])] as ('pipe' | 'ignore')[];
   const child = spawn(l.file, l.args, { cwd: l.cwd, env: l.env, stdio, detached: true });
   if (l.viaBwrap) {
     const seccomp = child.stdio[4] as Writable;
@@ -101,10 +121,12 @@ function supervise(req: SandboxRequest, l: Launch): Promise<SandboxResult> {
     state.timedOut = true;
     kill(child);
   }, req.timeoutMs);
-  const result = collect(child.stdio[RESULT_FD] as Readable, limit, () => {
-    state.tooLarge = true;
-    kill(child);
-  });
+  const result = l.resultFile
+    ? fileResult(l.resultFile, limit, state)
+    : collect(child.stdio[RESULT_FD] as Readable, limit, () => {
+        state.tooLarge = true;
+        kill(child);
+      });
   const stderr = tail(child.stderr!);
   const abort = () => kill(child);
   req.signal?.addEventListener('abort', abort, { once: true });
@@ -119,7 +141,7 @@ function supervise(req: SandboxRequest, l: Launch): Promise<SandboxResult> {
     child.on('close', (rawCode, rawSignal) => {
       clearTimeout(timer);
       req.signal?.removeEventListener('abort', abort);
-      const { code, signal } = signalOf(rawCode, rawSignal, l.viaBwrap);
+      const { code, signal } = signalOf(rawCode, rawSignal, l.viaBwrap || !!l.resultFile);
       resolve(classifyExit({ ...state, code, signal, result: result(), stderr: stderr(), limit, timeoutMs: req.timeoutMs, memoryMb: req.memoryMb }));
     });
   });
@@ -180,11 +202,63 @@ async function runBwrapCall(req: SandboxRequest, files: SandboxFiles, host: Host
 }
 
 /**
+ * One call under gVisor: a bundle of its own (config.json, an empty root, a
+ * result directory, runsc's state), removed with every container of it
+ * after the call. Internet access goes through a per-call egress proxy, as
+ * under bwrap (runBwrap).
+ */
+async function runRunsc(req: SandboxRequest, files: SandboxFiles, over: SandboxOverrides): Promise<SandboxResult> {
+  if (!req.internetAccess || req.egressSocket) return runRunscCall(req, files, over);
+  const proxy = await openCallEgress(over.egress ?? defaultEgress(), req.allowedDomains);
+  try {
+    return await runRunscCall({ ...req, egressSocket: proxy.socketPath }, files, over);
+  } finally {
+    await proxy.close();
+  }
+}
+
+async function runRunscCall(req: SandboxRequest, files: SandboxFiles, over: SandboxOverrides): Promise<SandboxResult> {
+  let base: Runtime;
+  try {
+    base = over.runtime ?? runtimeFor(req, files, RESULT_FILE);
+  } catch (e) {
+    return unavailable(e);
+  }
+  const runtime = req.egressSocket ? withEgress(base) : base;
+  const bundle = await mkdtemp(join(tmpdir(), 'troupe-runsc-'));
+  const id = bundle.slice(bundle.lastIndexOf('-') + 1);
+  const state = join(bundle, 'state');
+  const out = join(bundle, 'out');
+  try {
+    await mkdir(join(bundle, 'root'), { mode: 0o755 });
+    await mkdir(state, { mode: 0o700 });
+    await mkdir(out);
+    await chmod(out, 0o777); // written by the container's uid
+    await chmod(bundle, 0o755);
+    const storage = req.storageDir ? SANDBOX_PATHS.storage : undefined;
+    if (req.storageDir) await chownTree(req.storageDir, RUNSC_UID);
+    const env = { ...childEnv(req.env, SANDBOX_PATHS.scratch, storage), ...runtime.env };
+    await writeFile(join(bundle, 'config.json'), JSON.stringify(runscSpec(req, { runtime, scratchMb: sandboxPolicy().scratchMb, resultDir: out, env })), { mode: 0o600 });
+    const argv = runscCommand(state, bundle, `troupe-${id}`, !!req.egressSocket);
+    const input = { handler: runscHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };
+    return await supervise(req, { file: argv[0], args: argv.slice(1), env: {}, cwd: '/', input, viaBwrap: false, resultFile: join(out, 'result') });
+  } finally {
+    // A killed `runsc run` leaves its sandbox and gofer: delete --force stops them.
+    await promisify(execFile)(RUNSC, ['--rootless', '--root', state, 'delete', '--force', `troupe-${id}`], { timeout: 10_000 }).catch(() => undefined);
+    await rm(bundle, { recursive: true, force: true });
+  }
+}
+
+/**
  * Runs one tool call (or entrypoint evaluation) in a fresh sandbox and
  * resolves with its result; never rejects for anything the tool does.
  */
 export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_FILES, over: SandboxOverrides = {}): Promise<SandboxResult> {
   const host = hostSandbox();
+  if (host.level === 'runsc') return runRunsc(req, files, over);
+  if (sandboxPolicy().mode === 'runsc') {
+    return Promise.resolve({ ok: false, kind: 'crash', error: `The gVisor sandbox (${RUNSC}) does not work on this host: ${host.bwrapError}` });
+  }
   if (host.level === 'bwrap-seccomp') return runBwrap(req, files, host, over);
   if (sandboxPolicy().mode === 'bwrap') {
     return Promise.resolve({ ok: false, kind: 'crash', error: `The sandbox (${BWRAP}) is not available on this host, so tools cannot run.` });

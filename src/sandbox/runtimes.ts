@@ -60,9 +60,9 @@ export function permissionFlag(): string {
  * never spawn. The OS sandbox is the boundary; this only narrows what a
  * JavaScript tool can reach before the kernel is asked.
  */
-export function nodeRuntime(files: NodeRuntimeFiles, opts: { memoryMb: number; storage: boolean; permissionModel?: boolean }): Runtime {
+export function nodeRuntime(files: NodeRuntimeFiles, opts: { memoryMb: number; storage: boolean; permissionModel?: boolean; resultFile?: string }): Runtime {
   const p = SANDBOX_PATHS;
-  const writes = [p.scratch, ...(opts.storage ? [p.storage] : [])];
+  const writes = [p.scratch, ...(opts.storage ? [p.storage] : []), ...(opts.resultFile ? [opts.resultFile] : [])];
   const reads = [p.version, ...writes, p.runner];
   const node = realpathSync(files.node);
   // Off only in tests that try the OS layer alone, as a tool in a language without such a model would.

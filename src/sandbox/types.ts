@@ -44,7 +44,7 @@ export type SandboxResult = { ok: true; output: unknown } | { ok: false; error: 
 export type NetworkIsolation = 'namespace' | 'runtime-guard';
 
 /** `TROUPE_SANDBOX`: which sandbox runs tools. */
-export type SandboxMode = 'auto' | 'bwrap' | 'legacy';
+export type SandboxMode = 'auto' | 'bwrap' | 'legacy' | 'runsc';
 
 /**
  * `bwrap-seccomp`: bubblewrap with user, PID, mount, IPC, UTS and network
@@ -52,7 +52,7 @@ export type SandboxMode = 'auto' | 'bwrap' | 'legacy';
  * network namespace and Node's permission model. `weak`: Node's permission
  * model and a runtime guard only.
  */
-export type SandboxLevel = 'bwrap-seccomp' | 'namespace-net' | 'weak';
+export type SandboxLevel = 'runsc' | 'bwrap-seccomp' | 'namespace-net' | 'weak';
 
 /** What this host enforces; reported at /healthz. */
 export interface SandboxCapabilities {
@@ -63,7 +63,7 @@ export interface SandboxCapabilities {
   /** Size of each call's scratch tmpfs; null when scratch is a host folder without a quota. */
   scratch_quota_mb: number | null;
   network_isolation: NetworkIsolation;
-  fs: 'bwrap-mount-namespace' | 'node-permission-model';
+  fs: 'bwrap-mount-namespace' | 'gvisor-oci-bundle' | 'node-permission-model';
   /** `per-call`/`dropped`: the tool runs as an unprivileged host uid; `inherited`: as Troupe's own (without its capabilities under bwrap). */
   user: 'per-call' | 'dropped' | 'inherited';
   /** `prlimit`: kernel rlimits on data size, CPU time and file size on top of V8's heap cap. */
