@@ -1,18 +1,4 @@
-import { readFileSync } from 'node:fs';
-
-/** The fields of /proc/<pid>/stat this needs; null when there is no such process (or no /proc). */
-function stat(pid: number): { comm: string; state: string; ppid: number; start: string } | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // "pid (comm) state ppid ... starttime(22nd) ...": comm may hold spaces and parentheses, so split after its last ')'.
-  const close = text.lastIndexOf(')');
-  const rest = text.slice(close + 2).split(' ');
-  return { comm: text.slice(text.indexOf('(') + 1, close), state: rest[0], ppid: Number(rest[1]), start: rest[19] };
-}
+import { procStat as stat } from './proc-stat.js';
 
 const SHELLS = new Set(['sh', 'bash', 'dash', 'zsh']);
 

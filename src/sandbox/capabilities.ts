@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,18 +45,23 @@ function works(cmd: string, args: string[]): boolean {
   return !r.error && r.status === 0;
 }
 
+/** A probe call's verdict: null when its script exited 0, else why not (a timeout, its exit and stderr's start). */
+function probeFailure(r: SpawnSyncReturns<Buffer>): string | null {
+  if (r.error) return `${r.error.message} (within ${PROBE_TIMEOUT_MS} ms)`;
+  if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
+  return null;
+}
+
 /**
  * Runs a real call's command (every namespace, the seccomp filter on its fd,
  * the uid drop) with a script that passes only if the kernel reports the
  * filter in force. Lazy imports: bwrap.ts and runtimes.ts import this file.
  */
 function probeBwrap(isRoot: boolean): string | null {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { bwrapCommand } = require('./bwrap.js') as typeof import('./bwrap.js');
   const { binaryAndLibraries } = require('./runtimes.js') as typeof import('./runtimes.js');
   const { seccompFilter } = require('./seccomp.js') as typeof import('./seccomp.js');
   const { CALL_UID_BASE, CALL_UID_SPAN } = require('./uid-pool.js') as typeof import('./uid-pool.js');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const dir = mkdtempSync(join(tmpdir(), 'troupe-bwrap-probe-'));
   chmodSync(dir, 0o755); // bound at /agent and opened by the dropped uid
   let fd = -1;
@@ -69,9 +74,7 @@ function probeBwrap(isRoot: boolean): string | null {
     // A uid of the call range, not 65534: RLIMIT_NPROC counts every process of the uid, and nobody's may be many.
     const argv = bwrapCommand(req, { runtime, hostUid: isRoot ? CALL_UID_BASE + CALL_UID_SPAN - 1 : null, scratchMb: 1 });
     const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe', 'ignore', fd], timeout: PROBE_TIMEOUT_MS, env: {} });
-    if (r.error) return `${r.error.message} (within ${PROBE_TIMEOUT_MS} ms)`;
-    if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
-    return null;
+    return probeFailure(r);
   } catch (e) {
     return (e as Error).message;
   } finally {
@@ -87,10 +90,8 @@ function probeBwrap(isRoot: boolean): string | null {
  * and no host process shows in /proc).
  */
 function probeRunsc(): string | null {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const { RUNSC, runscCommand, runscSpec } = require('./runsc.js') as typeof import('./runsc.js');
   const { binaryAndLibraries } = require('./runtimes.js') as typeof import('./runtimes.js');
-  /* eslint-enable @typescript-eslint/no-require-imports */
   const dir = mkdtempSync(join(tmpdir(), 'troupe-runsc-probe-'));
   chmodSync(dir, 0o755);
   const id = `troupe-probe-${dir.slice(dir.lastIndexOf('-') + 1)}`;
@@ -104,9 +105,7 @@ function probeRunsc(): string | null {
     const argv = runscCommand(join(dir, 'state'), dir, id);
     const r = spawnSync(argv[0], argv.slice(1), { stdio: ['ignore', 'ignore', 'pipe'], timeout: PROBE_TIMEOUT_MS, env: {} });
     spawnSync(RUNSC, ['--rootless', '--root', join(dir, 'state'), 'delete', '--force', id], { stdio: 'ignore', timeout: PROBE_TIMEOUT_MS });
-    if (r.error) return `${r.error.message} (within ${PROBE_TIMEOUT_MS} ms)`;
-    if (r.status !== 0) return `exit ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 300)}`;
-    return null;
+    return probeFailure(r);
   } catch (e) {
     return (e as Error).message;
   } finally {

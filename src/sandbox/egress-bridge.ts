@@ -51,7 +51,6 @@ type UndiciParts = Pick<typeof import('undici'), 'ProxyAgent' | 'Pool' | 'setGlo
  * waits for. The whole package when a later undici moves them.
  */
 function loadUndici(): UndiciParts {
-  /* eslint-disable @typescript-eslint/no-require-imports */
   const dir = process.env.TROUPE_EGRESS_UNDICI;
   if (dir) {
     try {
@@ -67,7 +66,6 @@ function loadUndici(): UndiciParts {
     }
   }
   return require(dir ?? 'undici') as UndiciParts;
-  /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
 /**

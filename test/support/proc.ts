@@ -1,30 +1,9 @@
-import { readdirSync, readFileSync } from 'node:fs';
-
-/** One process as Linux's /proc/<pid>/stat describes it. */
-export interface ProcInfo {
-  pid: number;
-  comm: string;
-  state: string;
-  ppid: number;
-  pgrp: number;
-}
-
-function stat(pid: number): ProcInfo | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses, so split after its last ')'.
-  const close = text.lastIndexOf(')');
-  const [state, ppid, pgrp] = text.slice(close + 2).split(' ');
-  return { pid, comm: text.slice(text.indexOf('(') + 1, close), state, ppid: Number(ppid), pgrp: Number(pgrp) };
-}
+import { readdirSync } from 'node:fs';
+import { procStat as stat, type ProcStat } from '../../infra/services/proc-stat.js';
 
 /** The direct children of `pid` that are running now. */
-export function childrenOf(pid: number): ProcInfo[] {
-  const out: ProcInfo[] = [];
+export function childrenOf(pid: number): ProcStat[] {
+  const out: ProcStat[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const p = stat(Number(name));
