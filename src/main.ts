@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError } from './config/config.js';
+import { ConfigError } from './lib/config/config.js';
 import { serveRoles } from './roles/serve.js';
 
 /**

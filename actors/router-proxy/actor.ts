@@ -1,4 +1,4 @@
-import type { CancelTracker } from '../../src/pubsub/cancels.js';
+import type { CancelTracker } from '../../src/lib/pubsub/cancels.js';
 import { defineActor } from '../runtime/actor.js';
 import type { ModelCall } from '../session/messages.js';
 import { callModel, type ModelCallDeps } from './call-model.js';

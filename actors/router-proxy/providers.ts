@@ -1,24 +1,24 @@
-import type { SecretBox } from '../../src/crypto/secret-box.js';
+import type { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import type { MessageState } from '../../src/domain/ledger.js';
-import { Accumulator } from '../../src/llm/accumulate.js';
-import { DEFAULT_BASE_URL, type LlmClient } from '../../src/llm/client.js';
-import { UpstreamError } from '../../src/llm/errors.js';
-import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/llm/types.js';
-import { llmKeyAad, secretsAad } from '../../src/sessions/create-session.js';
+import { Accumulator } from '../../src/lib/llm/accumulate.js';
+import { DEFAULT_BASE_URL, type LlmClient } from '../../src/lib/llm/client.js';
+import { UpstreamError } from '../../src/lib/llm/errors.js';
+import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/lib/llm/types.js';
+import { llmKeyAad, secretsAad } from '../../src/app/sessions/create-session.js';
 import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
 import type { Price } from '../../src/store/usage.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { TroupeError } from '../../src/domain/errors.js';
-import type { Logger } from '../../src/log/logger.js';
-import { routeInProcess } from '../../src/router/route-in-process.js';
+import type { Logger } from '../../src/lib/log/logger.js';
+import { routeInProcess } from '../../src/lib/routing/route-in-process.js';
 import { RateLimitError } from '../../src/domain/errors.js';
-import type { InProcessRouting } from '../../src/router/route-in-process.js';
+import type { InProcessRouting } from '../../src/lib/routing/route-in-process.js';
 import type { ModelCall, ModelResult } from '../session/messages.js';
 import { CANCELLED } from './decide.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
-import { PartRefused, resolveFileParts, type FileSource } from '../../src/llm/file-parts.js';
-import type { Item } from '../../src/llm/types.js';
-import type { UsageBuffer } from '../../src/router/usage-buffer.js';
+import { PartRefused, resolveFileParts, type FileSource } from '../../src/lib/llm/file-parts.js';
+import type { Item } from '../../src/lib/llm/types.js';
+import type { UsageBuffer } from '../../src/lib/routing/usage-buffer.js';
 
 /** The llm option's price, when the manifest sets one. */
 function optionPrice(o: LlmOption): Price | null {

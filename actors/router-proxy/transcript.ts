@@ -1,6 +1,6 @@
 import type { ContentBlock, MessageState, OutputPart } from '../../src/domain/ledger.js';
-import { fileKey } from '../../src/llm/file-parts.js';
-import type { Item, LlmResponse, Part } from '../../src/llm/types.js';
+import { fileKey } from '../../src/lib/llm/file-parts.js';
+import type { Item, LlmResponse, Part } from '../../src/lib/llm/types.js';
 
 /** File and image blocks become the parts `resolveFileParts` loaded for them. */
 function userParts(parts: ContentBlock[], files: Map<string, Part>): Part[] {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { TroupeError, UnavailableError, type ErrorBody } from '../../src/domain/errors.js';
-import type { PubSubHub } from '../../src/pubsub/hub.js';
+import type { PubSubHub } from '../../src/lib/pubsub/hub.js';
 import type { ReplyTo, Send } from './actor.js';
 import type { Dispatcher } from './dispatcher.js';
 

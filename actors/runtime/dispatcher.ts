@@ -1,7 +1,7 @@
 import { Job, type JobsOptions, type Queue } from 'bullmq';
-import { shardOf, type QueueFactory } from '../../infra/queues/queues.js';
-import { isCluster } from '../../infra/redis/connection.js';
-import { publish as publishOne, publishAll } from '../../infra/redis/publish.js';
+import { shardOf, type QueueFactory } from '../../src/lib/queues/queues.js';
+import { isCluster } from '../../src/lib/redis/connection.js';
+import { publish as publishOne, publishAll } from '../../src/lib/redis/publish.js';
 import { PRIORITY, tenantOf, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
 import { rankedPriority, type FairShare } from './fair-share.js';
 

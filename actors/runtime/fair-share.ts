@@ -1,4 +1,4 @@
-import type { RedisClient } from '../../infra/redis/connection.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
 import { PRIORITY, type Priority } from './actor.js';
 
 /**

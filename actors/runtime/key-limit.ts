@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../../infra/redis/connection.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
 
 /**
  * Takes a slot (KEYS[1], a sorted set: job id → lease end) if the key has

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { RedisClient } from '../../infra/redis/connection.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
 
 /** Heartbeat every second, gone after three missed: a killed worker's shards move within ~4 s, inside the 10 s failover bound with the lock's lapse. */
 export const HEARTBEAT_MS = 1_000;

@@ -1,15 +1,15 @@
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { ensureError, TroupeError } from '../../src/domain/errors.js';
-import type { QueueFactory } from '../../infra/queues/queues.js';
+import type { QueueFactory } from '../../src/lib/queues/queues.js';
 import { PRIORITY, tenantOf, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
 import { BatchGate } from './batch-gate.js';
 import { KeyLimit } from './key-limit.js';
-import type { RedisKeys } from '../../infra/redis/keys.js';
+import type { RedisKeys } from '../../src/lib/redis/keys.js';
 import type { Asked, ReplyBody } from './asker.js';
 import { shardQueueName, type Dispatcher } from './dispatcher.js';
 import { ShardAffinity } from './shard-affinity.js';
 import type { Membership } from './membership.js';
-import { RepeatedErrors } from '../../src/log/repeated-errors.js';
+import { RepeatedErrors } from '../../src/lib/log/repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 import { closeWorkers, RunningTurns } from './worker-close.js';

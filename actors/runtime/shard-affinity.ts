@@ -1,6 +1,6 @@
 import type { Worker } from 'bullmq';
-import type { RedisClient } from '../../infra/redis/connection.js';
-import { RepeatedErrors } from '../../src/log/repeated-errors.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
+import { RepeatedErrors } from '../../src/lib/log/repeated-errors.js';
 import type { Membership } from './membership.js';
 import { ownedShards } from './rendezvous.js';
 

@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { RedisClient } from '../../infra/redis/connection.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
 
 /** How often the setting is written again even without a reconnect (a restart can be faster than our ping). */
 const REASSERT_EVERY_MS = 15_000;

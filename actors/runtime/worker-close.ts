@@ -1,5 +1,5 @@
 import type { Worker } from 'bullmq';
-import type { RedisClient } from '../../infra/redis/connection.js';
+import type { RedisClient } from '../../src/lib/redis/connection.js';
 
 /** After the last handler returned, how long the workers' close may still wait for a Redis that does not answer. */
 export const UNREACHABLE_GRACE_MS = 1000;

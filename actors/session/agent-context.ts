@@ -1,4 +1,4 @@
-import { userSchemaProblem } from '../../src/schemas/validator.js';
+import { userSchemaProblem } from '../../src/lib/schemas/validator.js';
 import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { AgentContext } from './decision.js';

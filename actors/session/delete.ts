@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
-import { sessionBusy } from '../../src/sessions/delete-session.js';
-import { encodeSessionEvents, SESSION_DELETED } from '../../src/pubsub/session-events.js';
+import { sessionBusy } from '../../src/app/sessions/delete-session.js';
+import { encodeSessionEvents, SESSION_DELETED } from '../../src/lib/pubsub/session-events.js';
 import type { Outcome } from '../runtime/actor.js';
 import type { TurnDeps } from './turn.js';
 

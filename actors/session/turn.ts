@@ -4,7 +4,7 @@ import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from
 import { messageState, type MessageStore } from '../../src/store/messages.js';
 import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import { encodeSessionEvents } from '../../src/pubsub/session-events.js';
+import { encodeSessionEvents } from '../../src/lib/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
 import { decide, type Decision } from './decide.js';
 import { abortedMessages, afterCommit, effectSends } from './effects.js';

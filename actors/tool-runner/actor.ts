@@ -1,4 +1,4 @@
-import type { CancelTracker } from '../../src/pubsub/cancels.js';
+import type { CancelTracker } from '../../src/lib/pubsub/cancels.js';
 import { defineActor, DONE } from '../runtime/actor.js';
 import { answer, GAVE_UP } from './decide.js';
 import { TOOL_RUNNER, type ToolRunJob } from './messages.js';

@@ -1,4 +1,4 @@
-import { createAjv, usableUserSchema, type JsonSchema } from '../../src/schemas/validator.js';
+import { createAjv, usableUserSchema, type JsonSchema } from '../../src/lib/schemas/validator.js';
 
 /** Only for formatting errors; compiling goes through the shared factory, as at publish. */
 const text = createAjv('user');

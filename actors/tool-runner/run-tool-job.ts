@@ -1,6 +1,6 @@
 import type { MessageState } from '../../src/domain/ledger.js';
-import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
-import { VersionFiles, type Scratch, type VersionLease } from '../../src/sandbox/version-files.js';
+import type { SandboxRequest, SandboxResult } from '../../src/lib/sandbox/types.js';
+import { VersionFiles, type Scratch, type VersionLease } from '../../src/lib/sandbox/version-files.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolRunResult } from '../session/messages.js';

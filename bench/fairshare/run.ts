@@ -13,7 +13,7 @@ import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';
 import { TOOL_RUNNER, type ToolRunJob } from '../../actors/tool-runner/messages.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/lib/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';
 import { benchArgs } from '../support/args.js';
 

@@ -22,7 +22,7 @@ import { newId } from '../../src/domain/ids.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
 import { SessionStore, type SessionDoc } from '../../src/store/sessions.js';
 import { UsageStore, type UsageDoc } from '../../src/store/usage.js';
-import { groupPage, totalOf } from '../../src/usage/report.js';
+import { groupPage, totalOf } from '../../src/app/usage-report.js';
 import { benchArgs } from '../support/args.js';
 
 const USAGE = 'Usage: node dist/bench/lists/run.js [--servers mongo-java-server,ferretdb] [--sessions 10000] [--children 2000] [--usage-sessions 3000] [--rounds 3]';

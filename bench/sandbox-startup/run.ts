@@ -12,9 +12,9 @@
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configureSandbox, sandboxCapabilities } from '../../src/sandbox/capabilities.js';
-import { runInSandbox } from '../../src/sandbox/run.js';
-import { SANDBOX_UID, type SandboxMode } from '../../src/sandbox/types.js';
+import { configureSandbox, sandboxCapabilities } from '../../src/lib/sandbox/capabilities.js';
+import { runInSandbox } from '../../src/lib/sandbox/run.js';
+import { SANDBOX_UID, type SandboxMode } from '../../src/lib/sandbox/types.js';
 import { benchArgs } from '../support/args.js';
 import { summary } from '../support/percentiles.js';
 

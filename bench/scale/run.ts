@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
-import { parseRedisTarget } from '../../infra/redis/target.js';
+import { parseRedisTarget } from '../../src/lib/redis/target.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import { freePort } from '../../infra/services/process.js';
 import { BENCH_LIMITS, pool, scriptedAgent } from '../support/stack.js';

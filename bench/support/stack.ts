@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MongoClient, type Db } from 'mongodb';
-import { noRoundTrips, type RoundTrips } from '../../infra/diagnostics/round-trips.js';
+import { noRoundTrips, type RoundTrips } from '../../src/lib/metrics/round-trips.js';
 import { startLocalServices, type LocalServices } from '../../infra/services/local-services.js';
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';

@@ -9,7 +9,7 @@
 import { createServer } from 'node:http';
 import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/lib/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';
 import { fmt, summary } from '../support/percentiles.js';
 import { benchArgs } from '../support/args.js';

@@ -11,7 +11,7 @@ const { join } = require('node:path');
 const root = join(__dirname, '..', '..');
 const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
 // Files tsc does not emit but the built service runs: the Python tool runner (and its helpers).
-const ASSET_DIRS = [join('src', 'sandbox', 'python')];
+const ASSET_DIRS = [join('src', 'lib', 'sandbox', 'python')];
 
 function build() {
   for (const config of ['tsconfig.json', join('clients', 'console', 'tsconfig.json')]) {

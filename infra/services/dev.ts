@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
-import { installProcessGuards } from '../../src/lifecycle/process-guards.js';
+import { installProcessGuards } from '../../src/lib/lifecycle/process-guards.js';
 import { startRoles, type Running } from '../../src/roles/start.js';
 import { EXIT_AFTER_UNCAUGHT } from '../../src/roles/serve.js';
 import { runDemo } from './demo.js';

@@ -4,8 +4,8 @@ import { connectMongo } from '../store/mongo.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
 import { OrgStore, type OrgDoc } from '../store/orgs.js';
-import { ConfigError, LIMIT_ENV, parseMasterKeys, type OrgLimits } from '../config/config.js';
-import { SecretBox } from '../crypto/secret-box.js';
+import { ConfigError, LIMIT_ENV, parseMasterKeys, type OrgLimits } from '../lib/config/config.js';
+import { SecretBox } from '../lib/crypto/secret-box.js';
 import { reseal } from './reseal.js';
 import { EXIT } from '../domain/exit-codes.js';
 

@@ -1,25 +1,25 @@
 import type { Db, MongoClient } from 'mongodb';
-import { QueueFactory } from '../../infra/queues/queues.js';
-import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
-import { RedisKeys } from '../../infra/redis/keys.js';
+import { QueueFactory } from '../lib/queues/queues.js';
+import { createRedis, type RedisClient } from '../lib/redis/connection.js';
+import { RedisKeys } from '../lib/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import { FairShare } from '../../actors/runtime/fair-share.js';
-import { ConfigError, type Config } from '../config/config.js';
-import { SecretBox } from '../crypto/secret-box.js';
-import { RepeatedErrors } from '../log/repeated-errors.js';
-import type { AppDeps } from '../http/deps.js';
-import { once, ShutdownList } from '../lifecycle/shutdown.js';
-import type { Logger } from '../log/logger.js';
-import { Drain } from '../lifecycle/drain.js';
-import { createLimits, type Limits } from '../limits/limits.js';
-import { Metrics } from '../metrics/metrics.js';
-import { PubSubHub } from '../pubsub/hub.js';
+import { ConfigError, type Config } from '../lib/config/config.js';
+import { SecretBox } from '../lib/crypto/secret-box.js';
+import { RepeatedErrors } from '../lib/log/repeated-errors.js';
+import type { AppDeps } from '../edge/api/deps.js';
+import { once, ShutdownList } from '../lib/lifecycle/shutdown.js';
+import type { Logger } from '../lib/log/logger.js';
+import { Drain } from '../lib/lifecycle/drain.js';
+import { createLimits, type Limits } from '../lib/limits/limits.js';
+import { Metrics } from '../lib/metrics/metrics.js';
+import { PubSubHub } from '../lib/pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { driverFixEvents, type CaughtWhere } from '../store/driver-fix.js';
 import { connectMongo } from '../store/mongo.js';
 import { createStores, type Stores } from '../store/stores.js';
-import { SessionHeads } from '../sessions/session-heads.js';
+import { SessionHeads } from '../app/sessions/session-heads.js';
 
 /**
  * QUIT when connected (lets replies in flight arrive); otherwise, or if QUIT

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { mapError, type ErrorEnvelope } from '../http/middleware/errors.js';
-import { requestIdOf } from '../http/middleware/request-context.js';
-import type { Logger } from '../log/logger.js';
+import { mapError, type ErrorEnvelope } from '../edge/api/middleware/errors.js';
+import { requestIdOf } from '../edge/api/middleware/request-context.js';
+import type { Logger } from '../lib/log/logger.js';
 
 /** The base API's shape, `{"error": body}`: the default of a listener that names no envelope. */
 const plainEnvelope: ErrorEnvelope = (_path, _status, body) => ({ error: body });

@@ -1,9 +1,9 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
-import { ConfigError } from '../config/config.js';
-import type { Drain } from '../lifecycle/drain.js';
-import { once, type Closeable } from '../lifecycle/shutdown.js';
-import type { ErrorEnvelope } from '../http/middleware/errors.js';
-import type { Logger } from '../log/logger.js';
+import { ConfigError } from '../lib/config/config.js';
+import type { Drain } from '../lib/lifecycle/drain.js';
+import { once, type Closeable } from '../lib/lifecycle/shutdown.js';
+import type { ErrorEnvelope } from '../edge/api/middleware/errors.js';
+import type { Logger } from '../lib/log/logger.js';
 import { answerClientError } from './client-error.js';
 import { guardedListener } from './guarded-listener.js';
 

@@ -1,8 +1,8 @@
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
-import { metricsRefusal } from '../metrics/access.js';
-import { queueProbe } from '../metrics/actor-metrics.js';
+import { metricsRefusal } from '../lib/metrics/access.js';
+import { queueProbe } from '../../actors/runtime/prometheus-observer.js';
 import type { Core } from './core.js';
-import { sandboxCapabilities } from '../sandbox/capabilities.js';
+import { sandboxCapabilities } from '../lib/sandbox/capabilities.js';
 import { listen } from './http-server.js';
 
 /** The queues each actor-running role consumes, by the `queue` label they are reported under. */

@@ -1,6 +1,6 @@
-import { once } from '../lifecycle/shutdown.js';
-import { createRouterApp } from '../router/app.js';
-import { routingEnvelope } from '../router/envelope.js';
+import { once } from '../lib/lifecycle/shutdown.js';
+import { createRouterApp } from '../edge/router/app.js';
+import { routingEnvelope } from '../edge/router/envelope.js';
 import type { Core } from './core.js';
 import { listen } from './http-server.js';
 

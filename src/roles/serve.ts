@@ -1,4 +1,4 @@
-import { installProcessGuards } from '../lifecycle/process-guards.js';
+import { installProcessGuards } from '../lib/lifecycle/process-guards.js';
 import { parseRoles, startRoles, type Running } from './start.js';
 
 /** The exit code of a process that drained after an uncaught exception: nonzero, so its supervisor restarts it. */

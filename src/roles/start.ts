@@ -1,8 +1,8 @@
-import { loadConfig } from '../config/config.js';
-import { createLogger, type Logger } from '../log/logger.js';
-import { countMongo, startRoundTripCounter } from '../../infra/diagnostics/round-trips.js';
-import { once } from '../lifecycle/shutdown.js';
-import { turnMetrics } from '../metrics/actor-metrics.js';
+import { loadConfig } from '../lib/config/config.js';
+import { createLogger, type Logger } from '../lib/log/logger.js';
+import { countMongo, startRoundTripCounter } from '../lib/metrics/round-trips.js';
+import { once } from '../lib/lifecycle/shutdown.js';
+import { turnMetrics } from '../../actors/runtime/prometheus-observer.js';
 import { openCore, type Core } from './core.js';
 import { startMetricsServer, watchActorQueues } from './metrics-server.js';
 
@@ -42,7 +42,7 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   const httpless = !roles.includes('web') && !roles.includes('router');
   try {
     // Tenant code runs in web (entrypoints at publish) and worker (tools): probe and judge the sandbox before either serves.
-    if (roles.includes('web') || roles.includes('worker')) (await import('../sandbox/policy.js')).enforceSandboxPolicy(config.sandbox, core.log);
+    if (roles.includes('web') || roles.includes('worker')) (await import('../lib/sandbox/policy.js')).enforceSandboxPolicy(config.sandbox, core.log);
     // A process without an HTTP role still answers /metrics and /healthz, on METRICS_PORT: first, so that a
     // worker started while Redis is away (its actors wait for it) is live and scrapable meanwhile.
     if (httpless) ports.metrics = await startMetricsServer(core, roles);

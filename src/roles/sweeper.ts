@@ -1,5 +1,5 @@
 import { StrandedWorkSweeper } from '../../actors/session/sweeper.js';
-import { once } from '../lifecycle/shutdown.js';
+import { once } from '../lib/lifecycle/shutdown.js';
 import type { VersionCache } from '../store/version-cache.js';
 import type { Core } from './core.js';
 

@@ -1,7 +1,7 @@
 import { Asker } from '../../actors/runtime/asker.js';
-import { createApp } from '../http/app.js';
-import { STREAM_READS_IN_FLIGHT, StreamLedgerReads } from '../http/sse/ledger-reads.js';
-import { once } from '../lifecycle/shutdown.js';
+import { createApp } from '../edge/api/app.js';
+import { STREAM_READS_IN_FLIGHT, StreamLedgerReads } from '../edge/api/sse/ledger-reads.js';
+import { once } from '../lib/lifecycle/shutdown.js';
 import { appDeps, type Core } from './core.js';
 import { listen } from './http-server.js';
 
@@ -12,7 +12,7 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
   await asker.start();
   core.shutdown.add(once('asker', () => asker.close()));
   // Probed on this node (same image as the workers) so /healthz shows the enforcement level in force.
-  const { sandboxCapabilities } = await import('../sandbox/capabilities.js');
+  const { sandboxCapabilities } = await import('../lib/sandbox/capabilities.js');
   const sandbox = sandboxCapabilities();
   // One per process, beside its subscriber: a subscriber reconnect has every stream on it read the ledger at once.
   const streamReads = new StreamLedgerReads(core.stores.ledger, STREAM_READS_IN_FLIGHT, {

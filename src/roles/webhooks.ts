@@ -1,5 +1,5 @@
 import type { ActorRuntime } from '../../actors/runtime/runtime.js';
-import type { Resolver } from '../net/resolver.js';
+import type { Resolver } from '../lib/net/resolver.js';
 import { webhookPorts } from './actor-ports.js';
 import type { Core } from './core.js';
 

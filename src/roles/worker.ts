@@ -1,9 +1,9 @@
 import type { ActorRuntime } from '../../actors/runtime/runtime.js';
-import { once } from '../lifecycle/shutdown.js';
-import { logReap, reap } from '../maintenance/reaper.js';
+import { once } from '../lib/lifecycle/shutdown.js';
+import { logReap, reap } from '../app/reaper.js';
 import { VersionCache } from '../store/version-cache.js';
-import { CancelRegistry } from '../pubsub/cancels.js';
-import { decodeAgentDeleted } from '../pubsub/agent-deletions.js';
+import { CancelRegistry } from '../lib/pubsub/cancels.js';
+import { decodeAgentDeleted } from '../lib/pubsub/agent-deletions.js';
 import { SessionCache } from '../../actors/session/session-cache.js';
 import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';

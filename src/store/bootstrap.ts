@@ -1,5 +1,5 @@
-import type { Config } from '../config/config.js';
-import type { Logger } from '../log/logger.js';
+import type { Config } from '../lib/config/config.js';
+import type { Logger } from '../lib/log/logger.js';
 import type { Stores } from './stores.js';
 
 export const DEFAULT_ORG = 'default';

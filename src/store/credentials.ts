@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 import type { PageRequest } from './page.js';
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { SecretBox } from '../crypto/secret-box.js';
+import type { SecretBox } from '../lib/crypto/secret-box.js';
 import { ConflictError, UnprocessableError } from '../domain/errors.js';
 import { isDuplicateKey } from './duplicate-key.js';
 

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { DroppableParam, Effort, Provider } from '../llm/types.js';
+import type { DroppableParam, Effort, Provider } from '../lib/llm/types.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 export interface CandidateDoc {

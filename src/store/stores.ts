@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { SecretBox } from '../crypto/secret-box.js';
+import type { SecretBox } from '../lib/crypto/secret-box.js';
 import { AgentStore } from './agents.js';
 import { ApiKeyStore } from './api-keys.js';
 import { BatchStore } from './batches.js';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Sealed, SecretBox } from '../crypto/secret-box.js';
+import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** Event types a webhook may subscribe to (spec: Agent webhook). */

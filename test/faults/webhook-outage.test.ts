@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { verifyWebhook } from '../../src/webhooks/verify.js';
+import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { WebhookReceiver, type ReceivedWebhook } from '../fakes/webhook-receiver.js';
 import { auditUntilSettled } from './support/audit.js';
 import { Cluster } from './support/cluster.js';

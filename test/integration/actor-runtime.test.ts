@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { SESSION, sessionCommand } from '../../actors/session/messages.js';
 import { Dispatcher, shardQueueName } from '../../actors/runtime/dispatcher.js';
-import { shardOf } from '../../infra/queues/queues.js';
+import { shardOf } from '../../src/lib/queues/queues.js';
 import { actorAddress, defineActor } from '../../actors/runtime/actor.js';
 import { Asker } from '../../actors/runtime/asker.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';

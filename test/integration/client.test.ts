@@ -14,7 +14,7 @@ import {
   WEBHOOK_HEADERS,
   type SessionEvent,
 } from '../../clients/typescript/src/index.js';
-import { signatureHeader } from '../../src/webhooks/signature.js';
+import { signatureHeader } from '../../src/lib/webhooks/signature.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';

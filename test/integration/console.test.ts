@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { deployFolder, TroupeClient } from '../../clients/typescript/src/index.js';
-import { CONSOLE_CSP } from '../../src/http/console.js';
+import { CONSOLE_CSP } from '../../src/edge/api/console.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';

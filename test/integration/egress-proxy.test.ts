@@ -5,11 +5,11 @@ import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseRedisTarget } from '../../infra/redis/target.js';
-import { OwnAddresses, type EgressRefusalReason } from '../../src/net/egress-guard.js';
-import { startEgressProxy, type EgressProxy, type EgressProxyOptions } from '../../src/net/egress-proxy.js';
-import type { Resolver } from '../../src/net/resolver.js';
-import { ownEndpoints } from '../../src/sandbox/egress.js';
+import { parseRedisTarget } from '../../src/lib/redis/target.js';
+import { OwnAddresses, type EgressRefusalReason } from '../../src/lib/net/egress-guard.js';
+import { startEgressProxy, type EgressProxy, type EgressProxyOptions } from '../../src/lib/net/egress-proxy.js';
+import type { Resolver } from '../../src/lib/net/resolver.js';
+import { ownEndpoints } from '../../src/lib/sandbox/egress.js';
 import { nodeClient, pythonClient, type Attempt } from '../support/egress-clients.js';
 import { requiredEnv } from '../support/harness.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
 import { WEBHOOKS } from '../../actors/webhook/messages.js';
-import { shardOf } from '../../infra/queues/queues.js';
+import { shardOf } from '../../src/lib/queues/queues.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { shardOwners } from '../../actors/runtime/rendezvous.js';
 import { SESSION } from '../../actors/session/messages.js';

@@ -13,8 +13,8 @@ import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
-import { hostSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
-import { MAX_PROCESSES } from '../../src/sandbox/bwrap.js';
+import { hostSandbox, sandboxPolicy } from '../../src/lib/sandbox/capabilities.js';
+import { MAX_PROCESSES } from '../../src/lib/sandbox/bwrap.js';
 import { ATTEMPT, hostileVersion, outputOf, runHostile } from '../support/hostile-tools.js';
 
 /** Host pids whose command line carries `marker`: a finished call leaves none. (Not by uid: other Troupe processes on this host run calls in the same uid range.) */
@@ -196,8 +196,8 @@ describe('hostile tenant', function () {
         mkdir: attempt(() => fs.mkdirSync('/run/x')),
       });`);
     const before = await readFile(v.handlerPath, 'utf8');
-    const { runInSandbox, SANDBOX_FILES } = await import('../../src/sandbox/run.js');
-    const { nodeRuntime } = await import('../../src/sandbox/runtimes.js');
+    const { runInSandbox, SANDBOX_FILES } = await import('../../src/lib/sandbox/run.js');
+    const { nodeRuntime } = await import('../../src/lib/sandbox/runtimes.js');
     const req = { ...v, args: {}, env: {}, timeoutMs: 10_000, memoryMb: 128, internetAccess: false };
     const r = outputOf<Record<string, string>>(await runInSandbox(req, SANDBOX_FILES, { runtime: nodeRuntime(SANDBOX_FILES, { memoryMb: 128, storage: false, permissionModel: false }) }));
     for (const [k, code] of Object.entries(r)) assert.match(code, /EROFS|EACCES|EPERM/, `${k}: ${code}`);

@@ -104,7 +104,7 @@ describe('metrics on every role', function () {
         const port = (await p.waitForLog('metrics listening')).port as number;
         const base = `http://127.0.0.1:${port}`;
         const health = await json<{ status: string; roles: string[] }>(await fetch(`${base}/healthz`), 200);
-        const { sandboxCapabilities } = await import('../../src/sandbox/capabilities.js');
+        const { sandboxCapabilities } = await import('../../src/lib/sandbox/capabilities.js');
         assert.deepEqual(health, { status: 'ok', roles: [role], ...(role === 'worker' ? { sandbox: sandboxCapabilities() } : {}) });
         const m = await metrics(base);
         assert.match(m, new RegExp(`troupe_queue_jobs\\{[^}]*queue="${queue}"`), `${role} reports its queues`);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { parseRedisTarget } from '../../infra/redis/target.js';
+import { parseRedisTarget } from '../../src/lib/redis/target.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';

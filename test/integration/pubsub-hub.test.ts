@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { Cluster } from 'ioredis';
-import { createRedis, type RedisClient } from '../../infra/redis/connection.js';
-import { shardSubscribers } from '../../infra/redis/shard-subscribers.js';
-import { parseRedisTarget } from '../../infra/redis/target.js';
-import { PubSubHub } from '../../src/pubsub/hub.js';
+import { createRedis, type RedisClient } from '../../src/lib/redis/connection.js';
+import { shardSubscribers } from '../../src/lib/redis/shard-subscribers.js';
+import { parseRedisTarget } from '../../src/lib/redis/target.js';
+import { PubSubHub } from '../../src/lib/pubsub/hub.js';
 import { TcpProxy } from '../support/tcp-proxy.js';
 
 async function until(ms: number, fn: () => boolean): Promise<boolean> {

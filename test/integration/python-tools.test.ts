@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configureSandbox, sandboxPolicy } from '../../src/sandbox/capabilities.js';
-import { runInSandbox } from '../../src/sandbox/run.js';
+import { configureSandbox, sandboxPolicy } from '../../src/lib/sandbox/capabilities.js';
+import { runInSandbox } from '../../src/lib/sandbox/run.js';
 import { errorOf, outcomes, outputOf, publishPythonAgent, startCase, type PyTool } from '../support/python-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

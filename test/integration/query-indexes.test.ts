@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { MongoClient, type CommandStartedEvent, type Db, type Document, type IndexDescription } from 'mongodb';
-import { SecretBox } from '../../src/crypto/secret-box.js';
+import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import { ensureIndexes, INDEXES } from '../../src/store/indexes.js';
 import { createStores, type Stores } from '../../src/store/stores.js';
 import { requiredEnv, uniqueName } from '../support/harness.js';

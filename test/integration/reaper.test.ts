@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { DELIVERY_RETENTION_MS, reap, SESSIONS_PER_RUN } from '../../src/maintenance/reaper.js';
+import { DELIVERY_RETENTION_MS, reap, SESSIONS_PER_RUN } from '../../src/app/reaper.js';
 import { reserve, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 

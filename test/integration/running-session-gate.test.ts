@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { MongoClient, type Db } from 'mongodb';
 import { RateLimitError } from '../../src/domain/errors.js';
-import { OrgLimitsLookup } from '../../src/limits/org-limits.js';
-import { RunningSessionGate } from '../../src/limits/running-sessions.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { OrgLimitsLookup } from '../../src/lib/limits/org-limits.js';
+import { RunningSessionGate } from '../../src/lib/limits/running-sessions.js';
+import { Metrics } from '../../src/lib/metrics/metrics.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
 import { OrgStore } from '../../src/store/orgs.js';
 import { SessionStore } from '../../src/store/sessions.js';

@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configureSandbox, hostSandbox, sandboxPolicy, type SandboxPolicy } from '../../src/sandbox/capabilities.js';
-import { enforceSandboxPolicy } from '../../src/sandbox/policy.js';
-import { runInSandbox } from '../../src/sandbox/run.js';
-import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
+import { configureSandbox, hostSandbox, sandboxPolicy, type SandboxPolicy } from '../../src/lib/sandbox/capabilities.js';
+import { enforceSandboxPolicy } from '../../src/lib/sandbox/policy.js';
+import { runInSandbox } from '../../src/lib/sandbox/run.js';
+import type { SandboxRequest, SandboxResult } from '../../src/lib/sandbox/types.js';
 
 /**
  * TROUPE_SANDBOX=runsc end to end: real gVisor, a bundle per call. npm test

@@ -4,11 +4,11 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configureSandbox, hostSandbox, sandboxCapabilities, sandboxPolicy } from '../../src/sandbox/capabilities.js';
-import { runInSandbox } from '../../src/sandbox/run.js';
-import { binaryAndLibraries } from '../../src/sandbox/runtimes.js';
-import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
-import { SANDBOX_UID } from '../../src/sandbox/types.js';
+import { configureSandbox, hostSandbox, sandboxCapabilities, sandboxPolicy } from '../../src/lib/sandbox/capabilities.js';
+import { runInSandbox } from '../../src/lib/sandbox/run.js';
+import { binaryAndLibraries } from '../../src/lib/sandbox/runtimes.js';
+import type { SandboxRequest, SandboxResult } from '../../src/lib/sandbox/types.js';
+import { SANDBOX_UID } from '../../src/lib/sandbox/types.js';
 
 /** A version directory holding one handler module, plus a scratch dir, per test. */
 async function tool(base: string, source: string, file = 'tool.js'): Promise<Pick<SandboxRequest, 'rootDir' | 'handlerPath' | 'scratchDir'>> {
@@ -252,7 +252,7 @@ describe('sandbox policy at start', function () {
   });
 
   it('refuses a weak sandbox in production unless TROUPE_SANDBOX_ALLOW_WEAK=1, and logs the choice', async () => {
-    const { enforceSandboxPolicy, WeakSandboxError } = await import('../../src/sandbox/policy.js');
+    const { enforceSandboxPolicy, WeakSandboxError } = await import('../../src/lib/sandbox/policy.js');
     const weak = { mode: 'legacy', scratchMb: 64, production: true, allowWeak: false } as const;
     assert.throws(() => enforceSandboxPolicy(weak, log), (e: unknown) => e instanceof WeakSandboxError && /TROUPE_SANDBOX_ALLOW_WEAK/.test(e.message));
     const caps = enforceSandboxPolicy({ ...weak, allowWeak: true }, log);
@@ -264,7 +264,7 @@ describe('sandbox policy at start', function () {
   });
 
   it('starts in production on this host, at bwrap-seccomp, and says so', async () => {
-    const { enforceSandboxPolicy } = await import('../../src/sandbox/policy.js');
+    const { enforceSandboxPolicy } = await import('../../src/lib/sandbox/policy.js');
     const caps = enforceSandboxPolicy({ mode: 'auto', scratchMb: 32, production: true, allowWeak: false }, log);
     assert.equal(caps.level, 'bwrap-seccomp');
     assert.equal(caps.scratch_quota_mb, 32);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { sessionCommand } from '../../actors/session/messages.js';
-import { reap } from '../../src/maintenance/reaper.js';
+import { reap } from '../../src/app/reaper.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolDef } from '../../src/store/agents.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';

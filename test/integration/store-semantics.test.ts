@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { emptySessionState } from '../../actors/session/projection.js';
-import { SecretBox } from '../../src/crypto/secret-box.js';
+import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import { BatchStore, type BatchItem } from '../../src/store/batches.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { CredentialStore } from '../../src/store/credentials.js';

@@ -9,8 +9,8 @@ import { TOOL_RUNNER, toolRunJobId, type ToolRunJob } from '../../actors/tool-ru
 import { runToolJob, type ToolRunnerDeps } from '../../actors/tool-runner/run-tool-job.js';
 import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';
 import { newId } from '../../src/domain/ids.js';
-import type { SandboxRequest } from '../../src/sandbox/types.js';
-import { buildSession } from '../../src/sessions/create-session.js';
+import type { SandboxRequest } from '../../src/lib/sandbox/types.js';
+import { buildSession } from '../../src/app/sessions/create-session.js';
 import { AgentStore, type AgentVersionDoc, type Manifest, type ToolDef } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';

@@ -4,7 +4,7 @@ import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
-import { VersionFiles } from '../../src/sandbox/version-files.js';
+import { VersionFiles } from '../../src/lib/sandbox/version-files.js';
 import { tarGz } from '../support/archives.js';
 
 const FILE_BYTES = 40_000;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
 import { TroupeClient } from '../../clients/typescript/src/client.js';
-import { verifyWebhook } from '../../src/webhooks/verify.js';
+import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { WebhookReceiver, type ReceivedWebhook } from '../fakes/webhook-receiver.js';

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { Cluster, Redis } from 'ioredis';
 import { MongoClient } from 'mongodb';
-import { createRedis, isCluster } from '../../infra/redis/connection.js';
+import { createRedis, isCluster } from '../../src/lib/redis/connection.js';
 import { freePort } from '../../infra/services/process.js';
-import { createLogger } from '../../src/log/logger.js';
+import { createLogger } from '../../src/lib/log/logger.js';
 import { startRoles, type Role, type Running } from '../../src/roles/start.js';
 import { observeBaseApi } from './api-statuses.js';
 

@@ -6,10 +6,10 @@
  */
 import { chmod, mkdtemp, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { EgressSettings } from '../../src/sandbox/egress.js';
-import { runInSandbox, SANDBOX_FILES, type SandboxOverrides } from '../../src/sandbox/run.js';
-import { binaryAndLibraries, nodeRuntime } from '../../src/sandbox/runtimes.js';
-import type { SandboxRequest, SandboxResult } from '../../src/sandbox/types.js';
+import type { EgressSettings } from '../../src/lib/sandbox/egress.js';
+import { runInSandbox, SANDBOX_FILES, type SandboxOverrides } from '../../src/lib/sandbox/run.js';
+import { binaryAndLibraries, nodeRuntime } from '../../src/lib/sandbox/runtimes.js';
+import type { SandboxRequest, SandboxResult } from '../../src/lib/sandbox/types.js';
 
 export interface HostileRun {
   /** Extra host binaries bound read-only (with their libraries), e.g. /bin/sh for a fork bomb. */

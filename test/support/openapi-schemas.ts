@@ -1,4 +1,4 @@
-import { createAjv } from '../../src/schemas/validator.js';
+import { createAjv } from '../../src/lib/schemas/validator.js';
 
 type Doc = { components: { schemas: Record<string, unknown> } };
 type Discriminated = { discriminator?: { propertyName: string; mapping?: Record<string, string> }; oneOf?: { $ref?: string }[] };

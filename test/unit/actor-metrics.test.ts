@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { countedLedger } from '../../src/metrics/actor-metrics.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { countedLedger } from '../../actors/runtime/prometheus-observer.js';
+import { Metrics } from '../../src/lib/metrics/metrics.js';
 import type { EventDoc } from '../../src/store/ledger.js';
 
 const doc = (type: string, data: unknown = {}) => ({ _id: `s:${type}`, type, data_json: JSON.stringify(data) }) as unknown as EventDoc;

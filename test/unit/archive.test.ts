@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
-import { ArchiveError, scanArchive, type ArchiveLimits } from '../../src/agents/archive-scan.js';
-import { validateManifest } from '../../src/agents/manifest.js';
-import { buildVersionContent, SnapshotArchive } from '../../src/agents/publish.js';
+import { ArchiveError, scanArchive, type ArchiveLimits } from '../../src/lib/archive/archive-scan.js';
+import { validateManifest } from '../../src/app/agents/manifest.js';
+import { buildVersionContent, SnapshotArchive } from '../../src/app/agents/publish.js';
 import { gzipBomb, minimalAgent, tarGz, type TarEntry } from '../support/archives.js';
 
 const SMALL: ArchiveLimits = { maxEntries: 50, maxUnpackedBytes: 256 * 1024, maxFileBytes: 4096 };

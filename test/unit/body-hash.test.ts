@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { SecretBox } from '../../src/crypto/secret-box.js';
+import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import { bodyHash, sameBody } from '../../src/store/idempotency.js';
 
 describe('what an idempotency key compares a body by', () => {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { CancelRegistry } from '../../src/pubsub/cancels.js';
+import { CancelRegistry } from '../../src/lib/pubsub/cancels.js';
 
 describe('cancel registry', () => {
   it('aborts every tracked piece of work of a cancelled message, and only that message', async () => {

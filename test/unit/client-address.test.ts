@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { IncomingMessage } from 'node:http';
-import { clientAddress } from '../../src/http/client-address.js';
+import { clientAddress } from '../../src/edge/api/client-address.js';
 
 const req = (peer: string | undefined, xff?: string | string[]) => ({ socket: { remoteAddress: peer }, headers: xff === undefined ? {} : { 'x-forwarded-for': xff } }) as unknown as IncomingMessage;
 

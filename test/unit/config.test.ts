@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { ConfigError, loadConfig, parseMasterKeys } from '../../src/config/config.js';
+import { ConfigError, loadConfig, parseMasterKeys } from '../../src/lib/config/config.js';
 
 const base = { MONGODB_URL: 'mongodb://127.0.0.1:27017/troupe', REDIS_URL: 'redis://127.0.0.1:6379' };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { compile } from '../../src/schemas/validator.js';
+import { compile } from '../../src/lib/schemas/validator.js';
 import { checkSchema } from '../../clients/console/src/schema-check.js';
 
 const forecast = JSON.parse(readFileSync(join(__dirname, '../../../examples/weather-agent/tools/schemas/get_forecast.output.json'), 'utf8')) as Record<string, unknown>;

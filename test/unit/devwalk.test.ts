@@ -5,7 +5,7 @@ import { join, relative, resolve } from 'node:path';
 import { checkSchema } from '../../clients/console/src/schema-check.js';
 import { resolveConfig } from '../../clients/cli/config.js';
 import { devDataDir } from '../../src/domain/dev-data-dir.js';
-import { compileUserSchema } from '../../src/schemas/validator.js';
+import { compileUserSchema } from '../../src/lib/schemas/validator.js';
 
 const CHECKOUT = resolve(__dirname, '../../..');
 

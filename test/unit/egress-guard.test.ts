@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { OwnAddresses, vetEgress, type EgressVerdict } from '../../src/net/egress-guard.js';
-import type { Resolver } from '../../src/net/resolver.js';
+import { OwnAddresses, vetEgress, type EgressVerdict } from '../../src/lib/net/egress-guard.js';
+import type { Resolver } from '../../src/lib/net/resolver.js';
 
 /** Names → addresses, as a DNS server (or a rebinding attacker's) would answer; anything else does not resolve. */
 const resolverOf = (table: Record<string, string[]>): Resolver => async (host) => {

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { ErrorType } from '../../src/domain/errors.js';
-import { errorMapper } from '../../src/http/middleware/errors.js';
-import type { AppState } from '../../src/http/types.js';
+import { errorMapper } from '../../src/edge/api/middleware/errors.js';
+import type { AppState } from '../../src/edge/api/types.js';
 
 /** A Koa app on loopback whose one handler throws `err`; returns the status, Retry-After and body. */
 async function answerTo(err: unknown): Promise<{ status: number; retryAfter: string | null; body: { error: { type: string; code: string; message: string } } }> {

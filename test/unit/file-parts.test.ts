@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { PART_LIMITS, PartRefused, resolveFileParts, type FileSource, type StoredFile } from '../../src/llm/file-parts.js';
+import { PART_LIMITS, PartRefused, resolveFileParts, type FileSource, type StoredFile } from '../../src/lib/llm/file-parts.js';
 
 function source(files: (StoredFile & { bytes: Buffer })[]): FileSource & { reads: string[] } {
   const reads: string[] = [];

@@ -3,9 +3,9 @@ import { EventEmitter } from 'node:events';
 import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/log/logger.js';
-import { installProcessGuards, type ProcessErrorKind } from '../../src/lifecycle/process-guards.js';
-import { routingEnvelope } from '../../src/router/envelope.js';
+import { createLogger } from '../../src/lib/log/logger.js';
+import { installProcessGuards, type ProcessErrorKind } from '../../src/lib/lifecycle/process-guards.js';
+import { routingEnvelope } from '../../src/edge/router/envelope.js';
 import { guardedListener } from '../../src/roles/guarded-listener.js';
 
 function sink(): { log: ReturnType<typeof createLogger>; lines: () => Record<string, unknown>[] } {

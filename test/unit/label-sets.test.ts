@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { LabelSets } from '../../src/metrics/label-sets.js';
+import { LabelSets } from '../../src/lib/metrics/label-sets.js';
 
 describe('metric label sets', () => {
   it('hands out one object per combination of values, with the labels named in order', () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { allRoutes } from '../../src/http/routes/index.js';
-import type { AppDeps } from '../../src/http/deps.js';
-import { parsePage, querySchema } from '../../src/http/pagination.js';
-import { compile, type JsonSchema } from '../../src/schemas/validator.js';
+import { allRoutes } from '../../src/edge/api/routes/index.js';
+import type { AppDeps } from '../../src/edge/api/deps.js';
+import { parsePage, querySchema } from '../../src/edge/api/pagination.js';
+import { compile, type JsonSchema } from '../../src/lib/schemas/validator.js';
 import { IdPrefix } from '../../src/domain/ids.js';
 
 /** The route modules read their deps only when a handler runs; a proxy that answers every property builds them all. */

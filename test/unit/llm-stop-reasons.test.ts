@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { FORMATS } from '../../src/llm/formats/index.js';
+import { FORMATS } from '../../src/lib/llm/formats/index.js';
 
 describe('llm translation: stop reasons', () => {
   it('an Anthropic answer cut off by the context window reads as cut off in every format, streamed or not', () => {

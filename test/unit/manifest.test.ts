@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { validateManifest } from '../../src/agents/manifest.js';
-import { UploadTokens } from '../../src/agents/upload-token.js';
-import { entryPath, resolveInside } from '../../src/agents/paths.js';
+import { validateManifest } from '../../src/app/agents/manifest.js';
+import { UploadTokens } from '../../src/app/agents/upload-token.js';
+import { entryPath, resolveInside } from '../../src/lib/archive/paths.js';
 
 const base = () => ({
   name: 'm',

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { refusedInName, withoutRefused } from '../../src/domain/name-text.js';
-import { nameString } from '../../src/schemas/common.js';
-import { check } from '../../src/schemas/validator.js';
+import { nameString } from '../../src/lib/schemas/common.js';
+import { check } from '../../src/lib/schemas/validator.js';
 
 const schema = { type: 'object', properties: { name: nameString(200) } };
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { Histogram } from 'prom-client';
 import { webhookMetrics } from '../../actors/webhook/metrics.js';
-import { Metrics } from '../../src/metrics/metrics.js';
+import { Metrics } from '../../src/lib/metrics/metrics.js';
 import { alertQueries, dashboardQueries, OPERATIONS_DOC as DOC, type DocQuery } from '../support/operations-doc.js';
 
 /** Every series a Troupe process can export, with its label names (histograms with their suffixes and `le`). */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { RedisKeys } from '../../infra/redis/keys.js';
-import { shardOf } from '../../infra/queues/queues.js';
+import { RedisKeys } from '../../src/lib/redis/keys.js';
+import { shardOf } from '../../src/lib/queues/queues.js';
 import { masterOf, slotOf } from '../support/slots.js';
 
 /** The part of a key Redis Cluster hashes: the first {...} with content. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { clusterUrl, parseRedisTarget } from '../../infra/redis/target.js';
+import { clusterUrl, parseRedisTarget } from '../../src/lib/redis/target.js';
 
 describe('parseRedisTarget', () => {
   it('reads one server with credentials and a database', () => {

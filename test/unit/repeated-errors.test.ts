@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { RepeatedErrors } from '../../src/log/repeated-errors.js';
+import { RepeatedErrors } from '../../src/lib/log/repeated-errors.js';
 
 describe('RepeatedErrors', () => {
   function gate() {

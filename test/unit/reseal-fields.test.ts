@@ -21,7 +21,7 @@ function sources(dir: string): string[] {
 describe('troupe-admin reseal knows every sealed value', () => {
   it('every file that seals is one whose fields SEALED_FIELDS lists', () => {
     const sealing = ['src', 'actors', 'infra'].flatMap((d) => sources(join(ROOT, d))).filter((f) => /\.seal\(/.test(readFileSync(f, 'utf8'))).map((f) => relative(ROOT, f)).sort();
-    assert.deepEqual(sealing, ['src/admin/reseal.ts', 'src/sessions/create-session.ts', 'src/store/credentials.ts', 'src/store/webhook-configs.ts']);
+    assert.deepEqual(sealing, ['src/admin/reseal.ts', 'src/app/sessions/create-session.ts', 'src/store/credentials.ts', 'src/store/webhook-configs.ts']);
     assert.deepEqual([...new Set(SEALED_FIELDS.map((f) => f.collection))].sort(), ['credentials', 'sessions', 'webhook_configs']);
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import type { LlmRequest } from '../../src/llm/types.js';
-import { conversationId } from '../../src/router/conversation.js';
-import { planEffort } from '../../src/router/effort.js';
-import { select, type Needs } from '../../src/router/select.js';
+import type { LlmRequest } from '../../src/lib/llm/types.js';
+import { conversationId } from '../../src/lib/routing/conversation.js';
+import { planEffort } from '../../src/lib/routing/effort.js';
+import { select, type Needs } from '../../src/lib/routing/select.js';
 import type { CandidateDoc, RouterDoc } from '../../src/store/routers.js';
 
 const cand = (model: string, extra: Partial<CandidateDoc> = {}): CandidateDoc => ({

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { bwrapCommand, sandboxHandlerPath } from '../../src/sandbox/bwrap.js';
-import { SANDBOX_PATHS } from '../../src/sandbox/paths.js';
-import type { Runtime } from '../../src/sandbox/runtimes.js';
-import type { SandboxRequest } from '../../src/sandbox/types.js';
+import { bwrapCommand, sandboxHandlerPath } from '../../src/lib/sandbox/bwrap.js';
+import { SANDBOX_PATHS } from '../../src/lib/sandbox/paths.js';
+import type { Runtime } from '../../src/lib/sandbox/runtimes.js';
+import type { SandboxRequest } from '../../src/lib/sandbox/types.js';
 
 const REQ: SandboxRequest = { rootDir: '/v/1', handlerPath: '/v/1/lib/t.js', scratchDir: '/s/1', args: {}, env: { K: 'secret-value' }, timeoutMs: 2500, memoryMb: 64, internetAccess: false };
 const RUNTIME: Runtime = { argv: ['/usr/bin/node', '/run/troupe/runner.js'], readOnlyPaths: ['/usr/bin/node', '/lib/libc.so.6'], files: { '/run/troupe/runner.js': '/app/runner.js' }, env: {} };

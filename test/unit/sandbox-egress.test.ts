@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { EGRESS_SANDBOX_FILES, ownEndpoints, withEgress } from '../../src/sandbox/egress.js';
-import type { Runtime } from '../../src/sandbox/runtimes.js';
+import { EGRESS_SANDBOX_FILES, ownEndpoints, withEgress } from '../../src/lib/sandbox/egress.js';
+import type { Runtime } from '../../src/lib/sandbox/runtimes.js';
 
 describe('sandbox egress wiring', () => {
   it("lists Troupe's own services from the configuration: every Redis node and MongoDB host with its port, and the listeners' ports on this machine", () => {

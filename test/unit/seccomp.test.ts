@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { AARCH64, CLONE_NAMESPACE_FLAGS, DENIED_SYSCALLS, encode, RET, seccompFilter, seccompProgram, X86_64 } from '../../src/sandbox/seccomp.js';
+import { AARCH64, CLONE_NAMESPACE_FLAGS, DENIED_SYSCALLS, encode, RET, seccompFilter, seccompProgram, X86_64 } from '../../src/lib/sandbox/seccomp.js';
 
 /** seccomp_data as the kernel lays it out on a little-endian host. */
 function data(arch: number, nr: number, arg0 = 0): Buffer {

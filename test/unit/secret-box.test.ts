@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { SecretBox } from '../../src/crypto/secret-box.js';
+import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 
 describe('SecretBox', () => {
   const k1 = randomBytes(32);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { SessionHeads } from '../../src/sessions/session-heads.js';
+import { SessionHeads } from '../../src/app/sessions/session-heads.js';
 
 describe('session heads (a web process skips reading a session it knows)', () => {
   it('gives a known session only to its own org, and keeps nothing mutable', () => {

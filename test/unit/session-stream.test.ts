@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { endedMessageId, type EventEnvelope } from '../../src/domain/ledger.js';
-import { SessionStream, parseLastEventId, type LiveEnvelope } from '../../src/http/sse/session-stream.js';
-import { decodeSessionEvents, encodeSessionEvents, SESSION_DELETED } from '../../src/pubsub/session-events.js';
+import { SessionStream, parseLastEventId, type LiveEnvelope } from '../../src/edge/api/sse/session-stream.js';
+import { decodeSessionEvents, encodeSessionEvents, SESSION_DELETED } from '../../src/lib/pubsub/session-events.js';
 import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 
 /** The ledger as the stream reads it: events by sequence, from memory. */

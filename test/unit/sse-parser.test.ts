@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ChatEncoder } from '../../src/llm/formats/openai-chat/stream.js';
-import { SseParser, type SseMessage } from '../../src/llm/sse.js';
+import { ChatEncoder } from '../../src/lib/llm/formats/openai-chat/stream.js';
+import { SseParser, type SseMessage } from '../../src/lib/llm/sse.js';
 
 /** Every message of `bytes` fed to one parser in the pieces cut at `cuts`, then its end. */
 function parse(bytes: Buffer, cuts: number[]): SseMessage[] {

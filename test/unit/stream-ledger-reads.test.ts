@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { StreamLedgerReads } from '../../src/http/sse/ledger-reads.js';
+import { StreamLedgerReads } from '../../src/edge/api/sse/ledger-reads.js';
 import { toEventDoc, type EventDoc } from '../../src/store/ledger.js';
 
 /**

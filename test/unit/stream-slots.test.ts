@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { RateLimitError } from '../../src/domain/errors.js';
-import { StreamSlots } from '../../src/http/sse/stream-slots.js';
+import { StreamSlots } from '../../src/edge/api/sse/stream-slots.js';
 
 describe('stream slots', () => {
   it('caps open streams per org across its keys and per key, and a release (once, however often called) frees one', () => {

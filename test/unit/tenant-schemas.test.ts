@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
-import { TenantPatternError, tenantRegExp } from '../../src/schemas/tenant-regexp.js';
-import { userSchemaProblem } from '../../src/schemas/validator.js';
+import { TenantPatternError, tenantRegExp } from '../../src/lib/schemas/tenant-regexp.js';
+import { userSchemaProblem } from '../../src/lib/schemas/validator.js';
 
 describe('tenant schemas: linear-time judging', () => {
   it('matches ECMA-262 patterns RE2 runs the way RegExp would', () => {

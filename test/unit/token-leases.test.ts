@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
-import { leaseSize, TokenLeases } from '../../src/limits/leases.js';
+import { leaseSize, TokenLeases } from '../../src/lib/limits/leases.js';
 
 /**
  * Two TokenLeases are two processes; one rate-limiter-flexible counter (in

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import { Agent } from 'undici';
-import { postStreaming, postWhole, type PostTarget } from '../../src/llm/upstream-post.js';
+import { postStreaming, postWhole, type PostTarget } from '../../src/lib/llm/upstream-post.js';
 
 /** Reading upstream answers straight from undici's dispatch callbacks, against a real local HTTP server. */
 describe('upstream POSTs read from dispatch callbacks', () => {

@@ -3,8 +3,8 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { guardedLookup, isPublicUnicast, validateWebhookUrl, type Resolver } from '../../src/net/index.js';
-import { checkModelEndpoint } from '../../src/net/model-endpoint.js';
+import { guardedLookup, isPublicUnicast, validateWebhookUrl, type Resolver } from '../../src/lib/net/index.js';
+import { checkModelEndpoint } from '../../src/lib/net/model-endpoint.js';
 
 /** Anything that looks like an IPv4 or IPv6 address. */
 const ANY_IP = /\d{1,3}(\.\d{1,3}){3}|[0-9a-f]{0,4}:[0-9a-f]{0,4}:[0-9a-f:.]*/i;

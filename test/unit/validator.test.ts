@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { InvalidRequestError } from '../../src/domain/errors.js';
 import { agentContext } from '../../actors/session/agent-context.js';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
-import { compileToolSchema } from '../../src/agents/tool-definitions.js';
-import { check, createAjv } from '../../src/schemas/validator.js';
+import { compileToolSchema } from '../../src/app/agents/tool-definitions.js';
+import { check, createAjv } from '../../src/lib/schemas/validator.js';
 import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE, parseRetrySchedule } from '../../src/config/config.js';
+import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE, parseRetrySchedule } from '../../src/lib/config/config.js';
 import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from '../../actors/webhook/schedule.js';
 
 describe('webhook retry schedule', () => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import type { Resolver } from '../../src/net/index.js';
-import { verifyWebhook } from '../../src/webhooks/verify.js';
+import type { Resolver } from '../../src/lib/net/index.js';
+import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { WebhookSender, type AttemptOutcome } from '../../actors/webhook/send.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { signatureHeader, signWebhook } from '../../src/webhooks/signature.js';
-import { isValidWebhook, verifyWebhook, WebhookVerificationError } from '../../src/webhooks/verify.js';
+import { signatureHeader, signWebhook } from '../../src/lib/webhooks/signature.js';
+import { isValidWebhook, verifyWebhook, WebhookVerificationError } from '../../src/lib/webhooks/verify.js';
 
 const SECRET = 'whsec_current_secret_for_tests';
 const OLD = 'whsec_previous_secret_for_tests';

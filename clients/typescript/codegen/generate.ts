@@ -1,8 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { buildOpenApi } from '../../../src/http/openapi.js';
-import { allRoutes } from '../../../src/http/routes/index.js';
-import type { AppDeps } from '../../../src/http/deps.js';
+import { buildOpenApi } from '../../../src/edge/api/openapi.js';
+import { allRoutes } from '../../../src/edge/api/routes/index.js';
+import type { AppDeps } from '../../../src/edge/api/deps.js';
 import { comment, refName, toTs } from './json-schema-to-ts.js';
 
 /**

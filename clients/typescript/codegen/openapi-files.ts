@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { openApiDocument } from './generate.js';
-import { buildRoutingOpenApi } from '../../../src/router/openapi.js';
+import { buildRoutingOpenApi } from '../../../src/edge/router/openapi.js';
 
 /**
  * Where redocly.yaml's `apis` find the two OpenAPI documents. They are built from the route table, not kept as

@@ -1,12 +1,12 @@
-import { verifyWebhook, type VerifyWebhookInput } from '../../../src/webhooks/verify.js';
+import { verifyWebhook, type VerifyWebhookInput } from '../../../src/lib/webhooks/verify.js';
 import type { WebhookBody } from './generated/api.js';
 
 /**
  * Webhook signature verification for receivers. The one implementation is
  * the server's own (src/webhooks), so client and server cannot disagree.
  */
-export { DEFAULT_TOLERANCE_SECONDS, isValidWebhook, verifyWebhook, WebhookVerificationError, type HeaderSource, type VerificationFailure, type VerifyWebhookInput } from '../../../src/webhooks/verify.js';
-export { WEBHOOK_HEADERS } from '../../../src/webhooks/signature.js';
+export { DEFAULT_TOLERANCE_SECONDS, isValidWebhook, verifyWebhook, WebhookVerificationError, type HeaderSource, type VerificationFailure, type VerifyWebhookInput } from '../../../src/lib/webhooks/verify.js';
+export { WEBHOOK_HEADERS } from '../../../src/lib/webhooks/signature.js';
 export type { BatchLifecycleWebhook, SessionLifecycleWebhook, ToolCallRequestedWebhook, WebhookBodies, WebhookBody } from './generated/api.js';
 
 /**

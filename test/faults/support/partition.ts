@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import type { Db } from 'mongodb';
-import { shardOf } from '../../../infra/queues/queues.js';
+import { shardOf } from '../../../src/lib/queues/queues.js';
 import { lastAssignment } from '../../support/shard-assignment.js';
 import { TcpProxy } from '../../support/tcp-proxy.js';
 import { Cluster } from './cluster.js';

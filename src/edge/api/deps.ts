@@ -1,0 +1,40 @@
+import type { RedisClient } from '../../lib/redis/connection.js';
+import type { Db } from 'mongodb';
+import type { RedisKeys } from '../../lib/redis/keys.js';
+import type { Config } from '../../lib/config/config.js';
+import type { SecretBox } from '../../lib/crypto/secret-box.js';
+import type { Logger } from '../../lib/log/logger.js';
+import type { Metrics } from '../../lib/metrics/metrics.js';
+import type { Stores } from '../../store/stores.js';
+import type { Asker } from '../../../actors/runtime/asker.js';
+import type { Send } from '../../../actors/runtime/actor.js';
+import type { PubSubHub } from '../../lib/pubsub/hub.js';
+import type { Limits } from '../../lib/limits/limits.js';
+import type { Drain } from '../../lib/lifecycle/drain.js';
+import type { SessionHeads } from '../../app/sessions/session-heads.js';
+import type { StreamLedgerReads } from './sse/ledger-reads.js';
+
+/** Everything the web app needs, built by the composition root (src/roles) or a test. */
+export interface AppDeps {
+  config: Config;
+  log: Logger;
+  /** For the readiness probe. */
+  db: Db;
+  redis: RedisClient;
+  keys: RedisKeys;
+  box: SecretBox;
+  metrics: Metrics;
+  stores: Stores;
+  /** Hands messages to actors without waiting for them (batch wake-ups, webhook redeliveries). */
+  outbox: { send(sends: Send[]): Promise<void> };
+  /** Session actors' front door, the process's subscriber and its streams' ledger reads; present on web nodes. */
+  sessionsRuntime?: { asker: Asker; hub: PubSubHub; streamReads: StreamLedgerReads };
+  /** Sessions this process created or read, so commands to them skip the read; absent means always read. */
+  sessionHeads?: SessionHeads;
+  /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
+  limits?: Limits;
+  /** Set when the process starts shutting down; absent in unit tests. */
+  drain?: Drain;
+  /** Extra facts for /healthz (e.g. sandbox enforcement level). */
+  health?: () => Record<string, unknown>;
+}

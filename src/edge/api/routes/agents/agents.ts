@@ -1,0 +1,173 @@
+import { NotFoundError } from '../../../../domain/errors.js';
+import { newId } from '../../../../domain/ids.js';
+import type { AgentDoc, AgentVersionDoc } from '../../../../store/agents.js';
+import type { AppDeps } from '../../deps.js';
+import { pageOf, requestedPage } from '../../pagination.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { softDeleteAgent } from '../../../../app/agents/soft-delete.js';
+import { publishFromSnapshot, type PublishInput } from './publish.js';
+import { agentListResponse, agentResponse, createAgentBody, publishVersionBody, versionListResponse, versionResponse } from './schema.js';
+
+export function agentView(doc: AgentDoc, publicUrl: string): Record<string, unknown> {
+  const view: Record<string, unknown> = {
+    id: doc._id,
+    name: doc.name,
+    agent_url: `${publicUrl}/v1/agents/${doc._id}`,
+    active_version_id: doc.active_version_id,
+    created_at: doc.created_at.toISOString(),
+  };
+  if (doc.deleted_at) view.deleted_at = doc.deleted_at.toISOString();
+  return view;
+}
+
+export function versionView(v: AgentVersionDoc, activeId: string | null): Record<string, unknown> {
+  return {
+    id: v._id,
+    agent_id: v.agent_id,
+    number: v.number,
+    source_snapshot_id: v.snapshot_id,
+    active: v._id === activeId,
+    entrypoint: v.entrypoint,
+    manifest: v.manifest,
+    llm_ids: v.llm_options.map((o) => o.id),
+    tools: v.tools,
+    created_at: v.created_at.toISOString(),
+  };
+}
+
+/** Agents and their versions (DESIGN §6 extra endpoints). */
+export function agentRoutes(deps: AppDeps): RouteSpec[] {
+  const { config, stores } = deps;
+  const place = { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } };
+  const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
+    const doc = await stores.agents.get(orgId, id);
+    if (!doc) throw new NotFoundError('agent', id);
+    return doc;
+  };
+  const getVersionOf = async (orgId: string, agentId: string, versionId: string): Promise<AgentVersionDoc> => {
+    const v = await stores.agents.getVersion(orgId, versionId);
+    if (!v || v.agent_id !== agentId) throw new NotFoundError('version', versionId);
+    return v;
+  };
+  return [
+    {
+      method: 'POST',
+      path: '/v1/agents',
+      summary: 'Create an agent from a manifest and a ready source snapshot.',
+      errors: [404, 409],
+      tag: 'agents',
+      body: { schema: createAgentBody },
+      status: 201,
+      response: agentResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const body = ctx.state.body as PublishInput & { name: string };
+        const created = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
+          stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
+        );
+        return agentView(created!.agent, config.publicUrl);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents',
+      summary: 'List agents (soft-deleted ones are hidden).',
+      tag: 'agents',
+      list: { cursor: 'agent' },
+      response: agentListResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const page = requestedPage(ctx);
+        const { items, has_more, next_cursor } = pageOf(await stores.agents.list(orgId, page), page.limit, (a) => a._id);
+        return { agents: items.map((a) => agentView(a, config.publicUrl)), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}',
+      summary: 'Read an agent; a soft-deleted one stays readable and shows deleted_at.',
+      tag: 'agents',
+      response: agentResponse,
+      handler: async (ctx) => agentView(await getAgent(requireAuth(ctx).orgId, ctx.params.agent_id), config.publicUrl),
+    },
+    {
+      method: 'DELETE',
+      path: '/v1/agents/{agent_id}',
+      summary: 'Soft-delete an agent; repeat calls keep the first deleted_at. Its sessions stay readable, and refuse new messages with 409 agent_deleted.',
+      tag: 'agents',
+      response: agentResponse,
+      handler: async (ctx) => {
+        const doc = await softDeleteAgent(deps, requireAuth(ctx).orgId, ctx.params.agent_id);
+        if (!doc) throw new NotFoundError('agent', ctx.params.agent_id);
+        return agentView(doc, config.publicUrl);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/versions',
+      summary: 'Publish a new version from a ready source snapshot; activates it unless activate is false.',
+      errors: [409],
+      tag: 'agents',
+      body: { schema: publishVersionBody },
+      status: 201,
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agentId = ctx.params.agent_id;
+        const live = await stores.agents.get(orgId, agentId);
+        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
+        const body = ctx.state.body as PublishInput & { activate: boolean };
+        const version = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
+          stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
+        );
+        if (!version) throw new NotFoundError('agent', agentId);
+        return versionView(version, body.activate ? version._id : live.active_version_id);
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}/versions',
+      summary: 'List an agent\u2019s versions, oldest first.',
+      tag: 'agents',
+      list: { cursor: 'version' },
+      response: versionListResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agent = await getAgent(orgId, ctx.params.agent_id);
+        const page = requestedPage(ctx);
+        const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
+        return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/agents/{agent_id}/versions/{version_id}',
+      summary: 'Read one version of an agent (also of a soft-deleted agent).',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agent = await getAgent(orgId, ctx.params.agent_id);
+        return versionView(await getVersionOf(orgId, agent._id, ctx.params.version_id), agent.active_version_id);
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/agents/{agent_id}/versions/{version_id}/activate',
+      summary: 'Make a published version the active one (roll forward or back); open sessions keep their version.',
+      tag: 'agents',
+      response: versionResponse,
+      handler: async (ctx) => {
+        const { orgId } = requireAuth(ctx);
+        const agentId = ctx.params.agent_id;
+        const live = await stores.agents.get(orgId, agentId);
+        // A soft-deleted agent takes no new work, activation included (spec: 404).
+        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
+        const version = await getVersionOf(orgId, agentId, ctx.params.version_id);
+        const agent = await stores.agents.activate(orgId, agentId, version._id);
+        if (!agent) throw new NotFoundError('agent', agentId);
+        return versionView(version, agent.active_version_id);
+      },
+    },
+  ];
+}

@@ -1,0 +1,146 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { newId } from '../../../../domain/ids.js';
+import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../../domain/ledger.js';
+import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
+import { envelope } from '../../../../store/ledger.js';
+import { messageView } from '../../../../store/messages.js';
+import type { AppDeps } from '../../deps.js';
+import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
+import { NotFoundError } from '../../../../domain/errors.js';
+import { checkFileRefs } from '../../../../app/sessions/file-refs.js';
+import { requireAuth, type RouteSpec } from '../../types.js';
+import { admitUserMessage, ask, runtimeOf, sessionForCommand, sessionOr404, withIdempotency } from './runtime.js';
+import { postEventBody, syncBody } from './schema.js';
+import { userMessageCommandId } from './sessions.js';
+import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
+import { sessionIdempotencyScope } from '../../../../app/sessions/delete-session.js';
+
+type PostedEvent =
+  | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
+  | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean };
+
+/** Resolves when the message reaches a terminal status, or at the deadline; true if terminal. */
+async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, messageId: string, ms: number): Promise<boolean> {
+  const { hub } = runtimeOf(deps);
+  let done!: (v: boolean) => void;
+  const finished = new Promise<boolean>((r) => (done = r));
+  const unsubscribe = await hub.subscribe(deps.keys.sessionEvents(sessionId), (raw) => {
+    for (const { ev } of decodeSessionEvents(raw)) {
+      if (endedMessageId(ev) === messageId) done(true);
+    }
+  });
+  const timer = setTimeout(() => done(false), ms);
+  // A shutting-down process answers now (202 with the message to poll) rather than being cut off.
+  const offDrain = deps.drain?.onDrain(() => done(false)) ?? (() => undefined);
+  // Pub/sub can miss a message across a reconnect; the read model cannot.
+  const poll = setInterval(() => {
+    void deps.stores.messages.get(orgId, sessionId, messageId).then((m) => m && TERMINAL_MESSAGE_STATUSES.includes(m.status) && done(true), () => undefined);
+  }, 2000);
+  try {
+    const m = await deps.stores.messages.get(orgId, sessionId, messageId);
+    if (m && TERMINAL_MESSAGE_STATUSES.includes(m.status)) return true;
+    return await finished;
+  } finally {
+    clearTimeout(timer);
+    offDrain();
+    clearInterval(poll);
+    unsubscribe();
+  }
+}
+
+/** Appending to the ledger, reading it, cancelling, and the synchronous wait. */
+export function eventRoutes(deps: AppDeps): RouteSpec[] {
+  return [
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/events',
+      summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are.',
+      errors: [409, 422],
+      tag: 'events',
+      response: turnReplyResponse,
+      body: { schema: postEventBody },
+      status: 201,
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const session = target.session;
+        const body = ctx.state.body as PostedEvent;
+        await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
+          if (body.type === 'user.message') {
+            await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
+            // Inside the idempotent work, so a replay of an accepted message is never refused.
+            await admitUserMessage(deps, orgId, target);
+            const messageId = newId('message');
+            return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
+          }
+          // Each submission is its own command: a second one for the same call
+          // must reach the actor and be refused (409). Replays are the
+          // Idempotency-Key's job, answered above without reaching the actor.
+          return ask(deps, session, {
+            kind: 'tool.result_submitted',
+            command_id: key ? `tr-${createHash('sha256').update(key).digest('hex').slice(0, 32)}` : `tr-${randomUUID()}`,
+            message_id: body.message_id,
+            tool_call_id: body.tool_call_id,
+            result: body.result ?? null,
+            is_error: body.is_error ?? false,
+          });
+        });
+        return undefined;
+      },
+    },
+    {
+      method: 'GET',
+      path: '/v1/sessions/{session_id}/events',
+      summary: 'Read the session ledger in sequence order; `after` is a sequence number.',
+      tag: 'events',
+      response: eventListResponse,
+      list: { cursor: 'sequence' },
+      handler: async (ctx) => {
+        const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const page = requestedPage(ctx);
+        const rows = await deps.stores.ledger.after(session._id, sequenceCursor(page.after), page.limit + 1);
+        const { items, has_more, next_cursor } = pageOf(rows, page.limit, (e) => String(e.sequence_number));
+        return { events: items.map(envelope), has_more, next_cursor };
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/messages/{message_id}/cancel',
+      summary: 'Cancel a queued or running message.',
+      errors: [409],
+      tag: 'messages',
+      response: turnReplyResponse,
+      handler: async (ctx) => {
+        const { session } = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
+        const messageId = ctx.params.message_id;
+        return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
+      },
+    },
+    {
+      method: 'POST',
+      path: '/v1/sessions/{session_id}/messages/sync',
+      summary: 'Send a message and wait for its terminal status; 202 with the current message past the wait bound. 409 agent_deleted when the session’s agent was deleted.',
+      errors: [409],
+      alsoSucceeds: { 202: 'The wait bound (or a shutdown) came first: the message as it stands, not yet terminal; poll it or follow the stream.' },
+      tag: 'messages',
+      response: messageResponse,
+      body: { schema: syncBody },
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
+        const session = target.session;
+        const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
+        await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
+        await admitUserMessage(deps, orgId, target);
+        const messageId = newId('message');
+        await ask(deps, session, { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content: body.parts, metadata: body.metadata ?? null });
+        const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);
+        const m = await deps.stores.messages.get(orgId, session._id, messageId);
+        if (!m) throw new NotFoundError('message', messageId);
+        ctx.status = terminal ? 200 : 202;
+        ctx.body = messageView(m);
+        return undefined;
+      },
+    },
+  ];
+}

@@ -1,0 +1,88 @@
+import type { JsonSchema } from '../../../../lib/schemas/validator.js';
+import { NO_CONTROL_CHARACTERS } from '../../../../lib/schemas/common.js';
+
+export const MAX_CONTENT_BLOCKS = 100;
+export const MAX_METADATA_KEYS = 50;
+
+export const metadataSchema: JsonSchema = {
+  type: 'object',
+  maxProperties: MAX_METADATA_KEYS,
+  propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
+  additionalProperties: { type: 'string', maxLength: 512 },
+  description: 'String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters.',
+};
+
+const contentBlock: JsonSchema = {
+  oneOf: [
+    { type: 'object', additionalProperties: false, required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string', minLength: 1, maxLength: 200_000 } } },
+    { type: 'object', additionalProperties: false, required: ['type', 'file_id'], properties: { type: { const: 'file' }, file_id: { type: 'string', minLength: 1, maxLength: 64 } } },
+    { type: 'object', additionalProperties: false, required: ['type', 'file_id'], properties: { type: { const: 'image' }, file_id: { type: 'string', minLength: 1, maxLength: 64 } } },
+  ],
+};
+
+export const contentSchema: JsonSchema = { type: 'array', minItems: 1, maxItems: MAX_CONTENT_BLOCKS, items: contentBlock };
+
+export const sessionFields: Record<string, JsonSchema> = {
+  name: { type: ['string', 'null'], maxLength: 200, pattern: NO_CONTROL_CHARACTERS },
+  storage_binding_id: { type: ['string', 'null'], maxLength: 64 },
+  metadata: metadataSchema,
+  secrets: {
+    type: 'object',
+    maxProperties: 100,
+    propertyNames: { pattern: '^[A-Z_][A-Z0-9_]*$', maxLength: 128 },
+    additionalProperties: { type: 'string', minLength: 1, maxLength: 65536 },
+    description: 'Secret name to value; names match ^[A-Z_][A-Z0-9_]*$, values are non-empty. Never returned.',
+  },
+  llm_api_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'Per-session provider key for model calls only; never returned.' },
+  internet_access: { type: 'boolean' },
+  llm_id: { type: 'string', minLength: 1, maxLength: 64, description: 'An llm_options id of the manifest; defaults to the first.' },
+};
+
+export const createSessionBody: JsonSchema = { type: 'object', additionalProperties: false, properties: sessionFields };
+
+export const agentMessageBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'content'],
+  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema, session: createSessionBody },
+};
+
+export const userMessageEvent: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'content'],
+  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema },
+};
+
+export const toolResultEvent: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'message_id', 'tool_call_id'],
+  properties: {
+    type: { const: 'tool.result_submitted' },
+    message_id: { type: 'string', minLength: 1, maxLength: 64 },
+    tool_call_id: { type: 'string', minLength: 1, maxLength: 128 },
+    result: { description: 'Raw JSON; required unless is_error is true.' },
+    is_error: { type: 'boolean' },
+  },
+  if: { properties: { is_error: { const: true } }, required: ['is_error'] },
+  else: { properties: { result: {} }, required: ['result'] },
+};
+
+/** Checked by `type` first, so an error names the field that is wrong for that type. */
+export const postEventBody: JsonSchema = {
+  type: 'object',
+  required: ['type'],
+  properties: { type: { enum: ['user.message', 'tool.result_submitted'] } },
+  allOf: [
+    { if: { properties: { type: { const: 'user.message' } } }, then: userMessageEvent },
+    { if: { properties: { type: { const: 'tool.result_submitted' } } }, then: toolResultEvent },
+  ],
+};
+
+export const syncBody: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['parts'],
+  properties: { parts: contentSchema, metadata: metadataSchema },
+};

@@ -1,0 +1,78 @@
+import { MESSAGE_STATUSES, SESSION_STATUSES } from '../../../../domain/ledger.js';
+import type { JsonSchema } from '../../../../lib/schemas/validator.js';
+import { batchCounts } from '../session-batches/schema.js';
+import { anyObject, nullableString, stringMap, time } from '../../../../lib/schemas/common.js';
+
+/**
+ * The bodies Troupe POSTs to an agent's webhook (spec: Webhook deliveries),
+ * for the `webhooks` section of /v1/openapi.json and the client's
+ * `WebhookBody` type. actors/webhook/decide.ts (buildBody) writes them; the
+ * shapes are ours, so no field is left open.
+ */
+
+/** Also the `data` of the `tool.call_requested` ledger event: the same object, byte for byte. */
+export const toolCallRequestedWebhook: JsonSchema = {
+  type: 'object',
+  description: 'An external tool call waiting for its result: POST it to `submit_url` as a `tool.result_submitted` event before `expires_at`.',
+  additionalProperties: false,
+  required: ['id', 'type', 'session_id', 'message_id', 'tool_call_id', 'tool_name', 'arguments', 'input_schema', 'output_schema', 'expires_at', 'submit_url'],
+  properties: {
+    id: { type: 'string', description: '`<session_id>:<message_id>:<tool_call_id>`; the same on every retry: the idempotency key.' },
+    type: { type: 'string', const: 'tool.call_requested' },
+    session_id: { type: 'string' },
+    message_id: { type: 'string' },
+    tool_call_id: { type: 'string' },
+    tool_name: { type: 'string' },
+    arguments: anyObject,
+    input_schema: { ...anyObject, description: "The tool's input JSON Schema; `{}` when it declares none." },
+    output_schema: { ...anyObject, description: "The tool's output JSON Schema, which a result is checked against; `{}` when it declares none." },
+    expires_at: time,
+    submit_url: { type: 'string', description: 'The session events endpoint.' },
+  },
+};
+
+/** A lifecycle body: `{id, type, created_at, data}`, the same on every retry; `data` is the body's own. */
+function lifecycleBody(description: string, id: string, types: string[], required: string[], data: Record<string, JsonSchema>): JsonSchema {
+  return {
+    type: 'object',
+    description,
+    additionalProperties: false,
+    required: ['id', 'type', 'created_at', 'data'],
+    properties: {
+      id: { type: 'string', description: `${id}; the same on every retry.` },
+      type: { type: 'string', enum: types },
+      created_at: time,
+      data: { type: 'object', additionalProperties: false, required, properties: data },
+    },
+  };
+}
+
+export const sessionLifecycleWebhook: JsonSchema = lifecycleBody(
+  'A message of the session ended (completed or failed); `data` is the session as that turn left it. Call GET /v1/sessions/{session_id} for the state now.',
+  '`<session_id>:<message_id>:<type>`',
+  ['session.completed', 'session.failed'],
+  ['session_id', 'batch_id', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_status', 'metadata'],
+  {
+    session_id: { type: 'string' },
+    batch_id: nullableString,
+    agent_id: { type: 'string' },
+    version_id: { type: 'string' },
+    llm_id: { type: 'string' },
+    status: { type: 'string', enum: [...SESSION_STATUSES] },
+    last_message_status: { type: ['string', 'null'], enum: [...MESSAGE_STATUSES, null] },
+    metadata: { ...stringMap, description: 'The session metadata given at creation.' },
+  },
+);
+
+export const batchLifecycleWebhook: JsonSchema = lifecycleBody(
+  'A batch reached a terminal status; sent once. Call GET /v1/session-batches/{batch_id} for its sessions.',
+  '`<batch_id>:<type>`',
+  ['batch.completed', 'batch.failed', 'batch.partial_failed'],
+  ['batch_id', 'agent_id', 'status', 'counts'],
+  {
+    batch_id: { type: 'string' },
+    agent_id: { type: 'string' },
+    status: { type: 'string', enum: ['completed', 'failed', 'partial_failed'] },
+    counts: { oneOf: [batchCounts, { type: 'null' }], description: 'Child sessions by status when the batch became terminal, as GET /v1/session-batches/{batch_id} answered then; null if the batch could not be read.' },
+  },
+);

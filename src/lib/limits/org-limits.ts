@@ -1,0 +1,34 @@
+import type { OrgLimits } from '../config/config.js';
+import { ExpiringCache } from '../../domain/expiring-cache.js';
+import type { OrgStore } from '../../store/orgs.js';
+
+const TTL_MS = 5000;
+const MAX_CACHED = 10_000;
+
+/**
+ * An org's effective limits: its own where set, the environment's default
+ * otherwise. Cached for a few seconds per process (like keys), so a change
+ * made with the admin command applies everywhere within TTL_MS.
+ */
+export class OrgLimitsLookup {
+  private readonly cache = new ExpiringCache<OrgLimits>(TTL_MS, MAX_CACHED);
+
+  constructor(
+    private readonly orgs: OrgStore,
+    private readonly defaults: OrgLimits,
+  ) {}
+
+  /** The org's limits if this process has them at hand, without a lookup. */
+  cached(orgId: string): OrgLimits | undefined {
+    return this.cache.get(orgId);
+  }
+
+  async of(orgId: string): Promise<OrgLimits> {
+    const hit = this.cache.get(orgId);
+    if (hit) return hit;
+    const doc = await this.orgs.byId(orgId);
+    const limits = { ...this.defaults, ...(doc?.limits ?? {}) };
+    this.cache.set(orgId, limits);
+    return limits;
+  }
+}
