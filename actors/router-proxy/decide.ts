@@ -1,6 +1,7 @@
 import { TERMINAL_MESSAGE_STATUSES, type MessageState } from '../../src/domain/ledger.js';
-import type { AgentVersionDoc, LlmOption, Script } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { LlmOption, Script } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
 import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../session/messages.js';
 import { quotesToolResults } from './scripted.js';

@@ -1,13 +1,15 @@
 import type { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 import { Accumulator } from '../../src/lib/llm/accumulate.js';
-import { DEFAULT_BASE_URL, type LlmClient } from '../../src/lib/llm/client.js';
+import { DEFAULT_BASE_URL } from '../../src/domain/providers.js';
+import type { LlmClient } from '../../src/lib/llm/client.js';
 import { UpstreamError } from '../../src/lib/llm/errors.js';
 import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/lib/llm/types.js';
 import { llmKeyAad, secretsAad } from '../../src/app/sessions/create-session.js';
-import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { LlmOption } from '../../src/domain/agent.js';
 import type { Price } from '../../src/store/usage.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/lib/log/logger.js';
 import { routeInProcess } from '../../src/lib/routing/route-in-process.js';

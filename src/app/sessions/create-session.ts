@@ -2,7 +2,7 @@ import { ConflictError, InvalidRequestError, NotFoundError } from '../../domain/
 import { newId } from '../../domain/ids.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
-import type { SessionDoc } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 export interface SessionInput {
   name?: string | null;

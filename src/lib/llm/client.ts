@@ -1,31 +1,24 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { ensureError } from '../../domain/errors.js';
+import { PROVIDER_SPECS, type Provider, type ProviderSpec } from '../../domain/providers.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
 import { Redactor } from '../../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
-import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
+import { parseRetryAfter } from '../net/retry-after.js';
+import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { EventStream } from './event-stream.js';
 import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
-import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
+import type { LlmRequest, LlmResponse, StreamEvent, Target, Usage } from './types.js';
 
-export const DEFAULT_BASE_URL: Record<Provider, string> = {
-  openai: 'https://api.openai.com/v1',
-  'openai-responses': 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com',
-};
-
-const PATH: Record<Provider, string> = { openai: '/chat/completions', 'openai-responses': '/responses', anthropic: '/v1/messages' };
-
+/** Every call's headers: content type, the key as the provider's description says, its version pins. */
 function headersFor(target: Target): Record<string, string> {
+  const spec: ProviderSpec = PROVIDER_SPECS[target.provider];
   const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (target.provider === 'anthropic') {
-    h['x-api-key'] = target.apiKey;
-    h['anthropic-version'] = '2023-06-01';
-  } else h.authorization = `Bearer ${target.apiKey}`;
-  return h;
+  h[spec.auth.header] = spec.auth.scheme ? `${spec.auth.scheme} ${target.apiKey}` : target.apiKey;
+  return Object.assign(h, spec.headers);
 }
 
 /** A checked base_url as undici's dispatcher takes it: the origin, and the path the provider's path goes after. */
@@ -129,7 +122,7 @@ export class LlmClient {
   private async postTarget(req: LlmRequest, target: Target): Promise<PostTarget> {
     const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
     const { origin, base } = await this.endpointOf(target);
-    return { origin, path: base + PATH[target.provider], headers: headersFor(target), body };
+    return { origin, path: base + PROVIDER_SPECS[target.provider].path, headers: headersFor(target), body };
   }
 
   /** A failure to reach the upstream at all, as a retryable UpstreamError; a cancellation stays what it is. */
@@ -147,7 +140,7 @@ export class LlmClient {
     } catch {
       /* not JSON */
     }
-    return new UpstreamError(`${target.provider} upstream answered ${status}: ${text.slice(0, 300)}`, isRetryableStatus(status), status, parsed, parseRetryAfter(headers['retry-after']));
+    return new UpstreamError(`${target.provider} upstream answered ${status}: ${text.slice(0, 300)}`, isRetryableStatus(status), status, parsed, parseRetryAfter(headers['retry-after']) ?? undefined);
   }
 
   private observe(target: Target, mode: ModelCallRecord['mode'], started: number, usage: Usage | null, error?: string): void {

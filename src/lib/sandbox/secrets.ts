@@ -1,6 +1,6 @@
 import type { SecretBox } from '../crypto/secret-box.js';
 import { secretsAad } from '../../app/sessions/create-session.js';
-import type { SessionDoc } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 export interface SecretSources {
   box: SecretBox;
