@@ -88,3 +88,8 @@ export type DroppableParam = (typeof DROPPABLE_PARAMS)[number];
 export function providersWith(capability: keyof ProviderSpec['capabilities']): Provider[] {
   return PROVIDERS.filter((p) => PROVIDER_SPECS[p].capabilities[capability]);
 }
+
+/** A provider of the table (called directly), as opposed to `routing`, `scripted` or a name no version should hold. */
+export function isProvider(name: string): name is Provider {
+  return Object.hasOwn(PROVIDER_SPECS, name);
+}

@@ -3,7 +3,7 @@ import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
 import type { Manifest } from '../../domain/agent.js';
-import { OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
+import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
 
 export const SUPPORTED_SDK = 'troupe-js@1';
@@ -139,7 +139,7 @@ function checkLlmOptions(m: Manifest): void {
       o.script = canonical(o.script, `${param}.script`);
     } else {
       if (o.script !== undefined) bad('script applies only to provider "scripted".', `${param}.script`);
-      if (o.provider !== 'routing' && o.model === undefined) bad(`Provider ${o.provider} needs a model.`, `${param}.model`);
+      if (isProvider(o.provider) && o.model === undefined) bad(`Provider ${o.provider} needs a model.`, `${param}.model`);
     }
   });
 }

@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { ensureError } from '../../domain/errors.js';
-import { PROVIDER_SPECS, type Provider, type ProviderSpec } from '../../domain/providers.js';
+import { PROVIDERS, PROVIDER_SPECS, type Provider, type ProviderSpec } from '../../domain/providers.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
 import { Redactor } from '../../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
@@ -13,13 +13,27 @@ import { EventStream } from './event-stream.js';
 import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
 import type { LlmRequest, LlmResponse, StreamEvent, Target, Usage } from './types.js';
 
-/** Every call's headers: content type, the key as the provider's description says, its version pins. */
-function headersFor(target: Target): Record<string, string> {
-  const spec: ProviderSpec = PROVIDER_SPECS[target.provider];
-  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  h[spec.auth.header] = spec.auth.scheme ? `${spec.auth.scheme} ${target.apiKey}` : target.apiKey;
-  return Object.assign(h, spec.headers);
-}
+/**
+ * Every call's headers, as the provider's description says: content type, the key in its auth header, the version
+ * pins. Read from the description once per provider rather than on each call's path.
+ */
+const HEADERS = Object.fromEntries(
+  PROVIDERS.map((p) => {
+    const spec: ProviderSpec = PROVIDER_SPECS[p];
+    const { header, scheme } = spec.auth;
+    const prefix = scheme ? `${scheme} ` : '';
+    const pins = Object.entries(spec.headers);
+    const build = (apiKey: string): Record<string, string> => {
+      const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      h[header] = prefix + apiKey;
+      for (const [name, value] of pins) h[name] = value;
+      return h;
+    };
+    return [p, build];
+  }),
+) as Record<Provider, (apiKey: string) => Record<string, string>>;
+
+const headersFor = (target: Target): Record<string, string> => HEADERS[target.provider](target.apiKey);
 
 /** A checked base_url as undici's dispatcher takes it: the origin, and the path the provider's path goes after. */
 interface Endpoint {
