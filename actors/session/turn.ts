@@ -1,7 +1,7 @@
 import { NotFoundError } from '../../src/domain/errors.js';
 import { type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
 import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from '../../src/store/ledger.js';
-import { type MessageStore } from '../../src/store/messages.js';
+import type { MessageStore } from '../../src/store/messages.js';
 import { messageState } from '../../src/domain/views/message.js';
 import { sessionState, type SessionStore } from '../../src/store/sessions.js';
 import { sessionView, type SessionDoc, type SessionView } from '../../src/domain/views/session.js';

@@ -21,7 +21,7 @@ import { startMongoWire, type MongoKind } from '../../infra/services/mongo-wire.
 import { newId } from '../../src/domain/ids.js';
 import { ensureIndexes } from '../../src/store/indexes.js';
 import { SessionStore } from '../../src/store/sessions.js';
-import { type SessionDoc } from '../../src/domain/views/session.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { UsageStore, type UsageDoc } from '../../src/store/usage.js';
 import { groupPage, totalOf } from '../../src/app/usage-report.js';
 import { benchArgs } from '../support/args.js';

@@ -1,6 +1,6 @@
 import { batchProgress, deletedChildStatus, itemState, type BatchCounts, type ChildState, type Settled } from '../domain/batch-status.js';
 import { NotFoundError } from '../domain/errors.js';
-import { type BatchDoc, type BatchStore } from './batches.js';
+import type { BatchDoc, BatchStore } from './batches.js';
 import { itemView, type BatchItem, type BatchItemView } from '../domain/views/batch-item.js';
 import type { BatchChild, SessionStore } from './sessions.js';
 

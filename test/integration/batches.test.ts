@@ -10,7 +10,7 @@ import { newId } from '../../src/domain/ids.js';
 import { batchItemSchema } from '../../src/edge/api/routes/session-batches/schema.js';
 import { check } from '../../src/lib/schemas/validator.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type ToolDef } from '../../src/domain/agent.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import type { BatchItem } from '../../src/domain/views/batch-item.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';

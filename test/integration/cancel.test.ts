@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type Manifest, type ToolDef } from '../../src/domain/agent.js';
+import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';

@@ -8,7 +8,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { TroupeClient, type Session } from '../../clients/typescript/src/client.js';
 import { newId } from '../../src/domain/ids.js';
 import { METADATA_WALK } from '../../src/store/sessions.js';
-import { type SessionDoc } from '../../src/domain/views/session.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { CLI, troupe } from '../support/troupe-cli.js';

@@ -8,7 +8,7 @@ import { parseWebhook } from '../../clients/typescript/src/webhooks.js';
 import { EVENT_TYPES } from '../../src/domain/ledger.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type Manifest, type ToolDef } from '../../src/domain/agent.js';
+import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';

@@ -22,7 +22,7 @@ import { newId } from '../../src/domain/ids.js';
 import { toolRunnerPorts } from '../../src/roles/actor-ports.js';
 import { buildSession } from '../../src/app/sessions/create-session.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type Manifest } from '../../src/domain/agent.js';
+import type { Manifest } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
 import { requiredEnv, startHarness, type Harness } from '../support/harness.js';

@@ -16,7 +16,7 @@ import { toolRunnerPorts } from '../../src/roles/actor-ports.js';
 import { hostSandbox } from '../../src/lib/sandbox/capabilities.js';
 import { buildSession } from '../../src/app/sessions/create-session.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type Manifest, type ToolDef } from '../../src/domain/agent.js';
+import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { createAgentFrom, minimalAgent, tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { newId } from '../../src/domain/ids.js';
 import { METADATA_WALK } from '../../src/store/sessions.js';
-import { type SessionDoc } from '../../src/domain/views/session.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json } from '../support/wait.js';
 

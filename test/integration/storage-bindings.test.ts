@@ -10,7 +10,7 @@ import { waitingToolJob } from '../support/tool-jobs.js';
 import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';
 import { newId } from '../../src/domain/ids.js';
 import { AgentStore } from '../../src/store/agents.js';
-import { type Manifest, type ToolDef } from '../../src/domain/agent.js';
+import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -6,7 +6,7 @@ import { MongoClient, MongoServerError, type Db } from 'mongodb';
 import { emptySessionState } from '../../actors/session/projection.js';
 import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import { BatchStore } from '../../src/store/batches.js';
-import { type BatchItem } from '../../src/domain/views/batch-item.js';
+import type { BatchItem } from '../../src/domain/views/batch-item.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { CredentialStore } from '../../src/store/credentials.js';
 import { ensureIndexes } from '../../src/store/indexes.js';

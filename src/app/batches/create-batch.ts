@@ -7,7 +7,7 @@ import { batchStatus } from '../../domain/batch-status.js';
 import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { AgentStore } from '../../store/agents.js';
-import { type BatchDoc, type BatchStore } from '../../store/batches.js';
+import type { BatchDoc, BatchStore } from '../../store/batches.js';
 import { itemView, type BatchItem, type BatchItemView } from '../../domain/views/batch-item.js';
 import { bodyHash, sameBody } from '../../store/idempotency.js';
 import type { Stores } from '../../store/stores.js';

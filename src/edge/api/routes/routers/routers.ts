@@ -1,7 +1,7 @@
 import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
 import { PROVIDER_SPECS, providersWith } from '../../../../domain/providers.js';
 import { checkModelEndpoint } from '../../../../lib/net/model-endpoint.js';
-import { type RouterInput } from '../../../../store/routers.js';
+import type { RouterInput } from '../../../../store/routers.js';
 import { routerView } from '../../../../domain/views/router.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
