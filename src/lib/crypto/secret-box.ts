@@ -1,5 +1,4 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-
 import type { Sealed } from '../../domain/sealed.js';
 
 // The stored shape is the domain's: the documents that hold sealed values are domain types (src/domain/views).
