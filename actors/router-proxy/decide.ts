@@ -1,6 +1,8 @@
 import { TERMINAL_MESSAGE_STATUSES, type MessageState } from '../../src/domain/ledger.js';
-import type { AgentVersionDoc, LlmOption, Script } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { LlmOption, Script } from '../../src/domain/agent.js';
+import { isProvider } from '../../src/domain/providers.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
 import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../session/messages.js';
 import { quotesToolResults } from './scripted.js';
@@ -59,16 +61,9 @@ export function liveCall(call: ModelCall, option: LlmOption, session: SessionDoc
   if (!session) return failed(`Session ${call.session_id} no longer exists.`);
   if (!message) return failed(`Message ${call.message_id} no longer exists.`);
   if (TERMINAL_MESSAGE_STATUSES.includes(message.status)) return { kind: 'fail', result: CANCELLED };
-  switch (option.provider) {
-    case 'openai':
-    case 'openai-responses':
-    case 'anthropic':
-      return { kind: 'provider', session, message };
-    case 'routing':
-      return { kind: 'router', session, message };
-    default:
-      return failed(`Provider ${String(option.provider)} is not supported.`);
-  }
+  if (isProvider(option.provider)) return { kind: 'provider', session, message };
+  if (option.provider === 'routing') return { kind: 'router', session, message };
+  return failed(`Provider ${String(option.provider)} is not supported.`);
 }
 
 /**

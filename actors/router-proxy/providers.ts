@@ -1,13 +1,15 @@
 import type { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 import { Accumulator } from '../../src/lib/llm/accumulate.js';
-import { DEFAULT_BASE_URL, type LlmClient } from '../../src/lib/llm/client.js';
+import { DEFAULT_BASE_URL } from '../../src/domain/providers.js';
+import type { LlmClient } from '../../src/lib/llm/client.js';
 import { UpstreamError } from '../../src/lib/llm/errors.js';
 import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/lib/llm/types.js';
-import { llmKeyAad, secretsAad } from '../../src/app/sessions/create-session.js';
-import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
+import { SessionSecrets, sessionLlmKey } from '../../src/lib/crypto/session-secrets.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { LlmOption } from '../../src/domain/agent.js';
 import type { Price } from '../../src/store/usage.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { TroupeError } from '../../src/domain/errors.js';
 import type { Logger } from '../../src/lib/log/logger.js';
 import { routeInProcess } from '../../src/lib/routing/route-in-process.js';
@@ -55,18 +57,15 @@ export interface ProviderDeps {
 
 /**
  * The provider key for a model call: the session's `llm_api_key` first,
- * else the option's named credential, where a session secret of that name
- * overrides the org's stored credential. Used for model calls only.
+ * else the option's named credential, resolved as any session secret is
+ * (the session's secret of that name, else the org's stored credential).
+ * Used for model calls only.
  */
-async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption, secrets: Record<string, string>): Promise<string | null> {
-  if (session.llm_api_key) return deps.box.open(session.llm_api_key, llmKeyAad(session._id));
+async function providerKey(deps: ProviderDeps, session: SessionDoc, option: LlmOption, secrets: SessionSecrets): Promise<string | null> {
+  const own = sessionLlmKey(deps.box, session);
+  if (own !== null) return own;
   if (!option.api_key_credential) return null;
-  if (secrets[option.api_key_credential]) return secrets[option.api_key_credential];
-  return deps.revealCredential(session.org_id, option.api_key_credential);
-}
-
-function sessionSecrets(deps: ProviderDeps, session: SessionDoc): Record<string, string> {
-  return session.secrets ? (JSON.parse(deps.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>) : {};
+  return secrets.get(option.api_key_credential);
 }
 
 function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmRequest {
@@ -85,10 +84,10 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
 export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
   const provider = option.provider as Provider;
-  const secrets = sessionSecrets(deps, session);
+  const secrets = new SessionSecrets({ box: deps.box, reveal: (orgId, name) => deps.revealCredential(orgId, name) }, session);
   const apiKey = await providerKey(deps, session, option, secrets);
   if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
-  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: Object.values(secrets) };
+  const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: secrets.ownValues() };
   const items = await conversation(deps, session, current);
   if (!Array.isArray(items)) return items;
   const req = request(version, items);

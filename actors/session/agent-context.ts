@@ -1,6 +1,7 @@
 import { userSchemaProblem } from '../../src/lib/schemas/validator.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { AgentContext } from './decision.js';
 
 export const DEFAULT_MAX_TURNS = 10;

@@ -1,5 +1,5 @@
 import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { modelCallJobId, type Effect } from './messages.js';
 
 /** What a command decided: events to append, effects to run after, and what to answer. */

@@ -3,7 +3,7 @@ import { BATCH } from '../batch/messages.js';
 import { ROUTER_PROXY } from '../router-proxy/messages.js';
 import { TOOL_RUNNER } from '../tool-runner/messages.js';
 import { WEBHOOKS, type LifecycleSession } from '../webhook/messages.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { sessionCommand, type Effect } from './messages.js';
 
 /** The session fields a send carries: its address, and what a lifecycle webhook reports. */

@@ -1,5 +1,5 @@
 import { TERMINAL_MESSAGE_STATUSES, type MessageState, type SessionState } from '../../src/domain/ledger.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 
 const MAX_SESSIONS = 20_000;
 /** Soft-deleted agents remembered, so a copy saved by a turn that loaded its session before the notice gets the stamp too. */

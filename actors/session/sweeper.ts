@@ -1,6 +1,7 @@
 import type { MessageStore } from '../../src/store/messages.js';
-import { messageState } from '../../src/store/messages.js';
-import { sessionState, type SessionDoc, type SessionStore } from '../../src/store/sessions.js';
+import { messageState } from '../../src/domain/views/message.js';
+import { sessionState, type SessionStore } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { JobProbe, Send } from '../runtime/actor.js';
 import { toolAnswerCommandId } from '../tool-runner/messages.js';

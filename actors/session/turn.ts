@@ -1,8 +1,10 @@
 import { NotFoundError } from '../../src/domain/errors.js';
 import { type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
 import { effectsOf, envelope, toEventDoc, type EventDoc, type LedgerStore } from '../../src/store/ledger.js';
-import { messageState, type MessageStore } from '../../src/store/messages.js';
-import { sessionState, sessionView, type SessionDoc, type SessionStore, type SessionView } from '../../src/store/sessions.js';
+import type { MessageStore } from '../../src/store/messages.js';
+import { messageState } from '../../src/domain/views/message.js';
+import { sessionState, type SessionStore } from '../../src/store/sessions.js';
+import { sessionView, type SessionDoc, type SessionView } from '../../src/domain/views/session.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import { encodeSessionEvents } from '../../src/lib/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';

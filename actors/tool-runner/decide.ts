@@ -1,6 +1,7 @@
 import { pendingCall, type MessageState } from '../../src/domain/ledger.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
 import { sessionCommand, type ToolRunResult } from '../session/messages.js';
 import { checkArguments } from './input-check.js';

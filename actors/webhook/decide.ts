@@ -1,5 +1,5 @@
 import { wellFormedJson } from '../../src/domain/well-formed.js';
-import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
+import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/domain/views/webhook-delivery.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
 import type { Send } from '../runtime/actor.js';
 import type { WebhookFailureReason } from '../../src/domain/event-data.js';

@@ -1,5 +1,5 @@
 import type { EventData } from '../../src/domain/ledger.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
 
 /**

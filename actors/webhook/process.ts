@@ -1,4 +1,5 @@
-import type { DeliveryAttempt, DeliveryStatus, NewDelivery, WebhookDeliveryDoc, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
+import type { NewDelivery, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
+import type { DeliveryAttempt, DeliveryStatus, WebhookDeliveryDoc } from '../../src/domain/views/webhook-delivery.js';
 import type { Send } from '../runtime/actor.js';
 import { readBodyFacts, type BodySources } from './body.js';
 import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';

@@ -20,14 +20,3 @@ export function retryDelayMs(retryIndex: number, scheduleSeconds: readonly numbe
   const asked = retryAfterMs === null ? 0 : Math.min(retryAfterMs, MAX_RETRY_AFTER_MS);
   return Math.round(Math.max(scheduled, asked));
 }
-
-/** `Retry-After` as delay-seconds or an HTTP date → milliseconds from `now`; null when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | null {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (raw === undefined || raw.trim() === '') return null;
-  const text = raw.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
-  const at = Date.parse(text);
-  if (Number.isNaN(at)) return null;
-  return Math.max(0, at - now);
-}

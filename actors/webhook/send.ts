@@ -1,10 +1,10 @@
 import { Agent, request } from 'undici';
 import { ensureError } from '../../src/domain/errors.js';
 import { guardedLookup } from '../../src/lib/net/guarded-lookup.js';
+import { parseRetryAfter } from '../../src/lib/net/retry-after.js';
 import type { Resolver } from '../../src/lib/net/resolver.js';
 import { validateWebhookUrl } from '../../src/lib/net/url-guard.js';
 import { WEBHOOK_HEADERS, signatureHeader } from '../../src/lib/webhooks/signature.js';
-import { parseRetryAfter } from './schedule.js';
 
 export const USER_AGENT = 'Service-Webhook/1.0';
 

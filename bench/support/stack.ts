@@ -9,7 +9,8 @@ import { startLocalServices, type LocalServices } from '../../infra/services/loc
 import type { MongoKind } from '../../infra/services/mongo-wire.js';
 import { freePort } from '../../infra/services/process.js';
 import { newId } from '../../src/domain/ids.js';
-import { AgentStore, type ScriptTurn } from '../../src/store/agents.js';
+import { AgentStore } from '../../src/store/agents.js';
+import type { ScriptTurn } from '../../src/domain/agent.js';
 
 /**
  * What the data-plane benchmarks share: local Redis + MongoDB-wire server,

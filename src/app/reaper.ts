@@ -1,5 +1,5 @@
 import type { Logger } from '../lib/log/logger.js';
-import type { SessionDoc } from '../store/sessions.js';
+import type { SessionDoc } from '../domain/views/session.js';
 import type { Stores } from '../store/stores.js';
 
 /** Expired reservations are kept this long past `expires_at`, so an upload that started just in time can finish. */

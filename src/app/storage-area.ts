@@ -5,7 +5,8 @@ import { dirname, join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { newId } from '../domain/ids.js';
 import type { BlobStore } from '../store/blobs.js';
-import { storageFileId, type StorageBindingStore, type StorageFileDoc } from '../store/storage-bindings.js';
+import { storageFileId, type StorageBindingStore } from '../store/storage-bindings.js';
+import type { StorageFileDoc } from '../domain/views/storage-binding.js';
 
 /** Quotas of one binding (spec: not shown). Files are also capped by the sandbox's RLIMIT_FSIZE (64 MiB). */
 export const STORAGE_MAX_BYTES = 1024 * 1024 * 1024;

@@ -29,7 +29,7 @@ import { terminalCounts } from '../store/batch-view.js';
 import { BlobStore } from '../store/blobs.js';
 import { LedgerWriter } from '../store/ledger-writer.js';
 import { ProjectionWriter } from '../store/projection-writer.js';
-import { messageState } from '../store/messages.js';
+import { messageState } from '../domain/views/message.js';
 import { VersionCache } from '../store/version-cache.js';
 import { countedLedger } from '../../actors/runtime/prometheus-observer.js';
 import { modelCallMetrics } from '../lib/metrics/model-metrics.js';

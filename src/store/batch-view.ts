@@ -1,6 +1,7 @@
 import { batchProgress, deletedChildStatus, itemState, type BatchCounts, type ChildState, type Settled } from '../domain/batch-status.js';
 import { NotFoundError } from '../domain/errors.js';
-import { itemView, type BatchDoc, type BatchItem, type BatchItemView, type BatchStore } from './batches.js';
+import type { BatchDoc, BatchStore } from './batches.js';
+import { itemView, type BatchItem, type BatchItemView } from '../domain/views/batch-item.js';
 import type { BatchChild, SessionStore } from './sessions.js';
 
 export interface BatchView {

@@ -1,26 +1,8 @@
 import type { Collection, Db } from 'mongodb';
-import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
+import type { SecretBox } from '../lib/crypto/secret-box.js';
+import type { CredentialDoc } from '../domain/views/credential.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 import type { PageRequest } from './page.js';
-
-export interface CredentialDoc {
-  _id: string;
-  org_id: string;
-  name: string;
-  value: Sealed;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface CredentialView {
-  name: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export function credentialView(doc: CredentialDoc): CredentialView {
-  return { name: doc.name, created_at: doc.created_at.toISOString(), updated_at: doc.updated_at.toISOString() };
-}
 
 /** What a credential's sealed value is bound to (also for `troupe-admin reseal`). */
 export function credentialAad(orgId: string, name: string): string {

@@ -2,8 +2,10 @@ import { MongoBulkWriteError, type AnyBulkWriteOperation } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key.js';
 import type { MessageState, SessionState } from '../domain/ledger.js';
 import { FLUSH_TIMEOUT_MS, GroupCommit, type Pending } from './group-commit.js';
-import type { MessageDoc, MessageStore } from './messages.js';
-import type { SessionDoc, SessionStore } from './sessions.js';
+import type { MessageStore } from './messages.js';
+import type { MessageDoc } from '../domain/views/message.js';
+import type { SessionStore } from './sessions.js';
+import type { SessionDoc } from '../domain/views/session.js';
 
 interface Projection {
   orgId: string;

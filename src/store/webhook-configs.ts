@@ -1,45 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
 import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
+import type { WebhookConfigDoc, WebhookEventType } from '../domain/views/webhook-config.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
-/** Event types a webhook may subscribe to (spec: Agent webhook). */
-export const WEBHOOK_EVENT_TYPES = [
-  'tool.call_requested',
-  'session.completed',
-  'session.failed',
-  'batch.completed',
-  'batch.failed',
-  'batch.partial_failed',
-] as const;
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 export const DEFAULT_EVENT_TYPES: WebhookEventType[] = ['tool.call_requested'];
 
 /** How long the secret replaced by a rotation still signs deliveries, so receivers can switch over. */
 export const ROTATION_OVERLAP_MS = 60 * 60 * 1000;
-
-export interface WebhookConfigDoc {
-  _id: string;
-  org_id: string;
-  agent_id: string;
-  url: string;
-  event_types: WebhookEventType[];
-  secret: Sealed;
-  previous_secret: Sealed | null;
-  previous_secret_expires_at: Date | null;
-  /** Set when the receiver answered 410 Gone; deliveries stop until the next PUT. Absent on older records. */
-  disabled_at?: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface WebhookConfigView {
-  webhook_url: string | null;
-  signing_enabled: boolean;
-  event_types: WebhookEventType[];
-  /** Present only while deliveries are stopped by a 410 Gone; a PUT re-enables. */
-  disabled_at?: string;
-}
 
 /** What the delivery actor needs: where, which events, and the secrets to sign with (current first). */
 export interface DeliveryTarget {
@@ -51,13 +19,6 @@ export interface DeliveryTarget {
 /** The agent as this store needs to see it; the agents collection is owned by the agents store. */
 export interface AgentPresence {
   deleted: boolean;
-}
-
-export function webhookConfigView(doc: WebhookConfigDoc | null): WebhookConfigView {
-  if (!doc) return { webhook_url: null, signing_enabled: false, event_types: [] };
-  const view: WebhookConfigView = { webhook_url: doc.url, signing_enabled: true, event_types: doc.event_types };
-  if (doc.disabled_at) view.disabled_at = doc.disabled_at.toISOString();
-  return view;
 }
 
 /** `whsec_` + 32 random bytes, base64url: prefixed so a leaked secret is recognisable in scans. */

@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { MongoClient } from 'mongodb';
 import { requiredEnv, uniqueName } from '../support/harness.js';
 import { SecretBox } from '../../src/lib/crypto/secret-box.js';
-import { llmKeyAad, secretsAad } from '../../src/app/sessions/create-session.js';
+import { llmKeyAad, secretsAad } from '../../src/lib/crypto/session-secrets.js';
 import { credentialAad, CredentialStore } from '../../src/store/credentials.js';
 import { WebhookConfigStore } from '../../src/store/webhook-configs.js';
 

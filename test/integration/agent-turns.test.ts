@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';

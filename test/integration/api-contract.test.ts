@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { TroupeClient } from '../../clients/typescript/src/index.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { observedStatuses } from '../support/api-statuses.js';
 import { startHarness, uniqueName, type Harness } from '../support/harness.js';

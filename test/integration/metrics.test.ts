@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate } from '../fakes/llm-conversation.js';
 import { agentWith } from '../support/agent-fixture.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { SESSION } from '../../actors/session/messages.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate } from '../fakes/llm-conversation.js';
 import { agentWith } from '../support/agent-fixture.js';

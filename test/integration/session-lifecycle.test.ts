@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { sessionCommand } from '../../actors/session/messages.js';
 import { reap } from '../../src/app/reaper.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';

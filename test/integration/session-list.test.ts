@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { MongoClient } from 'mongodb';
 import { newId } from '../../src/domain/ids.js';
-import { METADATA_WALK, type SessionDoc } from '../../src/store/sessions.js';
+import { METADATA_WALK } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json } from '../support/wait.js';
 

@@ -11,7 +11,8 @@ import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.j
 import { newId } from '../../src/domain/ids.js';
 import type { SandboxRequest } from '../../src/lib/sandbox/types.js';
 import { buildSession } from '../../src/app/sessions/create-session.js';
-import { AgentStore, type AgentVersionDoc, type Manifest, type ToolDef } from '../../src/store/agents.js';
+import { AgentStore, type AgentVersionDoc } from '../../src/store/agents.js';
+import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
 import { waitingToolJob } from '../support/tool-jobs.js';

@@ -1,5 +1,5 @@
 import { newId } from '../../src/domain/ids.js';
-import type { LlmOption, ScriptTurn, ToolDef } from '../../src/store/agents.js';
+import type { LlmOption, ScriptTurn, ToolDef } from '../../src/domain/agent.js';
 import { AgentStore } from '../../src/store/agents.js';
 import type { Harness } from './harness.js';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { firstTurn } from '../../actors/session/first-turn.js';
 import { batchProgress, batchStatus, childState, countChildren, deletedChildStatus, itemState, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 
 describe('batch status (DESIGN §6)', () => {
   const cases: [ChildState[], string][] = [

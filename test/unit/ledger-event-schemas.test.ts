@@ -4,7 +4,7 @@ import type { ModelResult, SessionCommand } from '../../actors/session/messages.
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import { openApiDocument } from '../../clients/typescript/codegen/generate.js';
 import { EVENT_TYPES, type EventEnvelope, type MessageState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 import { componentValidator } from '../support/openapi-schemas.js';
 
 const tool = (name: string, kind: ToolDef['kind']): ToolDef => ({ name, kind, path: `tools/${name}`, timeout_seconds: 30, description: null, input_schema: null, output_schema: null });

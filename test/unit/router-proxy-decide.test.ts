@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { answer, callTarget, CANCELLED, liveCall, needsSession, route } from '../../actors/router-proxy/decide.js';
 import { SESSION, sessionJobId, type ModelCall, type ModelResult } from '../../actors/session/messages.js';
 import type { MessageState } from '../../src/domain/ledger.js';
-import type { AgentVersionDoc, LlmOption } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { LlmOption } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 
 const call = (over: Partial<ModelCall> = {}): ModelCall => ({ org_id: 'org_1', session_id: 'ses_1', message_id: 'msg_1', attempt: 1, call_index: 2, version_id: 'ver_1', llm_id: 'main', ...over });
 const session = { _id: 'ses_1', org_id: 'org_1', version_id: 'ver_s', llm_id: 'from_session' } as SessionDoc;

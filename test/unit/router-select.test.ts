@@ -3,7 +3,7 @@ import type { LlmRequest } from '../../src/lib/llm/types.js';
 import { conversationId } from '../../src/lib/routing/conversation.js';
 import { planEffort } from '../../src/lib/routing/effort.js';
 import { select, type Needs } from '../../src/lib/routing/select.js';
-import type { CandidateDoc, RouterDoc } from '../../src/store/routers.js';
+import type { CandidateDoc, RouterDoc } from '../../src/domain/views/router.js';
 
 const cand = (model: string, extra: Partial<CandidateDoc> = {}): CandidateDoc => ({
   model,

@@ -5,7 +5,7 @@ import { applyEvent, emptySessionState } from '../../actors/session/projection.j
 import { MESSAGE_MAX_BYTES, storedBytes } from '../../actors/session/message-size.js';
 import { ConflictError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 
 /** The status an event moves to (a status change's `to`), or null for other types. */
 const toOf = (e: NewEvent) => ('to' in e.data ? e.data.to : null);

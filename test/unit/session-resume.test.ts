@@ -4,7 +4,7 @@ import type { Effect, SessionCommand } from '../../actors/session/messages.js';
 import { stillOwed } from '../../actors/session/outstanding.js';
 import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
 
 const tools = new Map<string, ToolDef>([
   ['calc', { name: 'calc', kind: 'custom', path: 'calc.js', timeout_seconds: 60 } as ToolDef],

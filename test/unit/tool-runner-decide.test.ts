@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { answer, GAVE_UP, ownsSession, plan, toolResult } from '../../actors/tool-runner/decide.js';
 import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
 import { SESSION, sessionJobId } from '../../actors/session/messages.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 
 const tool = (over: Partial<ToolDef> = {}): ToolDef => ({

@@ -4,8 +4,9 @@ import { agentContext } from '../../actors/session/agent-context.js';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
 import { compileToolSchema } from '../../src/app/agents/tool-definitions.js';
 import { check, createAjv } from '../../src/lib/schemas/validator.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
+import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ToolDef } from '../../src/domain/agent.js';
+import type { SessionDoc } from '../../src/domain/views/session.js';
 
 const schema = {
   type: 'object',

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { ConfigError, DEFAULT_WEBHOOK_RETRY_SCHEDULE, parseRetrySchedule } from '../../src/lib/config/config.js';
-import { MAX_RETRY_AFTER_MS, parseRetryAfter, retryDelayMs } from '../../actors/webhook/schedule.js';
+import { MAX_RETRY_AFTER_MS, retryDelayMs } from '../../actors/webhook/schedule.js';
+import { parseRetryAfter } from '../../src/lib/net/retry-after.js';
 
 describe('webhook retry schedule', () => {
   it('retries for at least 24 h by default, even with the least jitter, and backs off', () => {

@@ -4,7 +4,7 @@ import { hostSandbox } from '../../lib/sandbox/capabilities.js';
 import { runInSandbox } from '../../lib/sandbox/run.js';
 import { VersionFiles } from '../../lib/sandbox/version-files.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { AgentConfig, Manifest } from '../../store/agents.js';
+import type { AgentConfig, Manifest } from '../../domain/agent.js';
 import type { BlobStore } from '../../store/blobs.js';
 
 const ENTRYPOINT_TIMEOUT_MS = 5000;

@@ -2,7 +2,8 @@ import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../../
 import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest } from '../../store/agents.js';
+import type { Manifest } from '../../domain/agent.js';
+import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
 
 export const SUPPORTED_SDK = 'troupe-js@1';
@@ -13,7 +14,6 @@ export const LLM_ID = '^[A-Za-z0-9_.-]{1,64}$';
 export const ENTRYPOINT = '^[^:]+:[A-Za-z_$][A-Za-z0-9_$]*$';
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 60;
 export const MAX_TOOL_TIMEOUT_SECONDS = 3600;
-export const PROVIDERS = ['openai', 'openai-responses', 'anthropic', 'routing', 'scripted'] as const;
 
 const path = { type: 'string', minLength: 1, maxLength: 1024 };
 
@@ -25,7 +25,7 @@ const llmOption: JsonSchema = {
   required: ['id', 'provider'],
   properties: {
     id: { type: 'string', pattern: LLM_ID },
-    provider: { type: 'string', enum: [...PROVIDERS] },
+    provider: { type: 'string', enum: [...OPTION_PROVIDERS] },
     model: llmModel,
     base_url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
     api_key_credential: { type: 'string', pattern: SECRET_NAME, maxLength: 128 },
@@ -40,7 +40,7 @@ const llmOption: JsonSchema = {
   // Written here rather than only in checkLlmOptions, so /v1/openapi.json shows which provider needs which field.
   allOf: [
     { if: { properties: { provider: { const: 'scripted' } } }, then: { properties: { script: path }, required: ['script'] } },
-    { if: { properties: { provider: { enum: ['openai', 'openai-responses', 'anthropic'] } } }, then: { properties: { model: llmModel }, required: ['model'] } },
+    { if: { properties: { provider: { enum: [...PROVIDERS] } } }, then: { properties: { model: llmModel }, required: ['model'] } },
   ],
 };
 
@@ -139,7 +139,7 @@ function checkLlmOptions(m: Manifest): void {
       o.script = canonical(o.script, `${param}.script`);
     } else {
       if (o.script !== undefined) bad('script applies only to provider "scripted".', `${param}.script`);
-      if (o.provider !== 'routing' && o.model === undefined) bad(`Provider ${o.provider} needs a model.`, `${param}.model`);
+      if (isProvider(o.provider) && o.model === undefined) bad(`Provider ${o.provider} needs a model.`, `${param}.model`);
     }
   });
 }

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import { InvalidRequestError } from '../../domain/errors.js';
-import type { Manifest, VersionContent } from '../../store/agents.js';
+import type { VersionContent } from '../../store/agents.js';
+import type { Manifest } from '../../domain/agent.js';
 import type { ArchiveIndex } from '../../lib/archive/archive-index.js';
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, scanArchive, type ArchiveLimits } from '../../lib/archive/archive-scan.js';
 import { entrypointFile } from './manifest.js';

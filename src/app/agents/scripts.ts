@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../domain/errors.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest, Script } from '../../store/agents.js';
+import type { Manifest, Script } from '../../domain/agent.js';
 import { parseJsonFile, type ArchiveReader } from './tool-definitions.js';
 
 /** DESIGN §8 scripted model file: each model call consumes the next turn. */

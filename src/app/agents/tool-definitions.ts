@@ -3,7 +3,7 @@ import { JsonTooDeepError, MAX_JSON_DEPTH } from '../../domain/json-depth.js';
 import { parseWellFormed } from '../../domain/well-formed.js';
 import { TenantPatternError } from '../../lib/schemas/tenant-regexp.js';
 import { check, compileUserSchema, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest, ManifestTool, ToolDef } from '../../store/agents.js';
+import type { Manifest, ManifestTool, ToolDef } from '../../domain/agent.js';
 import { dirname, resolveInside } from '../../lib/archive/paths.js';
 
 /** The archive as publish sees it: which files exist, and the contents of the few it must parse. */

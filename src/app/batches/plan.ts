@@ -4,7 +4,7 @@ import type { ContentBlock } from '../../domain/ledger.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
-import type { BatchItem } from '../../store/batches.js';
+import type { BatchItem } from '../../domain/views/batch-item.js';
 import { firstTurn, type FirstTurn } from '../../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */

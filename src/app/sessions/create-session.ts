@@ -1,8 +1,9 @@
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
+import { llmKeyAad, secretsAad } from '../../lib/crypto/session-secrets.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
-import type { SessionDoc } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 export interface SessionInput {
   name?: string | null;
@@ -18,14 +19,6 @@ export interface SessionPlacement {
   priority: 'interactive' | 'batch';
   batch_id?: string | null;
   version_id?: string;
-}
-
-export function secretsAad(sessionId: string): string {
-  return `session-secrets:${sessionId}`;
-}
-
-export function llmKeyAad(sessionId: string): string {
-  return `session-llm-key:${sessionId}`;
 }
 
 /** Resolves the version a new session runs: the one named, else the agent's active one. */

@@ -1,7 +1,8 @@
 import type { IdempotencyStore } from '../../store/idempotency.js';
 import type { LedgerStore } from '../../store/ledger.js';
 import type { MessageStore } from '../../store/messages.js';
-import type { SessionDoc, SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 export interface SessionPurgeStores {
   sessions: SessionStore;

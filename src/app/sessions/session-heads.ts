@@ -1,5 +1,5 @@
 import { ExpiringCache } from '../../domain/expiring-cache.js';
-import type { SessionDoc } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 /** A session's creation facts, which never change: whose it is and at which priority its work runs. */
 export interface SessionHead {

@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../lib/schemas/validator.js';
-import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../store/webhook-configs.js';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/views/webhook-config.js';
 import { WEBHOOK_HEADERS } from '../../lib/webhooks/signature.js';
 import { pascalName } from './routes/sessions/ledger-events.js';
 import { batchLifecycleWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';

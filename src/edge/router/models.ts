@@ -1,6 +1,6 @@
 import { decodePathSegment } from '../../domain/path-segment.js';
 import type { Ctx } from '../api/types.js';
-import type { RouterDoc } from '../../store/routers.js';
+import type { RouterDoc } from '../../domain/views/router.js';
 import { authenticateRouting } from './credentials.js';
 import { admitRouting, type RouterServices } from './handler.js';
 

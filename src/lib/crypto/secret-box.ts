@@ -1,12 +1,8 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Sealed } from '../../domain/sealed.js';
 
-/** An encrypted value as stored: AES-256-GCM, with the id of the key that sealed it. */
-export interface Sealed {
-  kid: string;
-  iv: string;
-  tag: string;
-  ct: string;
-}
+// The stored shape is the domain's: the documents that hold sealed values are domain types (src/domain/views).
+export type { Sealed };
 
 /**
  * Seals and opens secrets at rest. New values use the current key; any key

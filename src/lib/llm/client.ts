@@ -1,32 +1,39 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Agent } from 'undici';
 import { ensureError } from '../../domain/errors.js';
+import { PROVIDERS, PROVIDER_SPECS, type Provider, type ProviderSpec } from '../../domain/providers.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
 import { Redactor } from '../../domain/redact.js';
 import { guardedLookup } from '../net/guarded-lookup.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../net/model-endpoint.js';
-import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus, parseRetryAfter } from './errors.js';
+import { parseRetryAfter } from '../net/retry-after.js';
+import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus } from './errors.js';
 import { FORMATS } from './formats/index.js';
 import { EventStream } from './event-stream.js';
 import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
-import type { LlmRequest, LlmResponse, Provider, StreamEvent, Target, Usage } from './types.js';
+import type { LlmRequest, LlmResponse, StreamEvent, Target, Usage } from './types.js';
 
-export const DEFAULT_BASE_URL: Record<Provider, string> = {
-  openai: 'https://api.openai.com/v1',
-  'openai-responses': 'https://api.openai.com/v1',
-  anthropic: 'https://api.anthropic.com',
-};
+/**
+ * Every call's headers, as the provider's description says: content type, the key in its auth header, the version
+ * pins. Read from the description once per provider rather than on each call's path.
+ */
+const HEADERS = Object.fromEntries(
+  PROVIDERS.map((p) => {
+    const spec: ProviderSpec = PROVIDER_SPECS[p];
+    const { header, scheme } = spec.auth;
+    const prefix = scheme ? `${scheme} ` : '';
+    const pins = Object.entries(spec.headers);
+    const build = (apiKey: string): Record<string, string> => {
+      const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+      h[header] = prefix + apiKey;
+      for (const [name, value] of pins) h[name] = value;
+      return h;
+    };
+    return [p, build];
+  }),
+) as Record<Provider, (apiKey: string) => Record<string, string>>;
 
-const PATH: Record<Provider, string> = { openai: '/chat/completions', 'openai-responses': '/responses', anthropic: '/v1/messages' };
-
-function headersFor(target: Target): Record<string, string> {
-  const h: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-  if (target.provider === 'anthropic') {
-    h['x-api-key'] = target.apiKey;
-    h['anthropic-version'] = '2023-06-01';
-  } else h.authorization = `Bearer ${target.apiKey}`;
-  return h;
-}
+const headersFor = (target: Target): Record<string, string> => HEADERS[target.provider](target.apiKey);
 
 /** A checked base_url as undici's dispatcher takes it: the origin, and the path the provider's path goes after. */
 interface Endpoint {
@@ -129,7 +136,7 @@ export class LlmClient {
   private async postTarget(req: LlmRequest, target: Target): Promise<PostTarget> {
     const body = JSON.stringify(FORMATS[target.provider].serializeRequest(req, target));
     const { origin, base } = await this.endpointOf(target);
-    return { origin, path: base + PATH[target.provider], headers: headersFor(target), body };
+    return { origin, path: base + PROVIDER_SPECS[target.provider].path, headers: headersFor(target), body };
   }
 
   /** A failure to reach the upstream at all, as a retryable UpstreamError; a cancellation stays what it is. */
@@ -147,7 +154,7 @@ export class LlmClient {
     } catch {
       /* not JSON */
     }
-    return new UpstreamError(`${target.provider} upstream answered ${status}: ${text.slice(0, 300)}`, isRetryableStatus(status), status, parsed, parseRetryAfter(headers['retry-after']));
+    return new UpstreamError(`${target.provider} upstream answered ${status}: ${text.slice(0, 300)}`, isRetryableStatus(status), status, parsed, parseRetryAfter(headers['retry-after']) ?? undefined);
   }
 
   private observe(target: Target, mode: ModelCallRecord['mode'], started: number, usage: Usage | null, error?: string): void {

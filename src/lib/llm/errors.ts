@@ -31,15 +31,6 @@ export function upstreamTooLarge(what: string, limitBytes: number): UpstreamErro
   return new UpstreamError(`${UPSTREAM_TOO_LARGE}: the upstream's ${what} passed ${limitBytes} bytes; the call was stopped`, false, undefined, undefined, undefined, UPSTREAM_TOO_LARGE);
 }
 
-/** `Retry-After` as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now = Date.now()): number | undefined {
-  const raw = Array.isArray(value) ? value[0] : value;
-  if (!raw) return undefined;
-  if (/^\d+(\.\d+)?$/.test(raw.trim())) return Math.round(Number(raw) * 1000);
-  const at = Date.parse(raw);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}
-
 export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }

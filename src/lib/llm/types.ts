@@ -4,15 +4,11 @@
  * of them, so N formats need 2N translators rather than N² pairwise ones.
  */
 
-export const EFFORTS = ['off', 'minimal', 'low', 'medium', 'high', 'xhigh', 'max'] as const;
-export type Effort = (typeof EFFORTS)[number];
+import { PROVIDER_SPECS, type Effort, type Provider } from '../../domain/providers.js';
 
-/** Request parameters a router candidate can be told to leave out (`drop_params`), as the models that refuse them name them. */
-export const DROPPABLE_PARAMS = ['temperature', 'top_p', 'top_k', 'stop', 'parallel_tool_calls'] as const;
-export type DroppableParam = (typeof DROPPABLE_PARAMS)[number];
-
-export type Provider = 'openai' | 'openai-responses' | 'anthropic';
-export const PROVIDERS: readonly Provider[] = ['openai', 'openai-responses', 'anthropic'];
+// The provider list and the effort and parameter vocabularies are the domain's (src/domain/providers.ts); the
+// formats and the routing library read them through this module with the rest of the canonical types.
+export { DROPPABLE_PARAMS, EFFORTS, PROVIDERS, type DroppableParam, type Effort, type Provider } from '../../domain/providers.js';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 
@@ -90,12 +86,8 @@ export interface Usage {
 /** The prompt tokens neither read from nor written to the cache: Anthropic's `input_tokens`. */
 export const uncachedInput = (u: Usage): number => u.inputTokens - (u.cacheReadTokens ?? 0) - (u.cacheWriteTokens ?? 0);
 
-/**
- * The input tokens Troupe records and bills for a call: what the provider itself calls its input tokens (Anthropic's
- * without cache reads and writes, OpenAI's with cached tokens), as before cached tokens were read. Pricing cached
- * tokens apart is not decided yet; until it is, usage records stay what they were.
- */
-export const recordedInput = (u: Usage, provider: Provider): number => (provider === 'anthropic' ? uncachedInput(u) : u.inputTokens);
+/** The input tokens Troupe records and bills for a call: the figure the provider's description names (`recordedInput`). */
+export const recordedInput = (u: Usage, provider: Provider): number => (PROVIDER_SPECS[provider].recordedInput === 'uncached' ? uncachedInput(u) : u.inputTokens);
 
 export type OutBlock = { type: 'text'; text: string } | { type: 'tool_call'; id: string; name: string; arguments: string };
 

@@ -1,9 +1,9 @@
 import { InvalidRequestError, NotFoundError } from '../../domain/errors.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
-import { DEFAULT_BASE_URL } from '../llm/client.js';
+import { DEFAULT_BASE_URL } from '../../domain/providers.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { Target } from '../llm/types.js';
-import type { CandidateDoc, RouterDoc } from '../../store/routers.js';
+import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 import type { Stores } from '../../store/stores.js';
 
 const TTL_MS = 1000;

@@ -6,7 +6,7 @@ import { recordedInput, type DroppableParam, type LlmRequest, type Usage } from 
 import type { Logger } from '../log/logger.js';
 import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CandidateDoc, RouterDoc } from '../../store/routers.js';
+import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 import type { StickyRecord, Stickiness } from './conversation.js';
 import type { EffortPlan } from './effort.js';
 import type { Ingress } from './ingress.js';

@@ -1,6 +1,6 @@
 import { InvalidRequestError } from '../../domain/errors.js';
 import type { Effort, LlmRequest, Part } from '../llm/types.js';
-import type { CandidateDoc, RouterDoc } from '../../store/routers.js';
+import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 
 /** What a request asks of a model. */
 export interface Needs {

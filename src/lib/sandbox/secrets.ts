@@ -1,23 +1,16 @@
-import type { SecretBox } from '../crypto/secret-box.js';
-import { secretsAad } from '../../app/sessions/create-session.js';
-import type { SessionDoc } from '../../store/sessions.js';
-
-export interface SecretSources {
-  box: SecretBox;
-  /** A stored credential of the org by name; null when there is none. */
-  reveal(orgId: string, name: string): Promise<string | null>;
-}
+import { SessionSecrets, type SecretSources } from '../crypto/session-secrets.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 /**
  * The secrets a tool call gets: only the names the manifest declares in
- * `sandbox.secrets`, each from the session's secrets, else the org's stored
- * credential of that name, else absent.
+ * `sandbox.secrets`, each resolved as SessionSecrets resolves a name (the
+ * session's secret, else the org's stored credential), else absent.
  */
 export async function sandboxSecrets(src: SecretSources, session: Pick<SessionDoc, '_id' | 'org_id' | 'secrets'>, declared: readonly string[]): Promise<Record<string, string>> {
-  const own = session.secrets ? (JSON.parse(src.box.open(session.secrets, secretsAad(session._id))) as Record<string, string>) : {};
+  const secrets = new SessionSecrets(src, session);
   const out: Record<string, string> = {};
   for (const name of declared) {
-    const value = Object.hasOwn(own, name) ? own[name] : await src.reveal(session.org_id, name);
+    const value = await secrets.get(name);
     if (typeof value === 'string') out[name] = value;
   }
   return out;

@@ -1,6 +1,7 @@
 import type { Db } from 'mongodb';
 import { newId } from '../../../src/domain/ids.js';
-import { AgentStore, type LlmOption, type ScriptTurn } from '../../../src/store/agents.js';
+import { AgentStore } from '../../../src/store/agents.js';
+import type { LlmOption, ScriptTurn } from '../../../src/domain/agent.js';
 
 /** A scripted agent written straight into the cluster's database (publishing has its own tests). */
 export async function scriptedAgent(db: Db, turns: ScriptTurn[] = [{ text: 'done' }]): Promise<string> {

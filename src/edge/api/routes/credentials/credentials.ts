@@ -1,5 +1,5 @@
 import { ConflictError, InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
-import { credentialView } from '../../../../store/credentials.js';
+import { credentialView } from '../../../../domain/views/credential.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';

@@ -1,5 +1,5 @@
 import { NotFoundError } from '../../../../domain/errors.js';
-import { fileView, type FileDoc } from '../../../../store/files.js';
+import { fileView, type FileDoc } from '../../../../domain/views/file.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';

@@ -4,7 +4,7 @@ import type { GridFSBucketWriteStream } from 'mongodb';
 import { PayloadTooLargeError } from '../../../../domain/errors.js';
 import { newId } from '../../../../domain/ids.js';
 import type { BlobStore } from '../../../../store/blobs.js';
-import type { FileDoc } from '../../../../store/files.js';
+import type { FileDoc } from '../../../../domain/views/file.js';
 import type { FilePart } from './multipart.js';
 
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;

@@ -1,6 +1,8 @@
 import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
+import { PROVIDER_SPECS, providersWith } from '../../../../domain/providers.js';
 import { checkModelEndpoint } from '../../../../lib/net/model-endpoint.js';
-import { routerView, type RouterInput } from '../../../../store/routers.js';
+import type { RouterInput } from '../../../../store/routers.js';
+import { routerView } from '../../../../domain/views/router.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
@@ -24,11 +26,11 @@ async function checkCandidates(deps: AppDeps, orgId: string, input: RouterInput)
     if (!stored.has(c.api_key_credential)) {
       throw new InvalidRequestError(`candidates[${i}].api_key_credential names ${c.api_key_credential}, which is not a stored credential; PUT /v1/credentials/${c.api_key_credential} first.`, `candidates[${i}].api_key_credential`, 'unknown_credential');
     }
-    if (c.configuration_update && c.provider !== 'openai-responses') {
-      throw new InvalidRequestError(`candidates[${i}].configuration_update applies to openai-responses models only.`, `candidates[${i}].configuration_update`);
+    if (c.configuration_update && !PROVIDER_SPECS[c.provider].capabilities.configurationUpdate) {
+      throw new InvalidRequestError(`candidates[${i}].configuration_update applies to ${providersWith('configurationUpdate').join(', ')} models only.`, `candidates[${i}].configuration_update`);
     }
-    if (c.thinking_mode && c.provider !== 'anthropic') {
-      throw new InvalidRequestError(`candidates[${i}].thinking_mode applies to anthropic models only.`, `candidates[${i}].thinking_mode`);
+    if (c.thinking_mode && !PROVIDER_SPECS[c.provider].capabilities.thinkingMode) {
+      throw new InvalidRequestError(`candidates[${i}].thinking_mode applies to ${providersWith('thinkingMode').join(', ')} models only.`, `candidates[${i}].thinking_mode`);
     }
     if (c.base_url) await checkModelEndpoint(c.base_url, `candidates[${i}].base_url`, { allowPrivate: deps.config.modelsAllowPrivate });
   }

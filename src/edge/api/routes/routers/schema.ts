@@ -1,4 +1,4 @@
-import { DROPPABLE_PARAMS, EFFORTS, PROVIDERS } from '../../../../lib/llm/types.js';
+import { DROPPABLE_PARAMS, EFFORTS, PROVIDERS } from '../../../../domain/providers.js';
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { CREDENTIAL_NAME } from '../credentials/schema.js';
 import { NO_CONTROL_CHARACTERS, time } from '../../../../lib/schemas/common.js';

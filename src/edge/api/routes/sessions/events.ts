@@ -3,7 +3,7 @@ import { newId } from '../../../../domain/ids.js';
 import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
 import { envelope } from '../../../../store/ledger.js';
-import { messageView } from '../../../../store/messages.js';
+import { messageView } from '../../../../domain/views/message.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { NotFoundError } from '../../../../domain/errors.js';

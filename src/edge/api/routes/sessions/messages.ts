@@ -1,6 +1,6 @@
 import { NotFoundError } from '../../../../domain/errors.js';
-import { messageState, messageView, type MessageDoc } from '../../../../store/messages.js';
-import { sessionView } from '../../../../store/sessions.js';
+import { messageState, messageView, type MessageDoc } from '../../../../domain/views/message.js';
+import { sessionView } from '../../../../domain/views/session.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';

@@ -1,7 +1,7 @@
 import type { TurnReply } from '../../../../../actors/session/turn.js';
 import { sessionCommand, type SessionCommand } from '../../../../../actors/session/messages.js';
 import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
-import type { SessionDoc } from '../../../../store/sessions.js';
+import type { SessionDoc } from '../../../../domain/views/session.js';
 import type { SessionHead } from '../../../../app/sessions/session-heads.js';
 import type { AppDeps } from '../../deps.js';
 import type { Ctx } from '../../types.js';

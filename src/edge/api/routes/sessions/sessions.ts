@@ -5,7 +5,7 @@ import { sessionBusy } from '../../../../app/sessions/delete-session.js';
 import { newId } from '../../../../domain/ids.js';
 import type { ContentBlock } from '../../../../domain/ledger.js';
 import { buildSession, versionFor, type SessionInput } from '../../../../app/sessions/create-session.js';
-import { sessionView, type SessionDoc } from '../../../../store/sessions.js';
+import { sessionView, type SessionDoc } from '../../../../domain/views/session.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { checkFileRefs } from '../../../../app/sessions/file-refs.js';

@@ -1,5 +1,5 @@
 import { InvalidRequestError } from '../../../../domain/errors.js';
-import { messageState } from '../../../../store/messages.js';
+import { messageState } from '../../../../domain/views/message.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from './runtime.js';

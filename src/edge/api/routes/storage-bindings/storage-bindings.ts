@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError } from '../../../../domain/errors.js';
 import { newId } from '../../../../domain/ids.js';
 import { StorageArea } from '../../../../app/storage-area.js';
 import { isDuplicateKey } from '../../../../store/duplicate-key.js';
-import { storageBindingView, type StorageBindingDoc } from '../../../../store/storage-bindings.js';
+import { storageBindingView, type StorageBindingDoc } from '../../../../domain/views/storage-binding.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, pathCursor, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';

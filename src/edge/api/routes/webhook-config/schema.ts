@@ -1,5 +1,5 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
-import { WEBHOOK_EVENT_TYPES } from '../../../../store/webhook-configs.js';
+import { WEBHOOK_EVENT_TYPES } from '../../../../domain/views/webhook-config.js';
 import { nullableString } from '../../../../lib/schemas/common.js';
 
 export const putWebhookBody: JsonSchema = {

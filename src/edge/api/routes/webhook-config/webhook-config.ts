@@ -1,7 +1,8 @@
 import { NotFoundError, UnsupportedMediaTypeError } from '../../../../domain/errors.js';
 import { validateWebhookUrl } from '../../../../lib/net/url-guard.js';
 import type { Resolver } from '../../../../lib/net/resolver.js';
-import { DEFAULT_EVENT_TYPES, webhookConfigView, type WebhookEventType } from '../../../../store/webhook-configs.js';
+import { DEFAULT_EVENT_TYPES } from '../../../../store/webhook-configs.js';
+import { webhookConfigView, type WebhookEventType } from '../../../../domain/views/webhook-config.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';
 import { putWebhookBody, webhookConfigResponse } from './schema.js';

@@ -1,6 +1,6 @@
 import { redeliverySend } from '../../../../../actors/webhook/enqueue.js';
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js';
-import { deliveryDetailView, deliveryView, type WebhookDeliveryDoc } from '../../../../store/webhook-deliveries.js';
+import { deliveryDetailView, deliveryView, type WebhookDeliveryDoc } from '../../../../domain/views/webhook-delivery.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type Ctx, type RouteSpec } from '../../types.js';

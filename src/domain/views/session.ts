@@ -1,0 +1,58 @@
+/** A session as stored (creation facts plus the projected SessionState) and as the API shows it. */
+import type { SessionState } from '../ledger.js';
+import type { Sealed } from '../sealed.js';
+
+/** The `sessions` read model: creation facts plus the projected SessionState. */
+export interface SessionDoc extends Omit<SessionState, 'id'> {
+  _id: string;
+  org_id: string;
+  agent_id: string;
+  version_id: string;
+  name: string | null;
+  storage_binding_id: string | null;
+  llm_id: string;
+  internet_access: boolean;
+  metadata: Record<string, string>;
+  /** Sealed map name → value; never returned. */
+  secrets: Sealed | null;
+  /** Sealed per-session provider key; never returned, used for model calls only. */
+  llm_api_key: Sealed | null;
+  batch_id: string | null;
+  /** `interactive` sessions' work goes ahead of `batch` sessions'. */
+  priority: 'interactive' | 'batch';
+  created_at: Date;
+  /** The agent's `deleted_at`, copied when it is soft-deleted: the session then takes no new messages. */
+  agent_deleted_at?: Date;
+}
+
+export interface SessionView {
+  id: string;
+  name: string | null;
+  agent_id: string;
+  version_id: string;
+  storage_binding_id: string | null;
+  llm_id: string;
+  internet_access: boolean;
+  status: string;
+  last_message_id: string | null;
+  last_message_status: string | null;
+  created_at: string;
+  metadata: Record<string, string>;
+}
+
+export function sessionView(s: SessionDoc): SessionView {
+  return {
+    id: s._id,
+    name: s.name,
+    agent_id: s.agent_id,
+    version_id: s.version_id,
+    storage_binding_id: s.storage_binding_id,
+    llm_id: s.llm_id,
+    internet_access: s.internet_access,
+    status: s.status,
+    last_message_id: s.last_message_id,
+    last_message_status: s.last_message_status,
+    created_at: s.created_at.toISOString(),
+    metadata: s.metadata,
+  };
+}
