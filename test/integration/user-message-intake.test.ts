@@ -69,6 +69,9 @@ describe('user-message intake: one order of checks on every endpoint', function 
   it('answers 404 file_not_found for a missing file before the running-session cap', async () => {
     const answers = await refusals(missingFile, { sessionId: idle, agent: agentId });
     for (const a of answers) assert.deepEqual([a.status, a.code, a.errParam], [404, 'file_not_found', `${a.param}[1].file_id`], a.name);
+    // A batch item runs the same content checks, and fails on its own (batches are never refused for the cap).
+    const batch = await json<{ sessions: { status: string; error: string | null }[] }>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: agentId, message: { content: missingFile } }] } }), 201);
+    assert.deepEqual(batch.sessions.map((i) => [i.status, i.error]), [['failed', 'No such file: file_doesnotexist (items[0].message.content[1].file_id)']]);
   });
 
   it('answers 429 concurrency_limited for a good message past the cap, and creates no session for it', async () => {

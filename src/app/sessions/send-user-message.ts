@@ -107,7 +107,9 @@ async function admit(ports: SendUserMessagePorts<unknown>, orgId: string, target
  * then the running-session cap (429, which a client retries, so only a
  * request that could succeed gets it), then the session itself decides
  * (409 agent_deleted, 413 message_too_large, 409 session_queue_full), as
- * the one place that knows its state. Run inside the Idempotency-Key's
+ * the one place that knows its state. The size limit is the session's on
+ * purpose: it bounds content plus the output the turn adds, and batch first
+ * turns reach it through the same decision. Run inside the Idempotency-Key's
  * claim, so a replay of an accepted message is never refused.
  */
 export async function sendUserMessage<Reply>(
