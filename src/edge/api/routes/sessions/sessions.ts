@@ -139,9 +139,15 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
           // command id, derived from the key) instead of creating a second one.
           const sessionId = claimed?.resourceId ?? newId('session');
           const earlier = claimed?.resourceId ? await deps.stores.sessions.get(orgId, sessionId) : null;
-          // Still admitted as a message that creates its session when it continues an earlier one, as before.
-          const create = earlier ? async () => earlier : await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId).then((doc) => async () => (await claimed?.remember(sessionId), store(doc)));
-          const target: MessageTarget = { kind: 'new', create };
+          // The agent and the session's fields are resolved first (404, 400); the session is stored only once the
+          // message has passed its checks. One that continues an earlier request is admitted as new, as that request was.
+          let target: MessageTarget;
+          if (earlier) {
+            target = { kind: 'new', create: async () => earlier };
+          } else {
+            const doc = await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId);
+            target = { kind: 'new', create: async () => (await claimed?.remember(sessionId), store(doc)) };
+          }
           const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, param: 'content' }, key);
           return sent.reply;
         });
