@@ -2,11 +2,11 @@ import { TroupeError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { ContentBlock } from '../../domain/ledger.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
+import type { FileStore } from '../../store/files.js';
+import { checkUserMessage } from '../sessions/send-user-message.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
 import type { BatchItem } from '../../store/batches.js';
-import type { FileStore } from '../../store/files.js';
-import { checkUserMessage } from '../sessions/send-user-message.js';
 import { firstTurn, type FirstTurn } from '../../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
