@@ -2,6 +2,8 @@ import { TroupeError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { ContentBlock } from '../../domain/ledger.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
+import type { FileStore } from '../../store/files.js';
+import { checkUserMessage } from '../sessions/send-user-message.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
 import type { BatchItem } from '../../domain/views/batch-item.js';
@@ -26,6 +28,20 @@ export function transcriptUrl(sessionId: string): string {
 
 /** Validates one raw item, throwing a 400-style error that names the field; supplied by the HTTP layer. */
 export type ItemCheck = (item: unknown, index: number) => BatchItemInput | Promise<BatchItemInput>;
+
+/**
+ * An item's check: its shape (`validate`, the HTTP layer's schema), then the
+ * checks every user message gets (src/app/sessions/send-user-message.ts),
+ * whose errors name the item's field. The running-session cap is not one of
+ * them: a batch's sessions queue behind interactive work and are never refused.
+ */
+export function batchItemCheck(files: Pick<FileStore, 'missing'>, orgId: string, validate: (item: unknown, index: number) => BatchItemInput): ItemCheck {
+  return async (item, index) => {
+    const input = validate(item, index);
+    await checkUserMessage(files, orgId, { content: input.message.content, param: `items[${index}].message.content` });
+    return input;
+  };
+}
 
 const stringOr = (v: unknown, fallback: string | null): string | null => (typeof v === 'string' ? v : fallback);
 

@@ -8,7 +8,7 @@ import type { FileStore } from '../../store/files.js';
  * (404), so ids cannot be probed across orgs. Checked before the message is
  * accepted, because once file parts reach models the reference is a read.
  */
-export async function checkFileRefs(files: FileStore, orgId: string, contents: { content: ContentBlock[]; param: string }[]): Promise<void> {
+export async function checkFileRefs(files: Pick<FileStore, 'missing'>, orgId: string, contents: { content: ContentBlock[]; param: string }[]): Promise<void> {
   const refs = contents.flatMap(({ content, param }) => content.flatMap((b, i) => (b.file_id !== undefined ? [{ id: b.file_id, param: `${param}[${i}].file_id` }] : [])));
   if (refs.length === 0) return;
   const missing = new Set(await files.missing(orgId, refs.map((r) => r.id)));

@@ -1,9 +1,8 @@
 import { createBatch, type BatchDeps, type CreateBatchBody } from '../../../../app/batches/create-batch.js';
-import type { BatchItemInput } from '../../../../app/batches/plan.js';
+import { batchItemCheck, type BatchItemInput } from '../../../../app/batches/plan.js';
 import { readBatch } from '../../../../store/batch-view.js';
 import { parseJsonBody } from '../../middleware/body.js';
 import type { AppDeps } from '../../deps.js';
-import { checkFileRefs } from '../../../../app/sessions/file-refs.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { check } from '../../../../lib/schemas/validator.js';
 import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchReadQuery, batchResponse, createBatchBody, createBatchDocBody, createdBatchResponse } from './schema.js';
@@ -12,11 +11,7 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchReadQuery,
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
   // An item that breaks the schema or names a file the org does not have fails on its own.
-  const checkItem = (orgId: string) => async (item: unknown, index: number) => {
-    const input = check<BatchItemInput>(batchItemSchema, item, `items[${index}]`);
-    await checkFileRefs(deps.stores.files, orgId, [{ content: input.message.content, param: `items[${index}].message.content` }]);
-    return input;
-  };
+  const checkItem = (orgId: string) => batchItemCheck(deps.stores.files, orgId, (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`));
   const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId) });
   return [
     {

@@ -1,5 +1,4 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { newId } from '../../../../domain/ids.js';
 import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
 import { envelope } from '../../../../store/ledger.js';
@@ -7,11 +6,10 @@ import { messageView } from '../../../../domain/views/message.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { NotFoundError } from '../../../../domain/errors.js';
-import { checkFileRefs } from '../../../../app/sessions/file-refs.js';
+import { sendUserMessage } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { admitUserMessage, ask, runtimeOf, sessionForCommand, sessionOr404, withIdempotency } from './runtime.js';
+import { ask, runtimeOf, sessionForCommand, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
 import { postEventBody, syncBody } from './schema.js';
-import { userMessageCommandId } from './sessions.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
 import { sessionIdempotencyScope } from '../../../../app/sessions/delete-session.js';
 
@@ -67,11 +65,8 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
-            await checkFileRefs(deps.stores.files, session.org_id, [{ content: body.content, param: 'content' }]);
-            // Inside the idempotent work, so a replay of an accepted message is never refused.
-            await admitUserMessage(deps, orgId, target);
-            const messageId = newId('message');
-            return ask(deps, session, { kind: 'user.message', command_id: userMessageCommandId(messageId, key), message_id: messageId, content: body.content, metadata: body.metadata ?? null });
+            const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, param: 'content' }, key);
+            return sent.reply;
           }
           // Each submission is its own command: a second one for the same call
           // must reach the actor and be refused (409). Replays are the
@@ -130,10 +125,8 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
         const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const session = target.session;
         const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
-        await checkFileRefs(deps.stores.files, orgId, [{ content: body.parts, param: 'parts' }]);
-        await admitUserMessage(deps, orgId, target);
-        const messageId = newId('message');
-        await ask(deps, session, { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content: body.parts, metadata: body.metadata ?? null });
+        // No Idempotency-Key here (the spec gives it to the events endpoint only): each call is a new message.
+        const { message_id: messageId } = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.parts, metadata: body.metadata, param: 'parts' }, null);
         const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);
         const m = await deps.stores.messages.get(orgId, session._id, messageId);
         if (!m) throw new NotFoundError('message', messageId);

@@ -3,6 +3,7 @@ import { sessionCommand, type SessionCommand } from '../../../../../actors/sessi
 import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
 import type { SessionDoc } from '../../../../domain/views/session.js';
 import type { SessionHead } from '../../../../app/sessions/session-heads.js';
+import type { SendUserMessagePorts } from '../../../../app/sessions/send-user-message.js';
 import type { AppDeps } from '../../deps.js';
 import type { Ctx } from '../../types.js';
 
@@ -37,22 +38,9 @@ export async function sessionForCommand(deps: AppDeps, orgId: string, id: string
   return { kind: 'read', session: s };
 }
 
-/**
- * Before a user message: refuses (429) one that would start a session running
- * past the org's cap. `target` null is a message that creates its session;
- * a cached head has no status, so the gate reads it only if the org is at its cap.
- */
-export async function admitUserMessage(deps: AppDeps, orgId: string, target: CommandSession | null): Promise<void> {
-  if (!deps.limits) return;
-  if (target === null) return deps.limits.sessions.admit(orgId, null);
-  switch (target.kind) {
-    case 'read':
-      return deps.limits.sessions.admit(orgId, target.session);
-    case 'head': {
-      const id = target.session._id;
-      return deps.limits.sessions.admitMessage(orgId, () => sessionOr404(deps, orgId, id));
-    }
-  }
+/** The ports of the user-message intake (src/app/sessions/send-user-message.ts) on this node. */
+export function userMessagePorts(deps: AppDeps): SendUserMessagePorts<TurnReply> {
+  return { files: deps.stores.files, sessions: deps.stores.sessions, gate: deps.limits?.sessions, asker: { ask: (session, command) => ask(deps, session, command) } };
 }
 
 export function ask(deps: AppDeps, session: SessionDoc | SessionHead, command: SessionCommand): Promise<TurnReply> {

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { InvalidRequestError, NotFoundError, TroupeError } from '../../../../domain/errors.js';
 import { check, type JsonSchema } from '../../../../lib/schemas/validator.js';
 import { sessionBusy } from '../../../../app/sessions/delete-session.js';
@@ -8,9 +7,9 @@ import { buildSession, versionFor, type SessionInput } from '../../../../app/ses
 import { sessionView, type SessionDoc } from '../../../../domain/views/session.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
-import { checkFileRefs } from '../../../../app/sessions/file-refs.js';
+import { sendUserMessage, type MessageTarget } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { admitUserMessage, ask, sessionOr404, withIdempotency } from './runtime.js';
+import { ask, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
 import { sessionListResponse, sessionResponse, turnReplyResponse } from './responses.js';
 
@@ -46,28 +45,30 @@ async function cancelAll(deps: AppDeps, session: SessionDoc): Promise<void> {
   }
 }
 
-export function userMessageCommandId(messageId: string, idempotencyKey: string | null): string {
-  return idempotencyKey ? `um-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32)}` : `um-${messageId}`;
-}
-
 /** Session creation and reads (spec: Sessions), and the one-shot agent message. */
 export function sessionRoutes(deps: AppDeps): RouteSpec[] {
   const agents = deps.stores.agents;
   const bindings = deps.stores.storageBindings;
-  const create = async (orgId: string, agentId: string, input: SessionInput, id?: string) => {
+  // Resolving and storing are apart so that a message which creates its session is refused for a bad agent or
+  // field before its content and the running-session cap are checked, and the session is stored only once they pass.
+  const prepare = async (orgId: string, agentId: string, input: SessionInput, id?: string) => {
     const version = await versionFor(agents, orgId, agentId);
     const bindingId = input.storage_binding_id;
     if (bindingId && !(await bindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
-    const doc = buildSession(deps.box, orgId, version, input, { priority: 'interactive' }, id);
+    return buildSession(deps.box, orgId, version, input, { priority: 'interactive' }, id);
+  };
+  const store = async (doc: SessionDoc) => {
     await deps.stores.sessions.insert(doc);
+    const bindingId = doc.storage_binding_id;
     // A DELETE of the binding may have claimed it between the check and the insert: then it saw no session, so undo ours.
-    if (bindingId && !(await bindings.live(orgId, bindingId))) {
-      await deps.stores.sessions.remove(orgId, doc._id);
+    if (bindingId && !(await bindings.live(doc.org_id, bindingId))) {
+      await deps.stores.sessions.remove(doc.org_id, doc._id);
       throw new NotFoundError('storage_binding', bindingId);
     }
     deps.sessionHeads?.remember(doc);
     return doc;
   };
+  const create = async (orgId: string, agentId: string, input: SessionInput) => store(await prepare(orgId, agentId, input));
   return [
     {
       method: 'POST',
@@ -133,18 +134,22 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
         await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key, claimed) => {
-          await admitUserMessage(deps, orgId, null);
-          await checkFileRefs(deps.stores.files, orgId, [{ content: body.content, param: 'content' }]);
           // The session id is recorded under the claim before the session exists: a retry that takes over the
-          // claim of a request that died continues that request's session (the ask below is deduplicated by
-          // its command id) instead of creating a second one.
+          // claim of a request that died continues that request's session (the ask is deduplicated by its
+          // command id, derived from the key) instead of creating a second one.
           const sessionId = claimed?.resourceId ?? newId('session');
-          await claimed?.remember(sessionId);
           const earlier = claimed?.resourceId ? await deps.stores.sessions.get(orgId, sessionId) : null;
-          const session = earlier ?? (await create(orgId, ctx.params.agent_id, body.session ?? {}, sessionId));
-          const messageId = newId('message');
-          const command_id = userMessageCommandId(messageId, key);
-          return ask(deps, session, { kind: 'user.message', command_id, message_id: messageId, content: body.content, metadata: body.metadata ?? null });
+          // The agent and the session's fields are resolved first (404, 400); the session is stored only once the
+          // message has passed its checks. One that continues an earlier request is admitted as new, as that request was.
+          let target: MessageTarget;
+          if (earlier) {
+            target = { kind: 'new', create: async () => earlier };
+          } else {
+            const doc = await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId);
+            target = { kind: 'new', create: async () => (await claimed?.remember(sessionId), store(doc)) };
+          }
+          const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, param: 'content' }, key);
+          return sent.reply;
         });
         return undefined;
       },
