@@ -4,7 +4,8 @@ import { newId } from '../../domain/ids.js';
 import type { ContentBlock } from '../../domain/ledger.js';
 import type { RunningSessionGate } from '../../lib/limits/running-sessions.js';
 import type { FileStore } from '../../store/files.js';
-import type { SessionDoc, SessionStore } from '../../store/sessions.js';
+import type { SessionStore } from '../../store/sessions.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 import { checkFileRefs } from './file-refs.js';
 import type { SessionHead } from './session-heads.js';
 
