@@ -2,7 +2,7 @@ import { TERMINAL_MESSAGE_STATUSES, type MessageState } from '../../src/domain/l
 import type { AgentVersionDoc, LlmOption, Script } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../session/messages.js';
+import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
 import { quotesToolResults } from './scripted.js';
 
 /**

@@ -1,5 +1,5 @@
 import { defineActor, type Outcome } from '../runtime/actor.js';
-import { SESSION, type SessionJob } from './messages.js';
+import { SESSION, type SessionJob } from '../../src/domain/actors/session.js';
 import { runTurn, type SessionPorts } from './turn.js';
 
 /**

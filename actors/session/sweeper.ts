@@ -2,12 +2,13 @@ import type { MessageStore } from '../../src/store/messages.js';
 import { messageState } from '../../src/store/messages.js';
 import { sessionState, type SessionDoc, type SessionStore } from '../../src/store/sessions.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { JobProbe, Send } from '../runtime/actor.js';
-import { toolAnswerCommandId } from '../tool-runner/messages.js';
-import { agentContext } from './agent-context.js';
-import { effectSends } from './effects.js';
-import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from './messages.js';
-import { outstanding } from './outstanding.js';
+import type { JobProbe } from '../runtime/actor.js';
+import type { Outbox } from '../../src/domain/actors/address.js';
+import { toolAnswerCommandId } from '../../src/domain/actors/tool-runner.js';
+import { agentContext } from '../../src/app/sessions/agent-context.js';
+import { effectSends } from '../../src/domain/session/effects.js';
+import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from '../../src/domain/actors/session.js';
+import { outstanding } from '../../src/domain/session/outstanding.js';
 import { ResumeLog } from './resume-log.js';
 
 const PAGE = 500;
@@ -37,7 +38,7 @@ export interface SweeperDeps {
   versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
   /** Where jobs stand in the queues (the runtime's dispatcher). */
   jobs: JobProbe;
-  outbox: { send(sends: Send[]): Promise<void> };
+  outbox: Outbox;
   publicUrl: string;
   log: { warn(obj: object, msg: string): void };
   /** Redis's run_id (INFO server): it changes when Redis restarts. */

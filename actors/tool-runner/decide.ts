@@ -2,9 +2,9 @@ import { pendingCall, type MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { sessionCommand, type ToolRunResult } from '../session/messages.js';
+import { sessionCommand, type ToolRunResult } from '../../src/domain/actors/session.js';
 import { checkArguments } from './input-check.js';
-import { toolAnswerCommandId, type ToolRunJob } from './messages.js';
+import { toolAnswerCommandId, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 
 /**
  * The tool-runner's decisions, pure so unit tests call them directly: before

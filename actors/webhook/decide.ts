@@ -1,10 +1,10 @@
 import { wellFormedJson } from '../../src/domain/well-formed.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/store/webhook-deliveries.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
-import type { Send } from '../runtime/actor.js';
+import type { Send } from '../../src/domain/actors/address.js';
 import type { WebhookFailureReason } from '../../src/domain/event-data.js';
-import { sessionCommand, type WebhookFailure } from '../session/messages.js';
-import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
+import { sessionCommand, type WebhookFailure } from '../../src/domain/actors/session.js';
+import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from '../../src/domain/actors/webhook.js';
 import type { AttemptResult, DeliveryResult } from './metrics.js';
 import { retryDelayMs } from './schedule.js';
 import type { AttemptOutcome } from './send.js';

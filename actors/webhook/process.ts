@@ -1,8 +1,8 @@
 import type { DeliveryAttempt, DeliveryStatus, NewDelivery, WebhookDeliveryDoc, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
-import type { Send } from '../runtime/actor.js';
+import type { Send } from '../../src/domain/actors/address.js';
 import { readBodyFacts, type BodySources } from './body.js';
 import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';
-import type { RedeliverJob, WebhookQueueJob } from './messages.js';
+import type { RedeliverJob, WebhookQueueJob } from '../../src/domain/actors/webhook.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { AttemptOutcome, SendRequest } from './send.js';
 

@@ -1,6 +1,7 @@
 import type { Collection, Db } from 'mongodb';
 import { parseWellFormed, wellFormedJson } from '../domain/well-formed.js';
 import type { PageRequest } from './page.js';
+import type { ToolDef } from '../domain/tool-def.js';
 
 /** LLM option of a manifest (DESIGN §8); the first one is the default `llm_id`. */
 export interface LlmOption {
@@ -42,16 +43,7 @@ export interface Manifest {
   llm_options: LlmOption[];
 }
 
-/** A tool as a turn needs it: compiled once at publish, never re-read from the archive. */
-export interface ToolDef {
-  name: string;
-  kind: 'external' | 'custom';
-  path: string;
-  timeout_seconds: number;
-  description: string | null;
-  input_schema: Record<string, unknown> | null;
-  output_schema: Record<string, unknown> | null;
-}
+export type { ToolDef } from '../domain/tool-def.js';
 
 export interface ScriptToolCall {
   name: string;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { sessionCommand } from '../../actors/session/messages.js';
+import { sessionCommand } from '../../src/domain/actors/session.js';
 import { reap } from '../../src/app/reaper.js';
 import type { SessionDoc } from '../../src/store/sessions.js';
 import type { ToolDef } from '../../src/store/agents.js';

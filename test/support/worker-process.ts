@@ -17,7 +17,7 @@
  * TROUPE_TEST_POISON_MODE=hang the turn instead waits for good on that answer's ledger append (nothing written),
  * while the process goes on: its lock is renewed, so only a time budget ends it.
  */
-import type { decide } from '../../actors/session/decide.js';
+import type { decide } from '../../src/domain/session/decide.js';
 import { parseRoles, startRoles } from '../../src/roles/start.js';
 import { LedgerWriter } from '../../src/store/ledger-writer.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';

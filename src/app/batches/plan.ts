@@ -5,7 +5,7 @@ import type { SecretBox } from '../../lib/crypto/secret-box.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
 import type { BatchItem } from '../../store/batches.js';
-import { firstTurn, type FirstTurn } from '../../../actors/session/first-turn.js';
+import { firstTurn, type FirstTurn } from './first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
 export interface BatchItemInput {

@@ -1,6 +1,6 @@
 import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { Stores } from '../../store/stores.js';
-import type { FirstTurn } from '../../../actors/session/first-turn.js';
+import type { FirstTurn } from './first-turn.js';
 
 /**
  * Unordered insertMany that reports which documents failed instead of

@@ -1,9 +1,9 @@
-import { ConflictError, NotFoundError, PayloadTooLargeError } from '../../src/domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
+import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
 import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
-import { messageStart, type Effect, type SessionCommand } from './messages.js';
+import { messageStart, type Effect, type SessionCommand } from '../actors/session.js';
 import { outstanding } from './outstanding.js';
 
 export type { Decision, DecideInput } from './decision.js';

@@ -1,13 +1,13 @@
-import type { ContentBlock, MessageState } from '../../src/domain/ledger.js';
-import { wellFormedJson } from '../../src/domain/well-formed.js';
-import type { AgentVersionDoc } from '../../src/store/agents.js';
-import { envelope, toEventDoc, type EventDoc } from '../../src/store/ledger.js';
-import type { MessageDoc } from '../../src/store/messages.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
-import { agentContext } from './agent-context.js';
-import { decide } from './decide.js';
-import type { Effect, SessionCommand } from './messages.js';
-import { applyEvent, emptySessionState, noteCommand } from './projection.js';
+import type { ContentBlock, MessageState } from '../../domain/ledger.js';
+import { wellFormedJson } from '../../domain/well-formed.js';
+import type { AgentVersionDoc } from '../../store/agents.js';
+import { envelope, toEventDoc, type EventDoc } from '../../store/ledger.js';
+import type { MessageDoc } from '../../store/messages.js';
+import type { SessionDoc } from '../../store/sessions.js';
+import { agentContext } from '../sessions/agent-context.js';
+import { decide } from '../../domain/session/decide.js';
+import type { Effect, SessionCommand } from '../../domain/actors/session.js';
+import { applyEvent, emptySessionState, noteCommand } from '../../domain/session/projection.js';
 
 /** A new session's first turn, ready to be written in bulk with many others. */
 export interface FirstTurn {

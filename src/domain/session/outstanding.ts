@@ -1,7 +1,7 @@
-import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../../src/domain/ledger.js';
-import { toolRunJobId } from '../tool-runner/messages.js';
+import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../ledger.js';
+import { toolRunJobId } from '../actors/tool-runner.js';
 import { modelCall, type DecideInput } from './decision.js';
-import type { Effect } from './messages.js';
+import type { Effect } from '../actors/session.js';
 
 /**
  * The effects a session is waiting on, derived from its state alone: the

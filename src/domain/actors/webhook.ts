@@ -1,6 +1,5 @@
-import type { EventData } from '../../src/domain/ledger.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
-import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
+import type { EventData, SessionState } from '../ledger.js';
+import { actorAddress, safeJobId, type Send } from './address.js';
 
 /**
  * Jobs of the webhook delivery actor (queue `webhooks`). Producers (the
@@ -19,8 +18,16 @@ export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_60
 /** Body of a `tool.call_requested` delivery: exactly the spec's fields, and the ledger event's data. */
 export type ToolCallRequestedBody = EventData['tool.call_requested'];
 
-/** The session fields a lifecycle body reports (spec: Webhook deliveries). */
-export type LifecycleSession = Pick<SessionDoc, '_id' | 'org_id' | 'batch_id' | 'agent_id' | 'version_id' | 'llm_id' | 'status' | 'last_message_status' | 'metadata'>;
+/** The session fields a lifecycle body reports (spec: Webhook deliveries); a session document has them all. */
+export interface LifecycleSession extends Pick<SessionState, 'status' | 'last_message_status'> {
+  _id: string;
+  org_id: string;
+  batch_id: string | null;
+  agent_id: string;
+  version_id: string;
+  llm_id: string;
+  metadata: Record<string, string>;
+}
 
 export type WebhookJob =
   | { kind: 'tool.call_requested'; org_id: string; agent_id: string; session_id: string; body: ToolCallRequestedBody }

@@ -1,8 +1,8 @@
-import type { ContentBlock, EventData, OutputPart } from '../../src/domain/ledger.js';
-import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from '../runtime/actor.js';
-import type { BatchChildSettled } from '../batch/messages.js';
-import type { ToolRunJob } from '../tool-runner/messages.js';
-import type { WebhookJob } from '../webhook/messages.js';
+import type { ContentBlock, EventData, OutputPart } from '../ledger.js';
+import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
+import type { BatchChildSettled } from './batch.js';
+import type { ToolRunJob } from './tool-runner.js';
+import type { WebhookJob } from './webhook.js';
 
 /**
  * Commands the session actor accepts. Every command carries a `command_id`:

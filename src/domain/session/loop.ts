@@ -1,11 +1,11 @@
-import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
-import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
-import { batchJobId } from '../batch/messages.js';
-import { toolRunJobId } from '../tool-runner/messages.js';
-import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../errors.js';
+import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../ledger.js';
+import { batchJobId } from '../actors/batch.js';
+import { toolRunJobId } from '../actors/tool-runner.js';
+import { webhookJobId, type WebhookJob } from '../actors/webhook.js';
 import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
-import type { Effect, ModelResult, SessionCommand } from './messages.js';
+import type { Effect, ModelResult, SessionCommand } from '../actors/session.js';
 
 const RETRY_BASE_MS = 1000;
 const RETRY_MAX_MS = 60_000;

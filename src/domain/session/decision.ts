@@ -1,6 +1,6 @@
-import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/store/agents.js';
-import { modelCallJobId, type Effect } from './messages.js';
+import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
+import type { ToolDef } from '../tool-def.js';
+import { modelCallJobId, type Effect } from '../actors/session.js';
 
 /** What a command decided: events to append, effects to run after, and what to answer. */
 export interface Decision {

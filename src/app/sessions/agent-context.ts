@@ -1,7 +1,7 @@
-import { userSchemaProblem } from '../../src/lib/schemas/validator.js';
-import type { AgentVersionDoc, ToolDef } from '../../src/store/agents.js';
-import type { SessionDoc } from '../../src/store/sessions.js';
-import type { AgentContext } from './decision.js';
+import { userSchemaProblem } from '../../lib/schemas/validator.js';
+import type { AgentVersionDoc, ToolDef } from '../../store/agents.js';
+import type { SessionDoc } from '../../store/sessions.js';
+import type { AgentContext } from '../../domain/session/decision.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 export const MAX_ATTEMPTS = 3;
