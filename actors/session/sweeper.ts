@@ -7,7 +7,7 @@ import type { Outbox } from '../../src/domain/actors/address.js';
 import { toolAnswerCommandId } from '../../src/domain/actors/tool-runner.js';
 import { agentContext } from '../../src/app/sessions/agent-context.js';
 import { effectSends } from '../../src/domain/session/effects.js';
-import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from '../../src/domain/actors/session.js';
+import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, sessionResume, type Effect } from '../../src/domain/actors/session.js';
 import { outstanding } from '../../src/domain/session/outstanding.js';
 import { ResumeLog } from './resume-log.js';
 
@@ -91,7 +91,7 @@ export class StrandedWorkSweeper {
         else look.push(doc);
       }
       const stranded = new Set(await this.strandedAmong(look, now));
-      if (stranded.size) await this.deps.outbox.send([...stranded].map((doc) => sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')));
+      if (stranded.size) await this.deps.outbox.send([...stranded].map((doc) => sessionCommand(doc._id, sessionResume(doc.last_sequence), doc.priority ?? 'interactive')));
       for (const doc of look) {
         if (stranded.has(doc)) {
           resumed.push(doc._id);

@@ -1,4 +1,5 @@
 import type { EventData, SessionState } from '../ledger.js';
+import { newId } from '../ids.js';
 import { actorAddress, safeJobId, type Send } from './address.js';
 
 /**
@@ -47,6 +48,11 @@ export type WebhookJob =
     }
   | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' };
 
+/** A `tool.call_requested` event's id (its body's `id`): one per tool call, whatever delivers it. */
+export function toolCallEventId(sessionId: string, messageId: string, toolCallId: string): string {
+  return `${sessionId}:${messageId}:${toolCallId}`;
+}
+
 /** The webhook `id` (and job id base): the same on every retry of one event. */
 export function webhookEventId(job: WebhookJob): string {
   switch (job.kind) {
@@ -85,4 +91,10 @@ export type WebhookQueueJob = ((WebhookJob & { delivery_id?: string; retries?: n
 /** A delivery job for one event; its id makes a repeated send one delivery. */
 export function webhookSend(job: WebhookJob): Send {
   return { to: WEBHOOKS, name: job.kind, data: job, job_id: webhookJobId(job) };
+}
+
+/** A client's request for one more attempt of a logged delivery, now. Each request is its own job. */
+export function redeliverySend(job: Omit<RedeliverJob, 'kind'>): Send {
+  const data: RedeliverJob = { kind: 'redeliver', ...job };
+  return { to: WEBHOOKS, name: 'redeliver', data, job_id: `whr-${job.delivery_id}-${newId('request')}` };
 }
