@@ -1,6 +1,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { Sealed } from '../lib/crypto/secret-box.js';
 import type { SessionState } from '../domain/ledger.js';
+import { insertEach } from './insert-each.js';
 
 /** The `sessions` read model: creation facts plus the projected SessionState. */
 export interface SessionDoc extends Omit<SessionState, 'id'> {
@@ -92,6 +93,11 @@ export class SessionStore {
 
   async insert(doc: SessionDoc): Promise<void> {
     await this.col.insertOne(doc);
+  }
+
+  /** Inserts new sessions (batch creation), unordered; the indexes of those that failed. */
+  insertEach(docs: SessionDoc[]): Promise<Set<number>> {
+    return insertEach(this.col, docs);
   }
 
   async get(orgId: string, id: string): Promise<SessionDoc | null> {

@@ -152,7 +152,7 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
     Object.assign(doc, { state: 'ready', chunk_count: chunks, created_count: created, rejected_count: items.length - created, initial_status: status });
   } catch (err) {
     // Free the key so the client can retry; sessions already written stay unreachable from any batch.
-    await deps.batches.col.deleteOne({ _id: doc._id }).catch(() => undefined);
+    await deps.batches.release(doc._id).catch(() => undefined);
     throw err;
   }
   await wake(deps, doc._id, items, sends);
