@@ -55,7 +55,7 @@ export interface SweepResult {
  * Finds work that Redis lost (a restart without persistence, a failover) and
  * hands it back to the session actors. MongoDB's read models are the truth:
  * a session they show `running` must have a job for whatever it waits on.
- * A session whose outstanding jobs (outstanding.ts) are missing or dead gets
+ * A session whose outstanding jobs (src/domain/session/outstanding.ts) are missing or dead gets
  * a `session.resume` command. Every running session is looked at right after
  * Redis restarted; otherwise only sessions that stood still since the last
  * sweep are, with a growing gap while their jobs are there (thousands of
