@@ -2,8 +2,9 @@ import type { BatchStore } from '../../src/store/batches.js';
 import type { SessionStore } from '../../src/store/sessions.js';
 import { defineActor, DONE } from '../runtime/actor.js';
 import { admit, afterCount, needsTicket, type SettledOutcome } from './decide.js';
-import { BATCH, type BatchChildSettled } from './messages.js';
-import { finishIfSettled, type BatchReads, type Outbox } from './terminal.js';
+import { BATCH, type BatchChildSettled } from '../../src/domain/actors/batch.js';
+import { finishIfSettled, type BatchReads } from '../../src/app/batches/terminal.js';
+import type { Outbox } from '../../src/domain/actors/address.js';
 
 export interface BatchPorts {
   batches: BatchStore;

@@ -1,9 +1,9 @@
 import type { CancelTracker } from '../../src/lib/pubsub/cancels.js';
 import { defineActor } from '../runtime/actor.js';
-import type { ModelCall } from '../session/messages.js';
+import type { ModelCall } from '../../src/domain/actors/session.js';
 import { callModel, type ModelCallDeps } from './call-model.js';
 import { answer } from './decide.js';
-import { ROUTER_PROXY } from './messages.js';
+import { ROUTER_PROXY } from '../../src/domain/actors/router-proxy.js';
 
 export type RouterProxyPorts = ModelCallDeps & {
   /** Aborts the calls of a cancelled message (the session publishes the cancel; src/pubsub/cancels.ts). */

@@ -1,7 +1,7 @@
 import type { MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ModelCall, ModelResult } from '../../src/domain/actors/session.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
-import type { ModelCall, ModelResult } from '../session/messages.js';
 import { callTarget, liveCall, needsSession, route } from './decide.js';
 import { callProvider, callRouter, type ProviderDeps } from './providers.js';
 import { scriptedResponse } from './scripted.js';

@@ -4,7 +4,7 @@ import type { LlmOption, Script } from '../../src/domain/agent.js';
 import { isProvider } from '../../src/domain/providers.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../session/messages.js';
+import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
 import { quotesToolResults } from './scripted.js';
 
 /**

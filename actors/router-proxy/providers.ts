@@ -15,7 +15,7 @@ import type { Logger } from '../../src/lib/log/logger.js';
 import { routeInProcess } from '../../src/lib/routing/route-in-process.js';
 import { RateLimitError } from '../../src/domain/errors.js';
 import type { InProcessRouting } from '../../src/lib/routing/route-in-process.js';
-import type { ModelCall, ModelResult } from '../session/messages.js';
+import type { ModelCall, ModelResult } from '../../src/domain/actors/session.js';
 import { CANCELLED } from './decide.js';
 import { conversationItems, responseParts, sentMessages } from './transcript.js';
 import { PartRefused, resolveFileParts, type FileSource } from '../../src/lib/llm/file-parts.js';

@@ -1,6 +1,6 @@
 import type { OutputPart } from '../../src/domain/ledger.js';
+import type { ModelResult } from '../../src/domain/actors/session.js';
 import type { Script } from '../../src/domain/agent.js';
-import type { ModelResult } from '../session/messages.js';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
 

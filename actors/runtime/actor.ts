@@ -2,7 +2,7 @@
  * The one shape of a Troupe actor, in the spirit of Restate's keyed objects
  * and Temporal's workflow/activity split. An actor declares:
  *  - its address (name, keyed or not, how often a message is attempted),
- *  - the messages it accepts (its `messages.ts`),
+ *  - the messages it accepts (its contract, src/domain/actors/<name>.ts),
  *  - the ports it needs (narrow interfaces, wired by the composition root),
  *  - `handle(ctx, message)`: a pure decision wrapped in the loads and writes
  *    of its own state, returning an Outcome.
@@ -10,63 +10,13 @@
  * hand-off of effects: actors never import bullmq or ioredis.
  */
 
-/** BullMQ priorities: lower runs first. Interactive sessions go ahead of batch work. */
-export const PRIORITY = Object.freeze({ interactive: 1, batch: 10 } as const);
-export type Priority = keyof typeof PRIORITY;
-
-/** Where messages for an actor go. Declared in the actor's `messages.ts`, so senders need not load its handler. */
-export interface ActorAddress {
-  readonly name: string;
-  /**
-   * A keyed actor handles one message at a time per key, cluster-wide: its
-   * queue is sharded by key and each shard runs one job at a time. Unkeyed
-   * actors (activities) run many messages at once.
-   */
-  readonly keyed: boolean;
-  /** Attempts before a message is given up; retries only follow failures that are not domain errors. */
-  readonly attempts: number;
-  /**
-   * How long a message's job id is remembered from its send, so that sending it again runs nothing, whether or
-   * not its finished job is still kept (a kept job's id dedupes by itself, but finished jobs are dropped after an
-   * hour or once 50,000 newer ones finished, which at volume is minutes). A small key per message; 0 = no more
-   * than the kept jobs.
-   */
-  readonly rememberMs: number;
-  /**
-   * The message field naming its tenant (unkeyed actors): tenants then take
-   * turns on the queue instead of first come first served (fair-share.ts).
-   */
-  readonly shareBy?: string;
-}
-
-export function actorAddress(name: string, opts: { keyed?: boolean; attempts?: number; rememberMs?: number; shareBy?: string } = {}): ActorAddress {
-  return Object.freeze({ name, keyed: opts.keyed ?? false, attempts: opts.attempts ?? 8, rememberMs: opts.rememberMs ?? 0, ...(opts.shareBy && !opts.keyed ? { shareBy: opts.shareBy } : {}) });
-}
+import type { ActorAddress, Send } from '../../src/domain/actors/address.js';
 
 /** The tenant a message of a fair-shared address belongs to; null when the address is not shared or the field is missing. */
 export function tenantOf(to: ActorAddress, data: unknown): string | null {
   if (!to.shareBy || typeof data !== 'object' || data === null) return null;
   const v = (data as Record<string, unknown>)[to.shareBy];
   return typeof v === 'string' && v ? v : null;
-}
-
-/** Who waits for a keyed actor's answer: a web node's reply channel and its request id. */
-export interface ReplyTo {
-  channel: string;
-  request_id: string;
-}
-
-/** A message handed to an actor. The job id is deterministic, so a repeated send is one job. */
-export interface Send {
-  to: ActorAddress;
-  /** The key of a keyed actor (picks the shard). */
-  key?: string;
-  /** The message kind (BullMQ job name). */
-  name: string;
-  data: unknown;
-  job_id: string;
-  delay_ms?: number;
-  priority?: Priority;
 }
 
 /** A pub/sub notification published after the turn's writes (a hint: readers repair from the store). */
@@ -132,11 +82,6 @@ export interface ActorDefinition<M, P> {
 
 export function defineActor<M, P>(def: ActorDefinition<M, P>): ActorDefinition<M, P> {
   return Object.freeze(def);
-}
-
-/** BullMQ job ids may not contain ':'; ids built from session ids and event ids do. */
-export function safeJobId(id: string): string {
-  return id.replace(/:/g, '_');
 }
 
 /** Where a job stands: BullMQ's states, or null when there is no such job. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { TroupeError, UnavailableError, type ErrorBody } from '../../src/domain/errors.js';
 import type { PubSubHub } from '../../src/lib/pubsub/hub.js';
-import type { ReplyTo, Send } from './actor.js';
+import type { ReplyTo, Send } from '../../src/domain/actors/address.js';
 import type { Dispatcher } from './dispatcher.js';
 
 export type ReplyBody = { ok: true; value: unknown } | { ok: false; status: number; error: ErrorBody };

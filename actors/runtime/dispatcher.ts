@@ -2,7 +2,8 @@ import { Job, type JobsOptions, type Queue } from 'bullmq';
 import { shardOf, type QueueFactory } from '../../src/lib/queues/queues.js';
 import { isCluster } from '../../src/lib/redis/connection.js';
 import { publish as publishOne, publishAll } from '../../src/lib/redis/publish.js';
-import { PRIORITY, tenantOf, type ActorAddress, type JobProbe, type JobState, type Publication, type Send } from './actor.js';
+import { tenantOf, type JobProbe, type JobState, type Publication } from './actor.js';
+import { PRIORITY, type ActorAddress, type Send } from '../../src/domain/actors/address.js';
 import { rankedPriority, type FairShare } from './fair-share.js';
 
 /** Shard `n` of a keyed actor's queue. */

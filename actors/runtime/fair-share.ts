@@ -1,5 +1,5 @@
 import type { RedisClient } from '../../src/lib/redis/connection.js';
-import { PRIORITY, type Priority } from './actor.js';
+import { PRIORITY, type Priority } from '../../src/domain/actors/address.js';
 
 /**
  * Notes a tenant's new jobs among its pending ones (KEYS[1], a sorted set:

@@ -1,7 +1,8 @@
 import { DelayedError, type Job, type Worker } from 'bullmq';
 import { ensureError, TroupeError } from '../../src/domain/errors.js';
 import type { QueueFactory } from '../../src/lib/queues/queues.js';
-import { PRIORITY, tenantOf, type ActorContext, type ActorDefinition, type Outcome, type Publication, type ReplyTo } from './actor.js';
+import { tenantOf, type ActorContext, type ActorDefinition, type Outcome, type Publication } from './actor.js';
+import { PRIORITY, type ReplyTo } from '../../src/domain/actors/address.js';
 import { BatchGate } from './batch-gate.js';
 import { KeyLimit } from './key-limit.js';
 import type { RedisKeys } from '../../src/lib/redis/keys.js';

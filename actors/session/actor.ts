@@ -1,5 +1,5 @@
 import { defineActor, type Outcome } from '../runtime/actor.js';
-import { SESSION, type SessionJob } from './messages.js';
+import { messageQuarantine, SESSION, type SessionJob } from '../../src/domain/actors/session.js';
 import { runTurn, type SessionPorts } from './turn.js';
 
 /**
@@ -22,7 +22,7 @@ export const sessionActor = defineActor<SessionJob, SessionPorts>({
     if (!('message_id' in cmd) || !cmd.message_id) return {};
     // A turn past its budget may still hold this session's state, half applied: this turn reads it afresh.
     ctx.ports.cache.forget(job.session_id);
-    const quarantine = { kind: 'message.quarantine' as const, command_id: `quarantine-${cmd.command_id}`, message_id: cmd.message_id, error };
+    const quarantine = messageQuarantine(cmd, cmd.message_id, error);
     let early: Pick<Outcome, 'publish' | 'sends'> = {};
     const rest = await runTurn(ctx.ports, { session_id: job.session_id, command: quarantine }, (part) => (early = part));
     return { publish: [...(early.publish ?? []), ...(rest.publish ?? [])], sends: [...(early.sends ?? []), ...(rest.sends ?? [])] };

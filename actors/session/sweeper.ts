@@ -3,12 +3,13 @@ import { messageState } from '../../src/domain/views/message.js';
 import { sessionState, type SessionStore } from '../../src/store/sessions.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { JobProbe, Send } from '../runtime/actor.js';
-import { toolAnswerCommandId } from '../tool-runner/messages.js';
-import { agentContext } from './agent-context.js';
-import { effectSends } from './effects.js';
-import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, type Effect } from './messages.js';
-import { outstanding } from './outstanding.js';
+import type { JobProbe } from '../runtime/actor.js';
+import type { Outbox } from '../../src/domain/actors/address.js';
+import { toolAnswerCommandId } from '../../src/domain/actors/tool-runner.js';
+import { agentContext } from '../../src/app/sessions/agent-context.js';
+import { effectSends } from '../../src/domain/session/effects.js';
+import { modelAnswerCommandId, SESSION, sessionCommand, sessionJobId, sessionResume, type Effect } from '../../src/domain/actors/session.js';
+import { outstanding } from '../../src/domain/session/outstanding.js';
 import { ResumeLog } from './resume-log.js';
 
 const PAGE = 500;
@@ -38,7 +39,7 @@ export interface SweeperDeps {
   versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
   /** Where jobs stand in the queues (the runtime's dispatcher). */
   jobs: JobProbe;
-  outbox: { send(sends: Send[]): Promise<void> };
+  outbox: Outbox;
   publicUrl: string;
   log: { warn(obj: object, msg: string): void };
   /** Redis's run_id (INFO server): it changes when Redis restarts. */
@@ -55,7 +56,7 @@ export interface SweepResult {
  * Finds work that Redis lost (a restart without persistence, a failover) and
  * hands it back to the session actors. MongoDB's read models are the truth:
  * a session they show `running` must have a job for whatever it waits on.
- * A session whose outstanding jobs (outstanding.ts) are missing or dead gets
+ * A session whose outstanding jobs (src/domain/session/outstanding.ts) are missing or dead gets
  * a `session.resume` command. Every running session is looked at right after
  * Redis restarted; otherwise only sessions that stood still since the last
  * sweep are, with a growing gap while their jobs are there (thousands of
@@ -91,7 +92,7 @@ export class StrandedWorkSweeper {
         else look.push(doc);
       }
       const stranded = new Set(await this.strandedAmong(look, now));
-      if (stranded.size) await this.deps.outbox.send([...stranded].map((doc) => sessionCommand(doc._id, { kind: 'session.resume', command_id: `resume-${doc.last_sequence}` }, doc.priority ?? 'interactive')));
+      if (stranded.size) await this.deps.outbox.send([...stranded].map((doc) => sessionCommand(doc._id, sessionResume(doc.last_sequence), doc.priority ?? 'interactive')));
       for (const doc of look) {
         if (stranded.has(doc)) {
           resumed.push(doc._id);

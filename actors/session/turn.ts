@@ -8,14 +8,14 @@ import { sessionView, type SessionDoc, type SessionView } from '../../src/domain
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import { encodeSessionEvents } from '../../src/lib/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
-import { decide, type Decision } from './decide.js';
-import { abortedMessages, afterCommit, effectSends } from './effects.js';
-import type { Effect, SessionJob } from './messages.js';
-import { agentContext } from './agent-context.js';
-import type { AgentContext } from './decision.js';
-import { stillOwed } from './outstanding.js';
+import { decide, type Decision } from '../../src/domain/session/decide.js';
+import { abortedMessages, afterCommit, effectSends } from '../../src/domain/session/effects.js';
+import type { Effect, SessionJob } from '../../src/domain/actors/session.js';
+import { agentContext } from '../../src/app/sessions/agent-context.js';
+import type { AgentContext } from '../../src/domain/session/decision.js';
+import { stillOwed } from '../../src/domain/session/outstanding.js';
 import type { SessionCache } from './session-cache.js';
-import { applyEvent, noteCommand } from './projection.js';
+import { applyEvent, noteCommand } from '../../src/domain/session/projection.js';
 import { deleteSessionTurn } from './delete.js';
 import { isDuplicateKey } from '../../src/store/duplicate-key.js';
 

@@ -1,7 +1,7 @@
 import type { CancelTracker } from '../../src/lib/pubsub/cancels.js';
 import { defineActor, DONE } from '../runtime/actor.js';
 import { answer, GAVE_UP } from './decide.js';
-import { TOOL_RUNNER, type ToolRunJob } from './messages.js';
+import { TOOL_RUNNER, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 
 export type ToolRunnerPorts = ToolRunnerDeps & {

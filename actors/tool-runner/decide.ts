@@ -3,9 +3,9 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { ToolDef } from '../../src/domain/agent.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { sessionCommand, type ToolRunResult } from '../session/messages.js';
+import { sessionCommand, type ToolRunResult } from '../../src/domain/actors/session.js';
 import { checkArguments } from './input-check.js';
-import { toolAnswerCommandId, type ToolRunJob } from './messages.js';
+import { toolAnswerCommandId, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 
 /**
  * The tool-runner's decisions, pure so unit tests call them directly: before

@@ -2,10 +2,10 @@ import type { MessageState } from '../../src/domain/ledger.js';
 import type { SandboxRequest, SandboxResult } from '../../src/lib/sandbox/types.js';
 import { VersionFiles, type Scratch, type VersionLease } from '../../src/lib/sandbox/version-files.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
+import type { ToolRunResult } from '../../src/domain/actors/session.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
-import type { ToolRunResult } from '../session/messages.js';
 import { ownsSession, plan, toolResult } from './decide.js';
-import type { ToolRunJob } from './messages.js';
+import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 
 /** What running one job needs; the worker wires real stores, tests may wire their own. */
 export interface ToolRunnerDeps {

@@ -1,6 +1,6 @@
 import { defineActor, DONE } from '../runtime/actor.js';
 import { infraRetry } from './decide.js';
-import { WEBHOOKS, type WebhookQueueJob } from './messages.js';
+import { WEBHOOKS, type WebhookQueueJob } from '../../src/domain/actors/webhook.js';
 import { deliveryStep, type DeliveryDeps } from './process.js';
 
 export type WebhookPorts = DeliveryDeps & { log: { warn(obj: object, msg: string): void } };

@@ -1,5 +1,5 @@
 import type { BatchFacts, BodyFacts } from './decide.js';
-import type { LifecycleSession, WebhookJob } from './messages.js';
+import type { LifecycleSession, WebhookJob } from '../../src/domain/actors/webhook.js';
 
 export interface BodySources {
   session(id: string): Promise<LifecycleSession | null>;

@@ -1,10 +1,10 @@
 import { wellFormedJson } from '../../src/domain/well-formed.js';
 import type { DeliveryStatus, WebhookDeliveryDoc } from '../../src/domain/views/webhook-delivery.js';
 import type { DeliveryTarget } from '../../src/store/webhook-configs.js';
-import type { Send } from '../runtime/actor.js';
+import type { Send } from '../../src/domain/actors/address.js';
 import type { WebhookFailureReason } from '../../src/domain/event-data.js';
-import { sessionCommand, type WebhookFailure } from '../session/messages.js';
-import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from './messages.js';
+import { deliveryFailed, sessionCommand, type WebhookFailure } from '../../src/domain/actors/session.js';
+import { webhookEventId, type LifecycleSession, type RedeliverJob, type WebhookJob, type WebhookQueueJob } from '../../src/domain/actors/webhook.js';
 import type { AttemptResult, DeliveryResult } from './metrics.js';
 import { retryDelayMs } from './schedule.js';
 import type { AttemptOutcome } from './send.js';
@@ -153,7 +153,7 @@ export function failureReport(
 ): Send | null {
   if (!about.session_id) return null;
   const delivery: WebhookFailure = { delivery_id: logged.id, webhook_id: about.event_id, event_type: about.event_type, url, attempts: logged.attempts, last_error: lastError ?? 'delivery failed', reason };
-  return sessionCommand(about.session_id, { kind: 'webhook.delivery_failed', command_id: `whf-${logged.id}`, message_id: about.message_id, delivery });
+  return sessionCommand(about.session_id, deliveryFailed(about.message_id, delivery));
 }
 
 /** A client's redelivery is attempted only for a logged delivery whose webhook is there and enabled. */

@@ -1,9 +1,9 @@
 import type { NewDelivery, WebhookDeliveryStore } from '../../src/store/webhook-deliveries.js';
+import type { Send } from '../../src/domain/actors/address.js';
 import type { DeliveryAttempt, DeliveryStatus, WebhookDeliveryDoc } from '../../src/domain/views/webhook-delivery.js';
-import type { Send } from '../runtime/actor.js';
 import { readBodyFacts, type BodySources } from './body.js';
 import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from './decide.js';
-import type { RedeliverJob, WebhookQueueJob } from './messages.js';
+import type { RedeliverJob, WebhookQueueJob } from '../../src/domain/actors/webhook.js';
 import type { WebhookMetrics } from './metrics.js';
 import type { AttemptOutcome, SendRequest } from './send.js';
 

@@ -11,7 +11,7 @@
 import { defineActor } from '../../actors/runtime/actor.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';
-import { TOOL_RUNNER, type ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { TOOL_RUNNER, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { createLogger } from '../../src/lib/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';

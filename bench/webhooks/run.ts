@@ -7,7 +7,7 @@
  * Figures, not pass/fail.
  */
 import { createServer } from 'node:http';
-import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../src/domain/actors/webhook.js';
 import { startLocalServices } from '../../infra/services/local-services.js';
 import { createLogger } from '../../src/lib/log/logger.js';
 import { startRoles } from '../../src/roles/start.js';

@@ -36,11 +36,11 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency, gateBatch: false });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
-  const { sessionCommand } = await import('../../actors/session/messages.js');
+  const { sessionCommand, sessionDelete } = await import('../domain/actors/session.js');
   const hooks = {
     // Deleted by the session's own actor, so no turn of it runs meanwhile.
     deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
-      core.plane.dispatcher.send([sessionCommand(s._id, { kind: 'session.delete', command_id: `retention-${s._id}` }, s.priority ?? 'interactive')]),
+      core.plane.dispatcher.send([sessionCommand(s._id, sessionDelete({ retention: s._id }), s.priority ?? 'interactive')]),
     retentionAfter: new Map<string, string>(),
   };
   const reaper = setInterval(() => {

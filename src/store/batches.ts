@@ -85,6 +85,11 @@ export class BatchStore {
     await this.col.insertOne(doc);
   }
 
+  /** Drops a header whose creation failed, freeing its idempotency key for the client's retry. */
+  async release(id: string): Promise<void> {
+    await this.col.deleteOne({ _id: id });
+  }
+
   byKey(orgId: string, key: string): Promise<BatchDoc | null> {
     return this.col.findOne({ org_id: orgId, key_slot: key });
   }

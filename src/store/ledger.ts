@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
+import { insertEach } from './insert-each.js';
 import { eventId, type EventData, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
 import { wellFormedJson } from '../domain/well-formed.js';
 
@@ -83,6 +84,11 @@ export class LedgerStore {
   /** Appends a turn's events in order; a duplicate key error means another turn got there first. */
   async append(docs: EventDoc[]): Promise<void> {
     if (docs.length) await this.col.insertMany(docs, { ordered: true });
+  }
+
+  /** Inserts the events of new sessions (batch creation), unordered; the indexes of those that failed. */
+  insertEach(docs: EventDoc[]): Promise<Set<number>> {
+    return insertEach(this.col, docs);
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
+import { insertEach } from './insert-each.js';
 import type { MessageState } from '../domain/ledger.js';
 import { wellFormedJson } from '../domain/well-formed.js';
 import type { MessageDoc } from '../domain/views/message.js';
@@ -18,6 +19,11 @@ export class MessageStore {
     private readonly sharded = false,
   ) {
     this.col = db.collection<MessageDoc>('messages');
+  }
+
+  /** Inserts the first messages of new sessions (batch creation), unordered; the indexes of those that failed. */
+  insertEach(docs: MessageDoc[]): Promise<Set<number>> {
+    return insertEach(this.col, docs);
   }
 
   async get(orgId: string, sessionId: string, id: string): Promise<MessageDoc | null> {

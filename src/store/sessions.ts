@@ -1,6 +1,7 @@
 import type { Collection, Db, Filter } from 'mongodb';
 import type { SessionState } from '../domain/ledger.js';
 import type { SessionDoc } from '../domain/views/session.js';
+import { insertEach } from './insert-each.js';
 
 export function sessionState(s: SessionDoc): SessionState {
   return {
@@ -37,6 +38,11 @@ export class SessionStore {
 
   async insert(doc: SessionDoc): Promise<void> {
     await this.col.insertOne(doc);
+  }
+
+  /** Inserts new sessions (batch creation), unordered; the indexes of those that failed. */
+  insertEach(docs: SessionDoc[]): Promise<Set<number>> {
+    return insertEach(this.col, docs);
   }
 
   async get(orgId: string, id: string): Promise<SessionDoc | null> {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
-import { SESSION, sessionCommand } from '../../actors/session/messages.js';
+import { SESSION, sessionCommand } from '../../src/domain/actors/session.js';
 import { Dispatcher, shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { shardOf } from '../../src/lib/queues/queues.js';
-import { actorAddress, defineActor } from '../../actors/runtime/actor.js';
+import { defineActor } from '../../actors/runtime/actor.js';
+import { actorAddress } from '../../src/domain/actors/address.js';
 import { Asker } from '../../actors/runtime/asker.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';
 import { SYSTEM_ACTOR } from '../../src/domain/ledger.js';

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { onChildSettled } from '../../actors/batch/actor.js';
-import { BATCH, batchJobId, type BatchChildSettled } from '../../actors/batch/messages.js';
-import type { Send } from '../../actors/runtime/actor.js';
-import { SESSION } from '../../actors/session/messages.js';
-import { WEBHOOKS, type WebhookJob } from '../../actors/webhook/messages.js';
+import { BATCH, batchJobId, type BatchChildSettled } from '../../src/domain/actors/batch.js';
+import type { Send } from '../../src/domain/actors/address.js';
+import { SESSION } from '../../src/domain/actors/session.js';
+import { WEBHOOKS, type WebhookJob } from '../../src/domain/actors/webhook.js';
 import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { createBatch } from '../../src/app/batches/create-batch.js';
 import { newId } from '../../src/domain/ids.js';

@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events';
 import { TroupeClient } from '../../clients/typescript/src/index.js';
 import { candidate } from '../fakes/llm-conversation.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
-import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type WebhookJob } from '../../src/domain/actors/webhook.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
-import { WEBHOOKS } from '../../actors/webhook/messages.js';
+import { ROUTER_PROXY } from '../../src/domain/actors/router-proxy.js';
+import { WEBHOOKS } from '../../src/domain/actors/webhook.js';
 import { shardOf } from '../../src/lib/queues/queues.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { shardOwners } from '../../actors/runtime/rendezvous.js';
-import { SESSION } from '../../actors/session/messages.js';
+import { SESSION } from '../../src/domain/actors/session.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
+import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import { runToolJob } from '../../actors/tool-runner/run-tool-job.js';
 import { newId } from '../../src/domain/ids.js';
 import { toolRunnerPorts } from '../../src/roles/actor-ports.js';

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
-import { SESSION } from '../../actors/session/messages.js';
+import { SESSION } from '../../src/domain/actors/session.js';
 import type { ToolDef } from '../../src/domain/agent.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate } from '../fakes/llm-conversation.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { sessionCommand } from '../../actors/session/messages.js';
+import { sessionCommand } from '../../src/domain/actors/session.js';
 import { reap } from '../../src/app/reaper.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { ToolDef } from '../../src/domain/agent.js';

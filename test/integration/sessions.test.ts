@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
-import { modelCallJobId } from '../../actors/session/messages.js';
+import { ROUTER_PROXY } from '../../src/domain/actors/router-proxy.js';
+import { modelCallJobId } from '../../src/domain/actors/session.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';

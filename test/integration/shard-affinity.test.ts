@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { shardOwners } from '../../actors/runtime/rendezvous.js';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
-import { SESSION } from '../../actors/session/messages.js';
+import { SESSION } from '../../src/domain/actors/session.js';
 import { shardOf } from '../../src/lib/queues/queues.js';
 import { isCluster } from '../../src/lib/redis/connection.js';
 import { scriptedAgent } from '../support/agent-fixture.js';

@@ -3,7 +3,7 @@ import type { Job, Worker } from 'bullmq';
 import { shardQueueName } from '../../actors/runtime/dispatcher.js';
 import { Membership } from '../../actors/runtime/membership.js';
 import { ShardAffinity } from '../../actors/runtime/shard-affinity.js';
-import { SESSION } from '../../actors/session/messages.js';
+import { SESSION } from '../../src/domain/actors/session.js';
 import { shardOf } from '../../src/lib/queues/queues.js';
 import { isCluster } from '../../src/lib/redis/connection.js';
 import { scriptedAgent } from '../support/agent-fixture.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
+import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import { runToolJob } from '../../actors/tool-runner/run-tool-job.js';
 import { waitingToolJob } from '../support/tool-jobs.js';
 import { toolRunnerPorts as toolRunnerDeps } from '../../src/roles/actor-ports.js';

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { MongoClient, MongoServerError, type Db } from 'mongodb';
-import { emptySessionState } from '../../actors/session/projection.js';
+import { emptySessionState } from '../../src/domain/session/projection.js';
 import { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import { BatchStore } from '../../src/store/batches.js';
 import type { BatchItem } from '../../src/domain/views/batch-item.js';

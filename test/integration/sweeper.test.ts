@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { ROUTER_PROXY } from '../../actors/router-proxy/messages.js';
+import { ROUTER_PROXY } from '../../src/domain/actors/router-proxy.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { defineActor } from '../../actors/runtime/actor.js';
 import { ActorRuntime } from '../../actors/runtime/runtime.js';
-import { TOOL_RUNNER, type ToolRunJob } from '../../actors/tool-runner/messages.js';
+import { TOOL_RUNNER, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
 

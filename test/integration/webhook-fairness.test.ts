@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../src/domain/actors/webhook.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';

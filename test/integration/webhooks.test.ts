@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../actors/webhook/messages.js';
+import { WEBHOOKS, webhookJobId, type ToolCallRequestedBody, type WebhookJob } from '../../src/domain/actors/webhook.js';
 import { TroupeClient } from '../../clients/typescript/src/client.js';
 import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { scriptedAgent } from '../support/agent-fixture.js';

@@ -1,4 +1,4 @@
-import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
+import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import type { MessageState, MessageStatus } from '../../src/domain/ledger.js';
 import type { Core } from '../../src/roles/core.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';

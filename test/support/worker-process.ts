@@ -17,7 +17,7 @@
  * TROUPE_TEST_POISON_MODE=hang the turn instead waits for good on that answer's ledger append (nothing written),
  * while the process goes on: its lock is renewed, so only a time budget ends it.
  */
-import type { decide } from '../../actors/session/decide.js';
+import type { decide } from '../../src/domain/session/decide.js';
 import { parseRoles, startRoles } from '../../src/roles/start.js';
 import { LedgerWriter } from '../../src/store/ledger-writer.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
@@ -49,7 +49,7 @@ function injectPoison(marker: string, mode: string): void {
   if (mode !== 'spin' && mode !== 'hang') throw new Error(`TROUPE_TEST_POISON_MODE must be spin or hang, not ${mode}`);
   const hanging = new Set<string>();
   // CommonJS: turn.ts reads `decide` off this exports object at each call, so replacing it here reaches every turn.
-  const decisions = require('../../actors/session/decide.js') as { decide: typeof decide };
+  const decisions = require('../../src/domain/session/decide.js') as { decide: typeof decide };
   const real = decisions.decide;
   decisions.decide = (input, cmd) => {
     const parts = cmd.kind === 'model.responded' ? input.messages.get(cmd.message_id)?.parts : undefined;

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
-import { admit, afterCount, afterLostClaim, needsTicket, terminalOf, terminalStep, terminalWebhook, type Header } from '../../actors/batch/decide.js';
-import type { BatchChildSettled } from '../../actors/batch/messages.js';
-import { WEBHOOKS, webhookJobId } from '../../actors/webhook/messages.js';
+import { admit, afterCount, needsTicket } from '../../actors/batch/decide.js';
+import { afterLostClaim, terminalOf, terminalStep, terminalWebhook, type Header } from '../../src/app/batches/terminal-step.js';
+import type { BatchChildSettled } from '../../src/domain/actors/batch.js';
+import { WEBHOOKS, webhookJobId } from '../../src/domain/actors/webhook.js';
 
 type Counted = Header & { settled: number; created_count: number };
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { firstTurn } from '../../actors/session/first-turn.js';
+import { firstTurn } from '../../src/app/batches/first-turn.js';
 import { batchProgress, batchStatus, childState, countChildren, deletedChildStatus, itemState, terminalWebhookType, type ChildState } from '../../src/domain/batch-status.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { messageStatus, platform } from '../../actors/session/decision.js';
+import { messageStatus, platform } from '../../src/domain/session/decision.js';
 import { USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../actors/session/decide.js';
-import type { ModelResult, SessionCommand } from '../../actors/session/messages.js';
-import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
+import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import type { ModelResult, SessionCommand } from '../../src/domain/actors/session.js';
+import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
 import { openApiDocument } from '../../clients/typescript/codegen/generate.js';
 import { EVENT_TYPES, type EventEnvelope, type MessageState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/domain/agent.js';

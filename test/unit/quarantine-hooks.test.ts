@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import type { ActorContext } from '../../actors/runtime/actor.js';
 import { routerProxyActor } from '../../actors/router-proxy/actor.js';
-import type { SessionJob } from '../../actors/session/messages.js';
+import type { SessionJob } from '../../src/domain/actors/session.js';
 import { toolRunnerActor } from '../../actors/tool-runner/actor.js';
 
 const ERROR = 'processing_budget_exceeded: processing this message stopped its worker 3 times; it was stopped and will not run again.';

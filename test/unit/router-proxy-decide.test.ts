@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { answer, callTarget, CANCELLED, liveCall, needsSession, route } from '../../actors/router-proxy/decide.js';
-import { SESSION, sessionJobId, type ModelCall, type ModelResult } from '../../actors/session/messages.js';
+import { SESSION, sessionJobId, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { LlmOption } from '../../src/domain/agent.js';

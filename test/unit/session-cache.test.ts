@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { SessionCache } from '../../actors/session/session-cache.js';
-import { emptySessionState } from '../../actors/session/projection.js';
+import { emptySessionState } from '../../src/domain/session/projection.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 
 const doc = (id: string, agentId: string) => ({ _id: id, org_id: 'o', agent_id: agentId, status: 'idle', queued_message_ids: [], running_message_id: null }) as unknown as SessionDoc;

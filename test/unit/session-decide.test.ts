@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { decide, MAX_QUEUED_MESSAGES, type DecideInput } from '../../actors/session/decide.js';
-import type { SessionCommand } from '../../actors/session/messages.js';
-import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
+import { decide, MAX_QUEUED_MESSAGES, type DecideInput } from '../../src/domain/session/decide.js';
+import type { SessionCommand } from '../../src/domain/actors/session.js';
+import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/domain/agent.js';

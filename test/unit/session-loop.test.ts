@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../actors/session/decide.js';
-import type { SessionCommand } from '../../actors/session/messages.js';
-import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
-import { MESSAGE_MAX_BYTES, storedBytes } from '../../actors/session/message-size.js';
+import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import type { SessionCommand } from '../../src/domain/actors/session.js';
+import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
+import { MESSAGE_MAX_BYTES, storedBytes } from '../../src/domain/session/message-size.js';
 import { ConflictError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
 import type { EventEnvelope, MessageState, NewEvent, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/domain/agent.js';

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../actors/session/decide.js';
-import type { Effect, SessionCommand } from '../../actors/session/messages.js';
-import { stillOwed } from '../../actors/session/outstanding.js';
-import { applyEvent, emptySessionState } from '../../actors/session/projection.js';
+import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import type { Effect, SessionCommand } from '../../src/domain/actors/session.js';
+import { stillOwed } from '../../src/domain/session/outstanding.js';
+import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
 import type { ToolDef } from '../../src/domain/agent.js';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { answer, GAVE_UP, ownsSession, plan, toolResult } from '../../actors/tool-runner/decide.js';
-import type { ToolRunJob } from '../../actors/tool-runner/messages.js';
-import { SESSION, sessionJobId } from '../../actors/session/messages.js';
+import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
+import { SESSION, sessionJobId } from '../../src/domain/actors/session.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { ToolDef } from '../../src/domain/agent.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';

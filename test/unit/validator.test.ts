@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { InvalidRequestError } from '../../src/domain/errors.js';
-import { agentContext } from '../../actors/session/agent-context.js';
+import { agentContext } from '../../src/app/sessions/agent-context.js';
 import { checkArguments } from '../../actors/tool-runner/input-check.js';
 import { compileToolSchema } from '../../src/app/agents/tool-definitions.js';
 import { check, createAjv } from '../../src/lib/schemas/validator.js';

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterRedelivery, attemptResult, buildBody, eventType, failureReport, INFRA_RETRIES, infraRetry, redeliverable, retryJob, retryStep, settle, subscribed, type EventJob, type Target } from '../../actors/webhook/decide.js';
-import { SESSION, sessionJobId } from '../../actors/session/messages.js';
+import { SESSION, sessionJobId } from '../../src/domain/actors/session.js';
 import type { AttemptOutcome } from '../../actors/webhook/send.js';
+import type { ToolCallRequestedBody } from '../../src/domain/actors/webhook.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import type { WebhookDeliveryDoc } from '../../src/domain/views/webhook-delivery.js';
-import type { ToolCallRequestedBody } from '../../actors/webhook/messages.js';
 
 const target = (over: Partial<Target> = {}): Target => ({ url: 'https://hooks.example/x', event_types: ['session.completed', 'tool.call_requested'], secrets: ['s1'], disabled: false, ...over });
 const outcome = (over: Partial<AttemptOutcome> = {}): AttemptOutcome => ({ ok: false, status_code: 500, error: 'HTTP 500', retry_after_ms: null, gone: false, refused: false, duration_ms: 3, ...over });

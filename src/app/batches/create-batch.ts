@@ -1,7 +1,7 @@
-import type { Send } from '../../../actors/runtime/actor.js';
-import { finishIfSettled } from '../../../actors/batch/terminal.js';
-import { effectSends } from '../../../actors/session/effects.js';
-import { messageStart, sessionCommand } from '../../../actors/session/messages.js';
+import type { Outbox, Send } from '../../domain/actors/address.js';
+import { finishIfSettled } from './terminal.js';
+import { effectSends } from '../../domain/session/effects.js';
+import { messageStart, sessionCommand } from '../../domain/actors/session.js';
 import type { SecretBox } from '../../lib/crypto/secret-box.js';
 import { batchStatus } from '../../domain/batch-status.js';
 import { ConflictError, InvalidRequestError, NotFoundError, UnprocessableError } from '../../domain/errors.js';
@@ -33,7 +33,7 @@ export interface BatchDeps {
   agents: AgentStore;
   box: SecretBox;
   /** Hands the first turns' effects to the session actors, and a terminal webhook to the webhook actor. */
-  outbox: { send(sends: Send[]): Promise<void> };
+  outbox: Outbox;
   publicUrl: string;
   checkItem: ItemCheck;
 }
@@ -153,7 +153,7 @@ export async function createBatch(deps: BatchDeps, orgId: string, body: CreateBa
     Object.assign(doc, { state: 'ready', chunk_count: chunks, created_count: created, rejected_count: items.length - created, initial_status: status });
   } catch (err) {
     // Free the key so the client can retry; sessions already written stay unreachable from any batch.
-    await deps.batches.col.deleteOne({ _id: doc._id }).catch(() => undefined);
+    await deps.batches.release(doc._id).catch(() => undefined);
     throw err;
   }
   await wake(deps, doc._id, items, sends);

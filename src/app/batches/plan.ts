@@ -6,8 +6,8 @@ import type { FileStore } from '../../store/files.js';
 import { checkUserMessage } from '../sessions/send-user-message.js';
 import { buildSession, versionFor } from '../sessions/create-session.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
+import { firstTurn, type FirstTurn } from './first-turn.js';
 import type { BatchItem } from '../../domain/views/batch-item.js';
-import { firstTurn, type FirstTurn } from '../../../actors/session/first-turn.js';
 
 /** One item of `POST /v1/session-batches`, as validated by the schema. */
 export interface BatchItemInput {

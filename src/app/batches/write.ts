@@ -1,25 +1,5 @@
-import { MongoBulkWriteError, type Collection, type Document, type OptionalUnlessRequiredId } from 'mongodb';
 import type { Stores } from '../../store/stores.js';
-import type { FirstTurn } from '../../../actors/session/first-turn.js';
-
-/**
- * Unordered insertMany that reports which documents failed instead of
- * throwing: one bad document must not cost the others their session. Any
- * error that is not per-document (the server is unreachable) is thrown.
- */
-export async function insertEach<T extends Document>(col: Collection<T>, docs: OptionalUnlessRequiredId<T>[]): Promise<Set<number>> {
-  const failed = new Set<number>();
-  if (!docs.length) return failed;
-  try {
-    await col.insertMany(docs, { ordered: false });
-  } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const list = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
-    if (!list.length) throw err;
-    for (const e of list) failed.add(e.index);
-  }
-  return failed;
-}
+import type { FirstTurn } from './first-turn.js';
 
 /**
  * Writes the first turns of new sessions: the ledger events and message read
@@ -31,12 +11,12 @@ export async function insertEach<T extends Document>(col: Collection<T>, docs: O
 export async function writeFirstTurns(stores: Pick<Stores, 'ledger' | 'messages' | 'sessions'>, turns: FirstTurn[]): Promise<{ stored: FirstTurn[]; lost: FirstTurn[] }> {
   const events = turns.flatMap((t) => t.events);
   const owner = turns.flatMap((t) => t.events.map(() => t));
-  const [badEvents, badMessages] = await Promise.all([insertEach(stores.ledger.col, events), insertEach(stores.messages.col, turns.map((t) => t.message))]);
+  const [badEvents, badMessages] = await Promise.all([stores.ledger.insertEach(events), stores.messages.insertEach(turns.map((t) => t.message))]);
   const lost = new Set<FirstTurn>();
   for (const i of badEvents) lost.add(owner[i]);
   for (const i of badMessages) lost.add(turns[i]);
   const ready = turns.filter((t) => !lost.has(t));
-  const badSessions = await insertEach(stores.sessions.col, ready.map((t) => t.session));
+  const badSessions = await stores.sessions.insertEach(ready.map((t) => t.session));
   for (const i of badSessions) lost.add(ready[i]);
   return { stored: turns.filter((t) => !lost.has(t)), lost: turns.filter((t) => lost.has(t)) };
 }

@@ -7,7 +7,7 @@ import type { Logger } from '../../lib/log/logger.js';
 import type { Metrics } from '../../lib/metrics/metrics.js';
 import type { Stores } from '../../store/stores.js';
 import type { Asker } from '../../../actors/runtime/asker.js';
-import type { Send } from '../../../actors/runtime/actor.js';
+import type { Outbox } from '../../domain/actors/address.js';
 import type { PubSubHub } from '../../lib/pubsub/hub.js';
 import type { Limits } from '../../lib/limits/limits.js';
 import type { Drain } from '../../lib/lifecycle/drain.js';
@@ -26,7 +26,7 @@ export interface AppDeps {
   metrics: Metrics;
   stores: Stores;
   /** Hands messages to actors without waiting for them (batch wake-ups, webhook redeliveries). */
-  outbox: { send(sends: Send[]): Promise<void> };
+  outbox: Outbox;
   /** Session actors' front door, the process's subscriber and its streams' ledger reads; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub; streamReads: StreamLedgerReads };
   /** Sessions this process created or read, so commands to them skip the read; absent means always read. */

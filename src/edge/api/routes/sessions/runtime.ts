@@ -1,5 +1,5 @@
 import type { TurnReply } from '../../../../../actors/session/turn.js';
-import { sessionCommand, type SessionCommand } from '../../../../../actors/session/messages.js';
+import { sessionCommand, type SessionCommand } from '../../../../domain/actors/session.js';
 import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
 import type { SessionDoc } from '../../../../domain/views/session.js';
 import type { SessionHead } from '../../../../app/sessions/session-heads.js';

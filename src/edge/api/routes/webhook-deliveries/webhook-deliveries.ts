@@ -1,4 +1,4 @@
-import { redeliverySend } from '../../../../../actors/webhook/enqueue.js';
+import { redeliverySend } from '../../../../domain/actors/webhook.js';
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js';
 import { deliveryDetailView, deliveryView, type WebhookDeliveryDoc } from '../../../../domain/views/webhook-delivery.js';
 import type { AppDeps } from '../../deps.js';

@@ -1,8 +1,9 @@
-import type { ContentBlock, EventData, OutputPart } from '../../src/domain/ledger.js';
-import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from '../runtime/actor.js';
-import type { BatchChildSettled } from '../batch/messages.js';
-import type { ToolRunJob } from '../tool-runner/messages.js';
-import type { WebhookJob } from '../webhook/messages.js';
+import { createHash, randomUUID } from 'node:crypto';
+import type { ContentBlock, EventData, OutputPart } from '../ledger.js';
+import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
+import type { BatchChildSettled } from './batch.js';
+import type { ToolRunJob } from './tool-runner.js';
+import type { WebhookJob } from './webhook.js';
 
 /**
  * Commands the session actor accepts. Every command carries a `command_id`:
@@ -88,9 +89,60 @@ export function sessionCommand(sessionId: string, command: SessionCommand, prior
   return { to: SESSION, key: sessionId, name: command.kind, data, job_id: sessionJobId(sessionId, command.command_id), priority, ...(delayMs ? { delay_ms: delayMs } : {}) };
 }
 
+/*
+ * Every session command's id is built below, from what the command is about: a command sent again (a retry,
+ * a replayed turn, the sweeper's resume) is then the same command and the same job, which is what deduplicates
+ * it. A builder is the only place its id is spelled.
+ */
+
 /** Starts a queued message in a turn of its own (a deferred start). */
 export function messageStart(messageId: string): SessionCommand {
   return { kind: 'message.start', command_id: `start-${messageId}`, message_id: messageId };
+}
+
+/** Fails an external tool call whose result did not come in time (sent delayed when the call is requested). */
+export function deadlinePassed(message: { id: string; attempt: number }, toolCallId: string): Extract<SessionCommand, { kind: 'tool.deadline_passed' }> {
+  return { kind: 'tool.deadline_passed', command_id: `deadline-${message.id}-${message.attempt}-${toolCallId}`, message_id: message.id, attempt: message.attempt, tool_call_id: toolCallId };
+}
+
+/** A digest of a client's idempotency key, short enough for a job id. */
+function keyDigest(key: string): string {
+  return createHash('sha256').update(key).digest('hex').slice(0, 32);
+}
+
+/** A user message's command id: its Idempotency-Key's, when the client sent one, so that a retry is one message. */
+export function userMessageCommandId(messageId: string, idempotencyKey: string | null = null): string {
+  return idempotencyKey ? `um-${keyDigest(idempotencyKey)}` : `um-${messageId}`;
+}
+
+/** A submitted tool result's command id: its Idempotency-Key's, else one of its own. */
+export function toolResultCommandId(idempotencyKey: string | null): string {
+  return idempotencyKey ? `tr-${keyDigest(idempotencyKey)}` : `tr-${randomUUID()}`;
+}
+
+/** A client's cancel of a message: one command however often it is asked. */
+export function messageCancel(messageId: string): Extract<SessionCommand, { kind: 'message.cancel' }> {
+  return { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId };
+}
+
+/** Deletes a session: on a client's request (named by its request id), or when its retention ran out (once). */
+export function sessionDelete(by: { request: string } | { retention: string }): Extract<SessionCommand, { kind: 'session.delete' }> {
+  return { kind: 'session.delete', command_id: 'request' in by ? `delete-${by.request}` : `retention-${by.retention}` };
+}
+
+/** The sweeper's resume: one per session and ledger position, so sweeps that race enqueue it once. */
+export function sessionResume(lastSequence: number): Extract<SessionCommand, { kind: 'session.resume' }> {
+  return { kind: 'session.resume', command_id: `resume-${lastSequence}` };
+}
+
+/** Fails the message of a command that was poison work, in its place. */
+export function messageQuarantine(command: { command_id: string }, messageId: string, error: string): Extract<SessionCommand, { kind: 'message.quarantine' }> {
+  return { kind: 'message.quarantine', command_id: `quarantine-${command.command_id}`, message_id: messageId, error };
+}
+
+/** Records a webhook delivery that ended without success; its id is the delivery's, so a repeated report is one command. */
+export function deliveryFailed(messageId: string | null, delivery: WebhookFailure): Extract<SessionCommand, { kind: 'webhook.delivery_failed' }> {
+  return { kind: 'webhook.delivery_failed', command_id: `whf-${delivery.delivery_id}`, message_id: messageId, delivery };
 }
 
 /** The `model.responded` command that carries a model call's answer back to the session. */

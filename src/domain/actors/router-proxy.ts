@@ -1,4 +1,4 @@
-import { actorAddress } from '../runtime/actor.js';
+import { actorAddress } from './address.js';
 
 /**
  * The router-proxy actor (queue `router-proxy`) takes a `ModelCall` (declared

@@ -1,13 +1,13 @@
-import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../../src/domain/ledger.js';
-import { toolRunJobId } from '../tool-runner/messages.js';
-import { modelCall, type DecideInput } from './decision.js';
-import type { Effect } from './messages.js';
+import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../ledger.js';
+import { modelCall, startLater, toolDeadline, toolRun, type DecideInput } from './decision.js';
+import type { Effect } from '../actors/session.js';
 
 /**
  * The effects a session is waiting on, derived from its state alone: the
  * running message's next model call, its custom tool runs, its external tool
- * deadlines, or the start of the queue's head. Their job ids are the ones the
- * original turns used, so issuing them again where they still exist is a
+ * deadlines, or the start of the queue's head. They are built by the same
+ * functions as the original turns' effects (decision.ts), so their job ids are
+ * the ones those turns used: issuing them again where they still exist is a
  * no-op; where Redis lost them, it is exactly the work that was stranded.
  * Pure, like decide.
  */
@@ -15,7 +15,7 @@ export function outstanding(input: DecideInput): Effect[] {
   const { session, messages, agent } = input;
   if (!session.running_message_id) {
     const head = session.queued_message_ids[0];
-    return head ? [{ kind: 'session.command', command: { kind: 'message.start', command_id: `start-${head}`, message_id: head } }] : [];
+    return head ? [startLater(head)] : [];
   }
   const m = messages.get(session.running_message_id);
   if (!m || TERMINAL_MESSAGE_STATUSES.includes(m.status)) return [];
@@ -25,12 +25,10 @@ export function outstanding(input: DecideInput): Effect[] {
     const tool = agent.tools.get(c.name);
     if (tool?.kind === 'custom') {
       const part = m.output.parts.find((p): p is Extract<OutputPart, { type: 'tool_call' }> => p.type === 'tool_call' && p.id === c.id);
-      const job = { org_id: agent.org_id, session_id: session.id, message_id: m.id, attempt: m.attempt, tool_call_id: c.id, tool_name: c.name, arguments: part?.arguments ?? {} };
-      effects.push({ kind: 'tool.run', job_id: toolRunJobId(job), job });
+      effects.push(toolRun(input, m, { id: c.id, name: c.name, arguments: part?.arguments ?? {} }));
     } else if (tool?.kind === 'external') {
       const left = c.expires_at ? Date.parse(c.expires_at) - agent.now.getTime() : 0;
-      const command = { kind: 'tool.deadline_passed' as const, command_id: `deadline-${m.id}-${m.attempt}-${c.id}`, message_id: m.id, attempt: m.attempt, tool_call_id: c.id };
-      effects.push({ kind: 'session.command', command, ...(left > 0 ? { delay_ms: left } : {}) });
+      effects.push(toolDeadline(m, c.id, left));
     }
   }
   return effects;

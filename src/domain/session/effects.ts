@@ -1,13 +1,12 @@
-import type { Send } from '../runtime/actor.js';
-import { BATCH } from '../batch/messages.js';
-import { ROUTER_PROXY } from '../router-proxy/messages.js';
-import { TOOL_RUNNER } from '../tool-runner/messages.js';
-import { WEBHOOKS, type LifecycleSession } from '../webhook/messages.js';
-import type { SessionDoc } from '../../src/domain/views/session.js';
-import { sessionCommand, type Effect } from './messages.js';
+import type { Priority, Send } from '../actors/address.js';
+import { BATCH } from '../actors/batch.js';
+import { ROUTER_PROXY } from '../actors/router-proxy.js';
+import { TOOL_RUNNER } from '../actors/tool-runner.js';
+import { WEBHOOKS, type LifecycleSession } from '../actors/webhook.js';
+import { sessionCommand, type Effect } from '../actors/session.js';
 
 /** The session fields a send carries: its address, and what a lifecycle webhook reports. */
-type Sender = Pick<SessionDoc, '_id' | 'org_id' | 'version_id' | 'llm_id' | 'priority'> & Omit<LifecycleSession, '_id'>;
+type Sender = LifecycleSession & { priority?: Priority };
 
 /**
  * A decision's effects as messages to other actors, addressed for the
@@ -38,7 +37,7 @@ export function abortedMessages(effects: readonly Effect[]): string[] {
   return effects.flatMap((e) => (e.kind === 'work.abort' ? [e.message_id] : []));
 }
 
-function sendOf(session: Sender, priority: NonNullable<SessionDoc['priority']>, e: Exclude<Effect, { kind: 'work.abort' }>): Send {
+function sendOf(session: Sender, priority: Priority, e: Exclude<Effect, { kind: 'work.abort' }>): Send {
   switch (e.kind) {
     case 'model.call':
       return { to: ROUTER_PROXY, name: e.kind, data: { ...e.call, org_id: session.org_id, version_id: session.version_id, llm_id: session.llm_id, priority }, job_id: e.job_id, priority, ...(e.delay_ms ? { delay_ms: e.delay_ms } : {}) };

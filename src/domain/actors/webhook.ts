@@ -1,6 +1,6 @@
-import type { EventData } from '../../src/domain/ledger.js';
-import type { SessionDoc } from '../../src/domain/views/session.js';
-import { actorAddress, safeJobId, type Send } from '../runtime/actor.js';
+import type { EventData, SessionState } from '../ledger.js';
+import { newId } from '../ids.js';
+import { actorAddress, safeJobId, type Send } from './address.js';
 
 /**
  * Jobs of the webhook delivery actor (queue `webhooks`). Producers (the
@@ -19,8 +19,16 @@ export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_60
 /** Body of a `tool.call_requested` delivery: exactly the spec's fields, and the ledger event's data. */
 export type ToolCallRequestedBody = EventData['tool.call_requested'];
 
-/** The session fields a lifecycle body reports (spec: Webhook deliveries). */
-export type LifecycleSession = Pick<SessionDoc, '_id' | 'org_id' | 'batch_id' | 'agent_id' | 'version_id' | 'llm_id' | 'status' | 'last_message_status' | 'metadata'>;
+/** The session fields a lifecycle body reports (spec: Webhook deliveries); a session document has them all. */
+export interface LifecycleSession extends Pick<SessionState, 'status' | 'last_message_status'> {
+  _id: string;
+  org_id: string;
+  batch_id: string | null;
+  agent_id: string;
+  version_id: string;
+  llm_id: string;
+  metadata: Record<string, string>;
+}
 
 export type WebhookJob =
   | { kind: 'tool.call_requested'; org_id: string; agent_id: string; session_id: string; body: ToolCallRequestedBody }
@@ -39,6 +47,11 @@ export type WebhookJob =
       session?: LifecycleSession;
     }
   | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' };
+
+/** A `tool.call_requested` event's id (its body's `id`): one per tool call, whatever delivers it. */
+export function toolCallEventId(sessionId: string, messageId: string, toolCallId: string): string {
+  return `${sessionId}:${messageId}:${toolCallId}`;
+}
 
 /** The webhook `id` (and job id base): the same on every retry of one event. */
 export function webhookEventId(job: WebhookJob): string {
@@ -78,4 +91,10 @@ export type WebhookQueueJob = ((WebhookJob & { delivery_id?: string; retries?: n
 /** A delivery job for one event; its id makes a repeated send one delivery. */
 export function webhookSend(job: WebhookJob): Send {
   return { to: WEBHOOKS, name: job.kind, data: job, job_id: webhookJobId(job) };
+}
+
+/** A client's request for one more attempt of a logged delivery, now. Each request is its own job. */
+export function redeliverySend(job: Omit<RedeliverJob, 'kind'>): Send {
+  const data: RedeliverJob = { kind: 'redeliver', ...job };
+  return { to: WEBHOOKS, name: 'redeliver', data, job_id: `whr-${job.delivery_id}-${newId('request')}` };
 }

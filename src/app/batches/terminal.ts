@@ -1,14 +1,9 @@
-import type { BatchCounts } from '../../src/domain/batch-status.js';
-import { readRows } from '../../src/store/batch-view.js';
-import type { BatchStore } from '../../src/store/batches.js';
-import type { SessionStore } from '../../src/store/sessions.js';
-import type { Send } from '../runtime/actor.js';
-import { afterLostClaim, terminalOf, terminalStep, terminalWebhook, type Header } from './decide.js';
-
-/** Where the terminal webhook goes, handed off at once: it must be enqueued before it is marked so. */
-export interface Outbox {
-  send(sends: Send[]): Promise<void>;
-}
+import type { BatchCounts } from '../../domain/batch-status.js';
+import { readRows } from '../../store/batch-view.js';
+import type { BatchStore } from '../../store/batches.js';
+import type { SessionStore } from '../../store/sessions.js';
+import type { Outbox } from '../../domain/actors/address.js';
+import { afterLostClaim, terminalOf, terminalStep, terminalWebhook, type Header } from './terminal-step.js';
 
 /** The stores a batch's children are read from. */
 export interface BatchReads {

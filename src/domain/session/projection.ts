@@ -1,4 +1,4 @@
-import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope, type MessageState, type SessionState } from '../../src/domain/ledger.js';
+import { TERMINAL_MESSAGE_STATUSES, type EventEnvelope, type MessageState, type SessionState } from '../ledger.js';
 
 /**
  * Applies one ledger event to the session and message read models. Pure: the

@@ -1,4 +1,4 @@
-import { actorAddress, safeJobId, type Priority } from '../runtime/actor.js';
+import { actorAddress, safeJobId, type Priority } from './address.js';
 
 /**
  * Jobs of the tool-runner actor (queue `tool-runner`): run one custom tool

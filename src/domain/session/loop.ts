@@ -1,11 +1,10 @@
-import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../../src/domain/errors.js';
-import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../../src/domain/ledger.js';
-import { batchJobId } from '../batch/messages.js';
-import { toolRunJobId } from '../tool-runner/messages.js';
-import { webhookJobId, type WebhookJob } from '../webhook/messages.js';
-import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../errors.js';
+import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../ledger.js';
+import { batchJobId } from '../actors/batch.js';
+import { toolCallEventId, webhookJobId, type WebhookJob } from '../actors/webhook.js';
+import { messageStatus, modelCall, NOTHING, platform, toolDeadline, toolRun, type Decision, type DecideInput, type StatusExtra } from './decision.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
-import type { Effect, ModelResult, SessionCommand } from './messages.js';
+import type { Effect, ModelResult, SessionCommand } from '../actors/session.js';
 
 const RETRY_BASE_MS = 1000;
 const RETRY_MAX_MS = 60_000;
@@ -69,15 +68,13 @@ function dispatchTools(input: DecideInput, m: MessageState, calls: Extract<Outpu
     } else if (tool.kind === 'external') {
       external++;
       const expires = new Date(agent.now.getTime() + tool.timeout_seconds * 1000);
-      const body = { id: `${input.session.id}:${m.id}:${c.id}`, type: 'tool.call_requested' as const, session_id: input.session.id, message_id: m.id, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments, input_schema: tool.input_schema ?? {}, output_schema: tool.output_schema ?? {}, expires_at: expires.toISOString(), submit_url: agent.submit_url };
+      const body = { id: toolCallEventId(input.session.id, m.id, c.id), type: 'tool.call_requested' as const, session_id: input.session.id, message_id: m.id, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments, input_schema: tool.input_schema ?? {}, output_schema: tool.output_schema ?? {}, expires_at: expires.toISOString(), submit_url: agent.submit_url };
       events.push(platform('tool.call_requested', m.id, { ...body }));
       const job: WebhookJob = { kind: 'tool.call_requested', org_id: agent.org_id, agent_id: agent.agent_id, session_id: input.session.id, body };
       effects.push({ kind: 'webhook', job_id: webhookJobId(job), job });
-      const deadline: SessionCommand = { kind: 'tool.deadline_passed', command_id: `deadline-${m.id}-${m.attempt}-${c.id}`, message_id: m.id, attempt: m.attempt, tool_call_id: c.id };
-      effects.push({ kind: 'session.command', command: deadline, delay_ms: tool.timeout_seconds * 1000 });
+      effects.push(toolDeadline(m, c.id, tool.timeout_seconds * 1000));
     } else {
-      const job = { org_id: agent.org_id, session_id: input.session.id, message_id: m.id, attempt: m.attempt, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments };
-      effects.push({ kind: 'tool.run', job_id: toolRunJobId(job), job });
+      effects.push(toolRun(input, m, c));
     }
   }
   return { events, effects, external };

@@ -1,9 +1,9 @@
-import { ConflictError, NotFoundError, PayloadTooLargeError } from '../../src/domain/errors.js';
-import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
-import { NOTHING, messageStatus, modelCall, platform, type Decision, type DecideInput } from './decision.js';
+import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
+import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
+import { NOTHING, messageStatus, modelCall, platform, startLater, type Decision, type DecideInput } from './decision.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
-import { messageStart, type Effect, type SessionCommand } from './messages.js';
+import type { Effect, SessionCommand } from '../actors/session.js';
 import { outstanding } from './outstanding.js';
 
 export type { Decision, DecideInput } from './decision.js';
@@ -39,7 +39,7 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
   const free = !input.session.running_message_id && input.session.queued_message_ids.length === 0;
   if (free && cmd.start === 'deferred') {
     // Started by a turn of its own, which its priority queues behind interactive work.
-    effects.push({ kind: 'session.command', command: messageStart(cmd.message_id) });
+    effects.push(startLater(cmd.message_id));
   } else if (free) {
     // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
     // turn (FIFO) and the message before it starts it when it finishes.

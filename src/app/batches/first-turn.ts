@@ -1,13 +1,13 @@
-import type { ContentBlock, MessageState } from '../../src/domain/ledger.js';
-import { wellFormedJson } from '../../src/domain/well-formed.js';
-import type { AgentVersionDoc } from '../../src/store/agents.js';
-import { envelope, toEventDoc, type EventDoc } from '../../src/store/ledger.js';
-import type { MessageDoc } from '../../src/domain/views/message.js';
-import type { SessionDoc } from '../../src/domain/views/session.js';
-import { agentContext } from './agent-context.js';
-import { decide } from './decide.js';
-import type { Effect, SessionCommand } from './messages.js';
-import { applyEvent, emptySessionState, noteCommand } from './projection.js';
+import type { ContentBlock, MessageState } from '../../domain/ledger.js';
+import { wellFormedJson } from '../../domain/well-formed.js';
+import type { AgentVersionDoc } from '../../store/agents.js';
+import { envelope, toEventDoc, type EventDoc } from '../../store/ledger.js';
+import { agentContext } from '../sessions/agent-context.js';
+import { decide } from '../../domain/session/decide.js';
+import { userMessageCommandId, type Effect, type SessionCommand } from '../../domain/actors/session.js';
+import { applyEvent, emptySessionState, noteCommand } from '../../domain/session/projection.js';
+import type { MessageDoc } from '../../domain/views/message.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 /** A new session's first turn, ready to be written in bulk with many others. */
 export interface FirstTurn {
@@ -35,7 +35,7 @@ function messageDoc(orgId: string, m: MessageState): MessageDoc {
 export function firstTurn(doc: SessionDoc, version: AgentVersionDoc, publicUrl: string, messageId: string, content: ContentBlock[], now: Date): FirstTurn {
   const state = emptySessionState(doc._id);
   const messages = new Map<string, MessageState>();
-  const command: SessionCommand = { kind: 'user.message', command_id: `um-${messageId}`, message_id: messageId, content, metadata: null, start: 'deferred' };
+  const command: SessionCommand = { kind: 'user.message', command_id: userMessageCommandId(messageId), message_id: messageId, content, metadata: null, start: 'deferred' };
   const decision = decide({ session: state, messages, agent: agentContext(doc, version, publicUrl, now) }, command);
   const events = decision.events.map((e, i) => toEventDoc(doc.org_id, doc._id, i + 1, e, now, i === 0 ? { command_id: command.command_id, effects: decision.effects, reply_offset: decision.reply.event_index } : {}));
   for (const ev of events) applyEvent(state, messages, envelope(ev));

@@ -1,4 +1,4 @@
-import { actorAddress } from '../runtime/actor.js';
+import { actorAddress } from './address.js';
 
 /**
  * Jobs of the batch actor (queue `batches`): a child session of a batch

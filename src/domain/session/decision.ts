@@ -1,6 +1,7 @@
-import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../../src/domain/ledger.js';
-import type { ToolDef } from '../../src/domain/agent.js';
-import { modelCallJobId, type Effect } from './messages.js';
+import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
+import { toolRunJobId } from '../actors/tool-runner.js';
+import { deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
+import type { ToolDef } from '../agent.js';
 
 /** What a command decided: events to append, effects to run after, and what to answer. */
 export interface Decision {
@@ -53,7 +54,30 @@ export function messageStatus(m: MessageState, to: MessageStatus, extra: StatusE
   return platform('message.status_changed', m.id, { message_id: m.id, from: m.status, to, attempt: m.attempt, ...extra });
 }
 
+/*
+ * The effects the session waits on, each built here only: a turn's decision issues them and `outstanding`
+ * derives them again from the state (a resume, a replay's `stillOwed`), and a job id that differed between the
+ * two would run the work twice or strand it.
+ */
+
+/** The message's next model call (its `model_calls`-th), for `attempt` (its current one by default). */
 export function modelCall(m: MessageState, session: SessionState, opts: { attempt?: number; delay_ms?: number } = {}): Effect {
   const call = { message_id: m.id, attempt: opts.attempt ?? m.attempt, call_index: m.model_calls };
   return { kind: 'model.call', job_id: modelCallJobId(call), call: { ...call, org_id: '', session_id: session.id }, ...(opts.delay_ms ? { delay_ms: opts.delay_ms } : {}) };
+}
+
+/** A custom tool call of the message's current attempt, run by the tool-runner actor. */
+export function toolRun(input: DecideInput, m: MessageState, call: { id: string; name: string; arguments: Record<string, unknown> }): Effect {
+  const job = { org_id: input.agent.org_id, session_id: input.session.id, message_id: m.id, attempt: m.attempt, tool_call_id: call.id, tool_name: call.name, arguments: call.arguments };
+  return { kind: 'tool.run', job_id: toolRunJobId(job), job };
+}
+
+/** The deadline of an external tool call of the message's current attempt, due in `delayMs` (now when 0). */
+export function toolDeadline(m: MessageState, toolCallId: string, delayMs: number): Effect {
+  return { kind: 'session.command', command: deadlinePassed(m, toolCallId), ...(delayMs > 0 ? { delay_ms: delayMs } : {}) };
+}
+
+/** Starts the queued message in a turn of its own. */
+export function startLater(messageId: string): Effect {
+  return { kind: 'session.command', command: messageStart(messageId) };
 }

@@ -1,8 +1,8 @@
-import { userSchemaProblem } from '../../src/lib/schemas/validator.js';
-import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { ToolDef } from '../../src/domain/agent.js';
-import type { SessionDoc } from '../../src/domain/views/session.js';
-import type { AgentContext } from './decision.js';
+import { userSchemaProblem } from '../../lib/schemas/validator.js';
+import type { AgentVersionDoc } from '../../store/agents.js';
+import type { AgentContext } from '../../domain/session/decision.js';
+import type { ToolDef } from '../../domain/agent.js';
+import type { SessionDoc } from '../../domain/views/session.js';
 
 export const DEFAULT_MAX_TURNS = 10;
 export const MAX_ATTEMPTS = 3;
