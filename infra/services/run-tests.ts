@@ -100,6 +100,7 @@ export const FIRST_LEG_ONLY = [
   'process-guards',
   'upstream-caps',
   'redis-tls',
+  'production-recipe',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** Which suites a leg runs: the fault suite (test/faults/) runs on the first leg only, to keep CI bounded. */
