@@ -77,7 +77,12 @@ async function run(argv: string[]): Promise<unknown> {
   if (values.help) return USAGE;
   const [noun, verb, arg] = positionals;
   if (!noun || (!verb && noun !== 'reseal')) throw new UsageError('missing command');
-  const url = process.env[mongodbUrlVar(process.env)];
+  let url: string | undefined;
+  try {
+    url = process.env[mongodbUrlVar(process.env)];
+  } catch (err) {
+    throw err instanceof ConfigError ? new UsageError(err.message) : err;
+  }
   if (!url) throw new UsageError('MONGODB_URL is not set (nor MONGODB_URI)');
   const dbName = process.env.TROUPE_MONGODB_DB || new URL(url.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'troupe';
   const mongo = await connectMongo(url, dbName, 'troupe-admin');
