@@ -102,6 +102,7 @@ export const FIRST_LEG_ONLY = [
   'upstream-caps',
   'redis-tls',
   'production-recipe',
+  'addon-variables',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
