@@ -4,6 +4,7 @@ import { ensureBubblewrap } from './bubblewrap.js';
 import { ensureRunsc } from './runsc.js';
 import { ensureChromium } from './chromium.js';
 import { ensurePython3 } from './python3.js';
+import { ensureSchemathesis } from './schemathesis.js';
 import { startLocalServices } from './local-services.js';
 import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 
@@ -27,7 +28,8 @@ import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
 function mocha(config: string, env: NodeJS.ProcessEnv, extra: string[] = []): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
-    const child = spawn(process.execPath, [bin, '--config', config, ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
+    // test/support/skips.ts: a test that skipped itself fails the run unless it is a listed, per-leg one.
+    const child = spawn(process.execPath, [bin, '--config', config, '--require', 'dist/test/support/skips.js', ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
       env,
       stdio: 'inherit',
       cwd: resolve(__dirname, '../../..'),
@@ -96,10 +98,18 @@ export const FIRST_LEG_ONLY = [
   'python-tools',
   'python-hostile',
   'python-hostile-limits',
-  'raw-http-fuzz',
   'process-guards',
   'upstream-caps',
+  'redis-tls',
+  'production-recipe',
+  'addon-variables',
 ].map((name) => `dist/test/integration/${name}.test.js`);
+
+/** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
+export function firstLegOnly(env: NodeJS.ProcessEnv = process.env): string[] {
+  const fuzz = ['fuzz', 'raw-http-fuzz'].map((name) => `dist/test/integration/${name}.test.js`);
+  return env.TROUPE_FUZZ_SCALE === 'full' ? FIRST_LEG_ONLY : [...FIRST_LEG_ONLY, ...fuzz];
+}
 
 /** Which suites a leg runs: the fault suite (test/faults/) runs on the first leg only, to keep CI bounded. */
 interface Suites {
@@ -124,7 +134,7 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   process.once('SIGTERM', stopOnSignal);
   try {
     const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium, TROUPE_TEST_LEG: String(index + 1) };
-    const ignore = index > 0 ? FIRST_LEG_ONLY.flatMap((f) => ['--ignore', f]) : [];
+    const ignore = index > 0 ? firstLegOnly().flatMap((f) => ['--ignore', f]) : [];
     let failures = suites.integration ? await mocha(leg.cluster?.mocharc ?? '.mocharc.integration.json', env, ignore) : 0;
     // `npm test` runs the fault suite at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
     if (suites.faults) failures += await mocha('.mocharc.faults.json', env);
@@ -151,6 +161,14 @@ async function run(): Promise<number> {
   // Tool calls run under bwrap; the sandbox and hostile-tenant tests fail without it.
   ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
   ensureRunsc((m) => process.stderr.write(`[services] ${m}\n`));
+  // The fuzz suite's checker, installed up front like the servers; the suite fails (never skips) without it.
+  if (!onlyFaults) {
+    try {
+      ensureSchemathesis((m) => process.stderr.write(`[services] ${m}\n`));
+    } catch (err) {
+      process.stderr.write(`[services] ${(err as Error).message}; the fuzzing suite will fail\n`);
+    }
+  }
   const legs = onlyFaults ? matrixLegs().slice(0, 1) : allLegs();
   // The console's browser test needs a browser; install it up front like the servers.
   const chromium = ensureChromium((m) => process.stderr.write(`[services] ${m}\n`));

@@ -4,7 +4,7 @@ import { connectMongo } from '../store/mongo.js';
 import { ensureIndexes } from '../store/indexes.js';
 import { ApiKeyStore, type ApiKeyDoc } from '../store/api-keys.js';
 import { OrgStore, type OrgDoc } from '../store/orgs.js';
-import { ConfigError, LIMIT_ENV, parseMasterKeys, type OrgLimits } from '../lib/config/config.js';
+import { ConfigError, LIMIT_ENV, mongodbUrlVar, parseMasterKeys, type OrgLimits } from '../lib/config/config.js';
 import { SecretBox } from '../lib/crypto/secret-box.js';
 import { reseal } from './reseal.js';
 import { EXIT } from '../domain/exit-codes.js';
@@ -24,7 +24,7 @@ const USAGE = `usage: troupe-admin <command> [options]
                                             under the first key of TROUPE_MASTER_KEY, so the older
                                             keys can be removed; safe to run again (exit 5 if some
                                             value would not open)
-Needs MONGODB_URL (and TROUPE_MONGODB_DB if the database is not in the URL).
+Needs MONGODB_URL or MONGODB_URI (and TROUPE_MONGODB_DB if the database is not in the URL).
 Exit codes: 0 done, 1 unexpected failure, 2 usage mistake, 3 no such org or key, or it already exists,
 5 reseal left values it could not open.`;
 
@@ -77,8 +77,13 @@ async function run(argv: string[]): Promise<unknown> {
   if (values.help) return USAGE;
   const [noun, verb, arg] = positionals;
   if (!noun || (!verb && noun !== 'reseal')) throw new UsageError('missing command');
-  const url = process.env.MONGODB_URL;
-  if (!url) throw new UsageError('MONGODB_URL is not set');
+  let url: string | undefined;
+  try {
+    url = process.env[mongodbUrlVar(process.env)];
+  } catch (err) {
+    throw err instanceof ConfigError ? new UsageError(err.message) : err;
+  }
+  if (!url) throw new UsageError('MONGODB_URL is not set (nor MONGODB_URI)');
   const dbName = process.env.TROUPE_MONGODB_DB || new URL(url.replace(/^mongodb(\+srv)?:/, 'http:')).pathname.slice(1) || 'troupe';
   const mongo = await connectMongo(url, dbName, 'troupe-admin');
   try {

@@ -1,6 +1,6 @@
 import type { Db, MongoClient } from 'mongodb';
 import { QueueFactory } from '../lib/queues/queues.js';
-import { createRedis, type RedisClient } from '../lib/redis/connection.js';
+import { createRedis, firstTlsRefusal, type RedisClient } from '../lib/redis/connection.js';
 import { RedisKeys } from '../lib/redis/keys.js';
 import { Dispatcher } from '../../actors/runtime/dispatcher.js';
 import { FairShare } from '../../actors/runtime/fair-share.js';
@@ -122,7 +122,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     // The driver's own errors and the system's (no server answered, refused credentials, a bad option, an SRV
     // name not found) are the operator's to fix in MONGODB_URL: one line naming it. Their messages carry
     // hosts, never the URL's password.
-    throw err.name.startsWith('Mongo') || (err as NodeJS.ErrnoException).syscall ? new ConfigError(`MONGODB_URL: could not connect to MongoDB: ${err.message}`) : err;
+    throw err.name.startsWith('Mongo') || (err as NodeJS.ErrnoException).syscall ? new ConfigError(`${config.mongodbUrlVar}: could not connect to MongoDB: ${err.message}`) : err;
   });
   shutdown.add(mongo);
   if (!mongo.driverFixed) log.warn('the MongoDB driver fix for writes to closed sockets could not be installed (driver internals changed); the watchdog still replaces a wedged client');
@@ -130,15 +130,21 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   // worker holds one per queue (~70), so an outage began with ~70 identical lines.
   const redisErrors = new RepeatedErrors((obj, msg) => log.warn(obj, msg), 'redis connection error; reconnecting');
   const onRedisError = (err: Error) => redisErrors.report(err.message);
-  const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, onError: onRedisError });
+  const redis = createRedis(config.redisUrl, 'command', role, { cluster: config.redisCluster, tls: config.redisTls, onError: onRedisError });
+  const tlsRefused = firstTlsRefusal(redis, 3000);
   shutdown.add(once('redis', () => closeRedis(redis)));
   await ensureIndexes(mongo.db);
+  const refused = await tlsRefused;
+  if (refused) {
+    await shutdown.close();
+    throw new ConfigError(`${config.redisUrlVar}: the Redis server's TLS connection was refused (${refused.message}); give the CA that signs its certificate in REDIS_TLS_CA, or set REDIS_TLS_REJECT_UNAUTHORIZED=false for a provider whose certificates are self-signed (Heroku Redis)`);
+  }
   const box = new SecretBox(config.masterKeys, config.masterKeyId);
   const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
   const redisFor: Core['redisFor'] = (kind, name) => {
-    const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, onError: onRedisError });
+    const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, tls: config.redisTls, onError: onRedisError });
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
     return conn;
   };

@@ -34,6 +34,7 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   const config = loadConfig(env);
   const logger = log ?? createLogger(config.logLevel);
   if (config.privateNetworkHatches.length) logger.warn({ allowed: config.privateNetworkHatches, production: env.NODE_ENV === 'production' }, "private networks allowed: tenants' webhook and model URLs may reach them");
+  if (config.redisTls?.rejectUnauthorized === false) logger.warn({ variable: config.redisUrlVar }, 'redis TLS certificate not verified (REDIS_TLS_REJECT_UNAUTHORIZED=false)');
   // TROUPE_ROUND_TRIPS_FILE (benchmarks): count this process's MongoDB and Redis round trips.
   const counting = startRoundTripCounter(env);
   const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });

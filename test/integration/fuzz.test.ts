@@ -1,31 +1,25 @@
 import assert from 'node:assert/strict';
-import { spawnSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ensureSchemathesis, SCHEMATHESIS_BIN } from '../../infra/services/schemathesis.js';
 import { candidate } from '../fakes/llm-conversation.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json } from '../support/wait.js';
 
-const VERSION = '4.32.5';
-const VENV = resolve(__dirname, '../../../.data/schemathesis');
-const ST = join(VENV, 'bin', 'st');
+const ST = SCHEMATHESIS_BIN;
 const KEEP = resolve(__dirname, '../../../.data/fuzz');
 
-/** schemathesis from PyPI in a venv under .data/, installed on first use; null (with the reason) only if pip cannot. */
-function ensureSchemathesis(): { ok: true } | { ok: false; why: string } {
-  const ready = () => existsSync(ST) && spawnSync(ST, ['--version'], { encoding: 'utf8' }).stdout.includes(VERSION);
-  if (ready()) return { ok: true };
-  const python = ['python3', 'python'].find((p) => spawnSync(p, ['--version']).status === 0);
-  if (!python) return { ok: false, why: 'no python3 on PATH' };
-  rmSync(VENV, { recursive: true, force: true });
-  const venv = spawnSync(python, ['-m', 'venv', VENV], { encoding: 'utf8' });
-  if (venv.status !== 0) return { ok: false, why: `python -m venv failed: ${venv.stderr}` };
-  const pip = spawnSync(join(VENV, 'bin', 'pip'), ['install', '-q', `schemathesis==${VERSION}`], { encoding: 'utf8', timeout: 600_000 });
-  if (pip.status !== 0) return { ok: false, why: `pip install schemathesis failed: ${pip.stderr.slice(-500)}` };
-  return ready() ? { ok: true } : { ok: false, why: 'schemathesis installed but st does not run' };
+/** schemathesis, installed by `npm test` before the legs (infra/services/schemathesis.ts); missing it fails the suite. */
+function schemathesis(): void {
+  try {
+    ensureSchemathesis((m) => process.stderr.write(`      ${m}\n`));
+  } catch (err) {
+    assert.fail(`schemathesis could not be installed, so the fuzzing cannot run: ${(err as Error).message}`);
+  }
 }
 
 /**
@@ -130,14 +124,10 @@ describe('fuzzing: schemathesis against /v1/openapi.json', function () {
   let h: Harness;
   let dir: string;
   before(async function () {
-    // The fuzzer exercises the HTTP layer, which both MongoDB-wire legs share: once per `npm test` is enough.
-    if (Number(process.env.TROUPE_TEST_LEG ?? 1) > 1 && process.env.TROUPE_FUZZ_SCALE !== 'full') {
-      process.stderr.write('      (fuzzing runs on the first leg of the matrix only)\n');
-      this.skip();
-    }
+    // The fuzzer exercises the HTTP layer, which both MongoDB-wire legs share: `npm test` runs this file on the first
+    // leg only (infra/services/run-tests.ts, firstLegOnly), every leg with TROUPE_FUZZ_SCALE=full. Never a skip.
     // Missing schemathesis fails the run (issue #31): a fuzz that silently did not run proves nothing.
-    const st = ensureSchemathesis();
-    if (!st.ok) assert.fail(`schemathesis could not be installed: ${st.why}`);
+    schemathesis();
     // Webhook URLs on loopback are accepted (not resolved), so the fixture's webhook and the fuzzed PUTs reach the store.
     h = await startHarness({ env: { TROUPE_SESSION_SHARDS: '2', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
     dir = mkdtempSync(join(tmpdir(), 'troupe-fuzz-'));
@@ -229,12 +219,7 @@ describe('fuzzing: schemathesis against {routing_url}/openapi.json', function ()
   let fake: FakeLlmUpstream;
   let dir: string;
   before(async function () {
-    if (Number(process.env.TROUPE_TEST_LEG ?? 1) > 1 && process.env.TROUPE_FUZZ_SCALE !== 'full') {
-      process.stderr.write('      (fuzzing runs on the first leg of the matrix only)\n');
-      this.skip();
-    }
-    const st = ensureSchemathesis();
-    if (!st.ok) assert.fail(`schemathesis could not be installed: ${st.why}`);
+    schemathesis();
     fake = await FakeLlmUpstream.start();
     h = await startHarness({ roles: ['web', 'router'] });
     dir = mkdtempSync(join(tmpdir(), 'troupe-fuzz-routing-'));

@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
-import { parseRedisTarget, RedisTargetError } from '../redis/target.js';
+import { parseRedisTarget, RedisTargetError, type RedisTlsOptions } from '../redis/target.js';
 import type { MetricsAccess } from '../metrics/access.js';
 
 /**
@@ -21,8 +22,14 @@ export interface Config {
   /** Interface the routing interface listens on; null = all interfaces. */
   readonly routerHost: string | null;
   readonly mongodbUrl: string;
+  /** The variable mongodbUrl came from: `MONGODB_URL`, else Heroku's `MONGODB_URI`; connection errors name it. */
+  readonly mongodbUrlVar: MongodbUrlVar;
   readonly mongodbDb: string;
   readonly redisUrl: string;
+  /** The variable redisUrl came from: `REDIS_TLS_URL` (Heroku Redis) when set, else `REDIS_URL`. */
+  readonly redisUrlVar: RedisUrlVar;
+  /** Certificate checks of a `rediss://` target (REDIS_TLS_REJECT_UNAUTHORIZED, REDIS_TLS_CA); null for plain `redis://`. */
+  readonly redisTls: RedisTlsOptions | null;
   /** `REDIS_URL` names a Redis Cluster (`redis-cluster://` or `REDIS_CLUSTER=1`). */
   readonly redisCluster: boolean;
   /** Prefix for every Redis key Troupe writes; wrapped in a hash tag per key family. */
@@ -177,17 +184,79 @@ function url(env: Env, name: string, protocols: string[], dflt?: string): string
   return raw.replace(/\/+$/, '');
 }
 
-/** `REDIS_URL`: one server or a cluster's seed nodes (infra/redis/target.ts). */
-function redisUrl(env: Env): string {
-  const raw = env.REDIS_URL;
-  if (!raw) throw new ConfigError('REDIS_URL is required');
+export type MongodbUrlVar = 'MONGODB_URL' | 'MONGODB_URI';
+export type RedisUrlVar = 'REDIS_URL' | 'REDIS_TLS_URL';
+
+/**
+ * `MONGODB_URL`, else `MONGODB_URI` (what Heroku's MongoDB add-ons set). Both
+ * set to different values is refused: an add-on attached beside an old
+ * setting must not silently decide which database the service writes to.
+ * The admin command reads the same pair through this.
+ */
+export function mongodbUrlVar(env: Env): MongodbUrlVar {
+  const own = env.MONGODB_URL;
+  const addOn = env.MONGODB_URI;
+  if (own && addOn && own.trim() !== addOn.trim()) {
+    throw new ConfigError('MONGODB_URL and MONGODB_URI are both set and differ; set only one (MONGODB_URI is what Heroku add-ons set)');
+  }
+  return own || !addOn ? 'MONGODB_URL' : 'MONGODB_URI';
+}
+
+/**
+ * `REDIS_TLS_URL` when set (Heroku Redis sets it beside `REDIS_URL`, and on
+ * its older plans only it is TLS), else `REDIS_URL`: one server or a
+ * cluster's seed nodes (src/lib/redis/target.ts).
+ */
+function redisUrl(env: Env): { name: RedisUrlVar; url: string } {
+  const name: RedisUrlVar = env.REDIS_TLS_URL ? 'REDIS_TLS_URL' : 'REDIS_URL';
+  const raw = env[name];
+  if (!raw) throw new ConfigError('REDIS_URL is required (or REDIS_TLS_URL)');
   try {
-    parseRedisTarget(raw, bool(env, 'REDIS_CLUSTER'));
+    const target = parseRedisTarget(raw, bool(env, 'REDIS_CLUSTER'));
+    if (name === 'REDIS_TLS_URL' && !target.tls) throw new ConfigError('REDIS_TLS_URL must use rediss:// or rediss-cluster://');
   } catch (err) {
-    if (err instanceof RedisTargetError) throw new ConfigError(`REDIS_URL ${err.message}`);
+    if (err instanceof RedisTargetError) throw new ConfigError(`${name} ${err.message}`);
     throw err;
   }
-  return raw.trim();
+  return { name, url: raw.trim() };
+}
+
+/**
+ * `REDIS_TLS_REJECT_UNAUTHORIZED` and `REDIS_TLS_CA`, for a `rediss://`
+ * target only: set beside a plain URL they would protect nothing, so they are
+ * refused there. The CA is PEM text or the path of a PEM file, read at start.
+ * Both together are refused too: one verifies against a CA, the other
+ * verifies nothing.
+ */
+function redisTls(env: Env, name: RedisUrlVar, tls: boolean): RedisTlsOptions | null {
+  const rejectRaw = env.REDIS_TLS_REJECT_UNAUTHORIZED ?? '';
+  const caRaw = (env.REDIS_TLS_CA ?? '').trim();
+  if (!tls) {
+    if (rejectRaw !== '' || caRaw !== '') throw new ConfigError(`${rejectRaw !== '' ? 'REDIS_TLS_REJECT_UNAUTHORIZED' : 'REDIS_TLS_CA'} is set but ${name} does not use TLS (rediss://)`);
+    return null;
+  }
+  const rejectUnauthorized = rejectRaw === '' ? true : bool(env, 'REDIS_TLS_REJECT_UNAUTHORIZED');
+  if (!rejectUnauthorized && caRaw) throw new ConfigError('REDIS_TLS_CA and REDIS_TLS_REJECT_UNAUTHORIZED=false are both set; set one (a CA to verify against, or no verification)');
+  return Object.freeze({ rejectUnauthorized, ca: caRaw ? caPem(caRaw) : null });
+}
+
+function caPem(raw: string): string {
+  let pem = raw;
+  if (!raw.startsWith('-----BEGIN')) {
+    try {
+      pem = readFileSync(raw, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`REDIS_TLS_CA must be PEM text or the path of a PEM file; cannot read ${JSON.stringify(raw)} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  // A PEM pasted into a one-line setting often carries its line breaks as `\n`.
+  pem = pem.replace(/\\n/g, '\n');
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw new ConfigError('REDIS_TLS_CA holds no PEM certificate (-----BEGIN CERTIFICATE-----)');
+  }
+  return pem;
 }
 
 /**
@@ -315,7 +384,10 @@ export function loadConfig(env: Env = process.env): Config {
   const routerPort = int(env, 'ROUTER_PORT', 8081, 0, 65535);
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
-  const mongodbUrl = url(env, 'MONGODB_URL', ['mongodb:', 'mongodb+srv:']);
+  const mongoVar = mongodbUrlVar(env);
+  const mongodbUrl = url(env, mongoVar, ['mongodb:', 'mongodb+srv:']);
+  const redis = redisUrl(env);
+  const redisTarget = parseRedisTarget(redis.url, bool(env, 'REDIS_CLUSTER'));
   const prefix = env.TROUPE_REDIS_PREFIX || 'troupe';
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) throw new ConfigError('TROUPE_REDIS_PREFIX must be 1-64 of [A-Za-z0-9_.:-]');
   const bindHost = host(env, 'HOST', production ? null : '127.0.0.1');
@@ -328,9 +400,12 @@ export function loadConfig(env: Env = process.env): Config {
     host: bindHost,
     routerHost: host(env, 'ROUTER_HOST', bindHost),
     mongodbUrl,
+    mongodbUrlVar: mongoVar,
     mongodbDb: env.TROUPE_MONGODB_DB || new URL(mongodbUrl.replace(/^mongodb\+srv:/, 'http:').replace(/^mongodb:/, 'http:')).pathname.slice(1) || 'troupe',
-    redisUrl: redisUrl(env),
-    redisCluster: parseRedisTarget(redisUrl(env), bool(env, 'REDIS_CLUSTER')).cluster,
+    redisUrl: redis.url,
+    redisUrlVar: redis.name,
+    redisTls: redisTls(env, redis.name, redisTarget.tls),
+    redisCluster: redisTarget.cluster,
     redisPrefix: prefix,
     masterKeys: keys,
     masterKeyId: currentId,

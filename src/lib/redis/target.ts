@@ -24,6 +24,19 @@ export interface RedisTarget {
   db: number;
 }
 
+/**
+ * How a `rediss://` connection checks the server's certificate
+ * (REDIS_TLS_REJECT_UNAUTHORIZED, REDIS_TLS_CA; docs/deploy.md). Node's
+ * defaults (the system's CAs, verification on) unless one of them says
+ * otherwise.
+ */
+export interface RedisTlsOptions {
+  /** false: accept any certificate (a provider whose certificates are self-signed, as Heroku Redis's are). */
+  readonly rejectUnauthorized: boolean;
+  /** PEM of the CA(s) that sign the server's certificate, instead of the system's; null: the system's. */
+  readonly ca: string | null;
+}
+
 export class RedisTargetError extends Error {
   override name = 'RedisTargetError';
 }
