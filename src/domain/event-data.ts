@@ -1,67 +1,47 @@
-import type { ContentBlock, EventType, MessageStatus, OutputPart, SessionStatus } from './ledger.js';
+import type { FromSchema } from 'json-schema-to-ts';
+import type { EVENT_DATA_SCHEMAS } from './event-schemas.js';
+import type { ContentBlock, EventType, OutputPart } from './ledger.js';
 
 /**
- * What each ledger event type carries in `data`, as the session actor appends it. The wire schemas
- * (src/http/routes/sessions/ledger-events.ts) say the same for clients, and test/unit/ledger-event-schemas.test.ts
- * holds the events the decisions make to them; this is the compiler's side, so a wrong payload does not build.
+ * What each ledger event type carries in `data`, as the session actor appends it: derived by FromSchema from the
+ * schemas in event-schemas.ts, which are the one definition and also make /v1/openapi.json, so a payload the
+ * document refuses does not build. test/unit/ledger-event-schemas.test.ts holds the events the decisions make to
+ * the document, and test/unit/event-data-types.test.ts what the compiler refuses.
+ *
+ * An interface with one line per type rather than a mapped type: `EventData[T]` for a generic T (the decisions'
+ * `platform<T>`) then stays an indexed access, where a mapped type makes the compiler expand FromSchema over every
+ * type at once (TS2589, and minutes of checking).
  */
 export interface EventData {
-  'user.message': { content: ContentBlock[]; metadata: Record<string, string> | null; message_id: string };
-  'session.status_changed': { from: SessionStatus; to: SessionStatus };
-  'message.status_changed': {
-    message_id: string;
-    /** Null for a new message. */
-    from: MessageStatus | null;
-    to: MessageStatus;
-    attempt: number;
-    /** Why, when `to` is failed, or the retryable failure on a retry. */
-    error?: string;
-    /** On a retry: the backoff before it. */
-    retry_in_ms?: number;
-  };
-  'assistant.message_completed': {
-    message_id: string;
-    call_index: number;
-    parts: OutputPart[];
-    stop_reason: string;
-    usage: { input_tokens: number; output_tokens: number } | null;
-    /** True when the response has no tool calls: the message then completes. */
-    final: boolean;
-  };
-  /** Exactly the webhook body of the same name. */
-  'tool.call_requested': {
-    id: string;
-    type: 'tool.call_requested';
-    session_id: string;
-    message_id: string;
-    tool_call_id: string;
-    tool_name: string;
-    arguments: Record<string, unknown>;
-    input_schema: Record<string, unknown>;
-    output_schema: Record<string, unknown>;
-    expires_at: string;
-    submit_url: string;
-  };
-  'tool.call_completed': ToolCallData & { kind: 'custom'; /** Absent when the handler returned nothing. */ output?: unknown };
-  'tool.call_failed': ToolCallData & {
-    /** Null for a tool the agent does not have. */
-    kind: 'custom' | 'external' | null;
-    reason: 'timeout' | 'error' | 'unknown_tool' | 'cancelled';
-    error: string;
-  };
-  'tool.result_submitted': { message_id: string; tool_call_id: string; result: unknown; is_error: boolean };
-  'webhook.delivery_failed': { delivery_id: string; webhook_id: string; event_type: string; url: string; attempts: number; last_error: string; reason: WebhookFailureReason };
+  'user.message': AsWritten<'user.message'>;
+  'session.status_changed': Derived<'session.status_changed'>;
+  'message.status_changed': Derived<'message.status_changed'>;
+  'assistant.message_completed': AsWritten<'assistant.message_completed'>;
+  'tool.call_requested': Derived<'tool.call_requested'>;
+  'tool.call_completed': Derived<'tool.call_completed'>;
+  'tool.call_failed': Derived<'tool.call_failed'>;
+  'tool.result_submitted': Derived<'tool.result_submitted'>;
+  'webhook.delivery_failed': Derived<'webhook.delivery_failed'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */
-export type WebhookFailureReason = 'retries_exhausted' | 'gone' | 'disabled' | 'expired' | 'config_deleted' | 'unsubscribed';
+export type WebhookFailureReason = EventData['webhook.delivery_failed']['reason'];
 
-interface ToolCallData {
-  message_id: string;
-  tool_call_id: string;
-  tool_name: string;
+type Derived<T extends EventType> = FromSchema<(typeof EVENT_DATA_SCHEMAS)[T]>;
+
+/**
+ * Fields whose schema is stricter than the type of the value the session actor writes into them today; they keep
+ * that (older, looser) type until the writers' types are narrowed, so the schema, and the wire, stay as they are.
+ * None is a wire difference: the values are what the schema says (validated requests; the router-proxy's total map
+ * of stop reasons, which makes only text and tool-call parts), only their types say less.
+ * - `content`: ContentBlock (src/domain/ledger.ts) is one loose object (`text?`, `file_id?`), not the schema's three blocks.
+ * - `parts`: ModelResult (actors/session/messages.ts) has OutputPart, which also admits the `tool_result` parts
+ *   only a message's output holds.
+ * - `stop_reason`: ModelResult has a string, not the schema's five reasons.
+ */
+interface Looser {
+  'user.message': { content: ContentBlock[] };
+  'assistant.message_completed': { parts: OutputPart[]; stop_reason: string };
 }
 
-/** Every event type has its data: a type added to EVENT_TYPES without it fails here. */
-type Covered = EventType extends keyof EventData ? (keyof EventData extends EventType ? true : never) : never;
-export const EVERY_EVENT_TYPE_HAS_DATA: Covered = true;
+type AsWritten<T extends keyof Looser> = Omit<Derived<T>, keyof Looser[T]> & Looser[T];

@@ -3,9 +3,10 @@ import { messageStatus, platform } from '../../src/domain/session/decision.js';
 import { USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 
 /**
- * What is appended to the ledger is typed by event type (src/domain/event-data.ts). The checks that matter here are
- * the compiler's: each `@ts-expect-error` line must fail to compile, or the build fails (an unused expectation is an
- * error), so a payload that stops being refused breaks `npm run build` before any test runs.
+ * What is appended to the ledger is typed by event type (src/domain/event-data.ts, derived from the schemas of
+ * src/domain/event-schemas.ts). The checks that matter here are the compiler's: each `@ts-expect-error` line must
+ * fail to compile, or the build fails (an unused expectation is an error), so a payload that stops being refused
+ * breaks `npm run build` before any test runs.
  */
 describe('ledger event data is typed by event type', () => {
   const m = { id: 'm1', status: 'running', attempt: 1 } as MessageState;
@@ -20,6 +21,14 @@ describe('ledger event data is typed by event type', () => {
     platform('session.status_changed', null, { from: 'idle', to: 'running', reason: 'timeout' });
     // @ts-expect-error: a failed tool call says why (reason)
     platform('tool.call_failed', 'm1', { message_id: 'm1', tool_call_id: 'c1', tool_name: 't', kind: null, error: 'boom' });
+    // @ts-expect-error: a failed call's reason is one of the schema's, not any string
+    platform('tool.call_failed', 'm1', { message_id: 'm1', tool_call_id: 'c1', tool_name: 't', kind: null, reason: 'exploded', error: 'boom' });
+    // @ts-expect-error: a completed call's kind is the schema's const, custom
+    platform('tool.call_completed', 'm1', { message_id: 'm1', tool_call_id: 'c1', tool_name: 't', kind: 'external' });
+    // @ts-expect-error: the schema's additionalProperties: false refuses a field it does not name
+    platform('tool.result_submitted', 'm1', { message_id: 'm1', tool_call_id: 'c1', result: null, is_error: false, note: 'x' });
+    // @ts-expect-error: a delivery failure counts its attempts with a number
+    platform('webhook.delivery_failed', 'm1', { delivery_id: 'd', webhook_id: 'w', event_type: 'x', url: 'u', attempts: '3', last_error: 'e', reason: 'gone' });
     // @ts-expect-error: a status change's extra is an attempt, an error or a retry delay, not any field
     messageStatus(m, 'failed', { reason: 'x' });
     // @ts-expect-error: a user message's data is content, metadata and message_id, not a status change

@@ -1,73 +1,22 @@
-import { EVENT_TYPES, MESSAGE_STATUSES, SESSION_STATUSES, type EventType } from '../../../../domain/ledger.js';
+import { EVENT_DATA_SCHEMAS } from '../../../../domain/event-schemas.js';
+import { EVENT_TYPES, type EventType } from '../../../../domain/ledger.js';
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
-import { contentSchema, metadataSchema } from './schema.js';
-import { anyObject, nullableString, str, time } from '../../../../lib/schemas/common.js';
+import { nullableString, str, time } from '../../../../lib/schemas/common.js';
+
+/** The message parts, also in the message views (responses.ts). */
+export { textPart, toolCallPart } from '../../../../domain/event-schemas.js';
 
 /**
- * The ledger event as the API returns it: one schema per `type`, each with
- * its exact `data` (docs/events.md in words; the session actor's decisions,
- * actors/session/, write them). They become named components of
- * /v1/openapi.json, and the client's `LedgerEvent` union narrows on `type`.
+ * The ledger event as the API returns it: one schema per `type`, the envelope
+ * here around the type's `data` from src/domain/event-schemas.ts (the one
+ * definition, from which the session actor's EventData type is derived too;
+ * docs/events.md in words). They become named components of /v1/openapi.json,
+ * and the client's `LedgerEvent` union narrows on `type`.
+ *
+ * `tool.call_requested`'s data is the webhook body of the same name, the same
+ * object: the document names that component rather than writing it twice.
  */
-
-export const textPart: JsonSchema = { type: 'object', additionalProperties: false, required: ['type', 'text'], properties: { type: { type: 'string', const: 'text' }, text: str } };
-export const toolCallPart: JsonSchema = {
-  type: 'object',
-  additionalProperties: false,
-  required: ['type', 'id', 'name', 'arguments'],
-  properties: { type: { type: 'string', const: 'tool_call' }, id: str, name: str, arguments: anyObject },
-};
-
-function data(required: string[], properties: Record<string, JsonSchema>, optional: Record<string, JsonSchema> = {}): JsonSchema {
-  return { type: 'object', additionalProperties: false, required, properties: { ...properties, ...optional } };
-}
-
-const call = { message_id: str, tool_call_id: str, tool_name: str };
-
-/** Each type's `data`. */
-const DATA: Record<EventType, JsonSchema> = {
-  'user.message': data(['content', 'metadata', 'message_id'], { content: contentSchema, metadata: { oneOf: [metadataSchema, { type: 'null' }] }, message_id: str }),
-  'session.status_changed': data(['from', 'to'], { from: { type: 'string', enum: [...SESSION_STATUSES] }, to: { type: 'string', enum: [...SESSION_STATUSES] } }),
-  'message.status_changed': data(
-    ['message_id', 'from', 'to', 'attempt'],
-    { message_id: str, from: { type: ['string', 'null'], enum: [...MESSAGE_STATUSES, null], description: 'Null for a new message.' }, to: { type: 'string', enum: [...MESSAGE_STATUSES] }, attempt: { type: 'integer', minimum: 1 } },
-    {
-      error: { type: 'string', description: 'Why, when `to` is `failed`, or the retryable failure on a retry.' },
-      retry_in_ms: { type: 'integer', minimum: 0, description: 'On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it.' },
-    },
-  ),
-  'assistant.message_completed': data(['message_id', 'call_index', 'parts', 'stop_reason', 'usage', 'final'], {
-    message_id: str,
-    call_index: { type: 'integer', minimum: 0, description: '0 for the first model call of the message, then 1, 2, ...' },
-    parts: { type: 'array', items: { oneOf: [textPart, toolCallPart] } },
-    stop_reason: { type: 'string', enum: ['end_turn', 'tool_use', 'max_tokens', 'stop_sequence', 'refusal'] },
-    usage: { oneOf: [data(['input_tokens', 'output_tokens'], { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' } }), { type: 'null' }] },
-    final: { type: 'boolean', description: 'True when the response has no tool calls: the message then completes.' },
-  }),
-  // Exactly the webhook body, so the component is shared.
-  'tool.call_requested': { $ref: '#/components/schemas/ToolCallRequestedWebhook' },
-  'tool.call_completed': data(['message_id', 'tool_call_id', 'tool_name', 'kind'], { ...call, kind: { type: 'string', const: 'custom' } }, { output: { description: "The handler's return value (JSON); absent when it returned nothing." } }),
-  'tool.call_failed': data(['message_id', 'tool_call_id', 'tool_name', 'kind', 'reason', 'error'], {
-    ...call,
-    kind: { type: ['string', 'null'], enum: ['custom', 'external', null], description: 'Null for a tool the agent does not have.' },
-    reason: { type: 'string', enum: ['timeout', 'error', 'unknown_tool', 'cancelled'] },
-    error: str,
-  }),
-  'tool.result_submitted': data(['message_id', 'tool_call_id', 'result', 'is_error'], { message_id: str, tool_call_id: str, result: { description: 'The submitted JSON; null when none was sent with is_error true.' }, is_error: { type: 'boolean' } }),
-  'webhook.delivery_failed': data(['delivery_id', 'webhook_id', 'event_type', 'url', 'attempts', 'last_error', 'reason'], {
-    delivery_id: str,
-    webhook_id: { type: 'string', description: 'The delivery body `id`.' },
-    event_type: str,
-    url: str,
-    attempts: { type: 'integer', minimum: 0 },
-    last_error: str,
-    reason: {
-      type: 'string',
-      enum: ['retries_exhausted', 'gone', 'disabled', 'expired', 'config_deleted', 'unsubscribed'],
-      description: 'retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending.',
-    },
-  }),
-};
+const DATA: Record<EventType, JsonSchema> = { ...EVENT_DATA_SCHEMAS, 'tool.call_requested': { $ref: '#/components/schemas/ToolCallRequestedWebhook' } };
 
 /** Submitted by the client; every other type is the platform's. */
 const USER_TYPES: readonly EventType[] = ['user.message', 'tool.result_submitted'];
@@ -97,7 +46,7 @@ function envelope(type: EventType): JsonSchema {
       type: { type: 'string', const: type },
       message_id: nullableString,
       source: { type: 'string', const: user ? 'user' : 'platform' },
-      actor: data(['type', 'id'], { type: { type: 'string', const: user ? 'user' : 'system' }, id: nullableString }),
+      actor: { type: 'object', additionalProperties: false, required: ['type', 'id'], properties: { type: { type: 'string', const: user ? 'user' : 'system' }, id: nullableString } },
       data: DATA[type],
       created_at: time,
     },

@@ -1,26 +1,8 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { NO_CONTROL_CHARACTERS } from '../../../../lib/schemas/common.js';
+import { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 
-export const MAX_CONTENT_BLOCKS = 100;
-export const MAX_METADATA_KEYS = 50;
-
-export const metadataSchema: JsonSchema = {
-  type: 'object',
-  maxProperties: MAX_METADATA_KEYS,
-  propertyNames: { pattern: '^[A-Za-z0-9_-]{1,64}$' },
-  additionalProperties: { type: 'string', maxLength: 512 },
-  description: 'String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters.',
-};
-
-const contentBlock: JsonSchema = {
-  oneOf: [
-    { type: 'object', additionalProperties: false, required: ['type', 'text'], properties: { type: { const: 'text' }, text: { type: 'string', minLength: 1, maxLength: 200_000 } } },
-    { type: 'object', additionalProperties: false, required: ['type', 'file_id'], properties: { type: { const: 'file' }, file_id: { type: 'string', minLength: 1, maxLength: 64 } } },
-    { type: 'object', additionalProperties: false, required: ['type', 'file_id'], properties: { type: { const: 'image' }, file_id: { type: 'string', minLength: 1, maxLength: 64 } } },
-  ],
-};
-
-export const contentSchema: JsonSchema = { type: 'array', minItems: 1, maxItems: MAX_CONTENT_BLOCKS, items: contentBlock };
+export { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 
 export const sessionFields: Record<string, JsonSchema> = {
   name: { type: ['string', 'null'], maxLength: 200, pattern: NO_CONTROL_CHARACTERS },

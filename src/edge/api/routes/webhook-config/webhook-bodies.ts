@@ -1,7 +1,8 @@
 import { MESSAGE_STATUSES, SESSION_STATUSES } from '../../../../domain/ledger.js';
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { batchCounts } from '../session-batches/schema.js';
-import { anyObject, nullableString, stringMap, time } from '../../../../lib/schemas/common.js';
+import { nullableString, stringMap, time } from '../../../../lib/schemas/common.js';
+import { toolCallRequestedData } from '../../../../domain/event-schemas.js';
 
 /**
  * The bodies Troupe POSTs to an agent's webhook (spec: Webhook deliveries),
@@ -10,26 +11,8 @@ import { anyObject, nullableString, stringMap, time } from '../../../../lib/sche
  * shapes are ours, so no field is left open.
  */
 
-/** Also the `data` of the `tool.call_requested` ledger event: the same object, byte for byte. */
-export const toolCallRequestedWebhook: JsonSchema = {
-  type: 'object',
-  description: 'An external tool call waiting for its result: POST it to `submit_url` as a `tool.result_submitted` event before `expires_at`.',
-  additionalProperties: false,
-  required: ['id', 'type', 'session_id', 'message_id', 'tool_call_id', 'tool_name', 'arguments', 'input_schema', 'output_schema', 'expires_at', 'submit_url'],
-  properties: {
-    id: { type: 'string', description: '`<session_id>:<message_id>:<tool_call_id>`; the same on every retry: the idempotency key.' },
-    type: { type: 'string', const: 'tool.call_requested' },
-    session_id: { type: 'string' },
-    message_id: { type: 'string' },
-    tool_call_id: { type: 'string' },
-    tool_name: { type: 'string' },
-    arguments: anyObject,
-    input_schema: { ...anyObject, description: "The tool's input JSON Schema; `{}` when it declares none." },
-    output_schema: { ...anyObject, description: "The tool's output JSON Schema, which a result is checked against; `{}` when it declares none." },
-    expires_at: time,
-    submit_url: { type: 'string', description: 'The session events endpoint.' },
-  },
-};
+/** Also the `data` of the `tool.call_requested` ledger event, so it is defined with the events' (src/domain/event-schemas.ts). */
+export const toolCallRequestedWebhook: JsonSchema = toolCallRequestedData;
 
 /** A lifecycle body: `{id, type, created_at, data}`, the same on every retry; `data` is the body's own. */
 function lifecycleBody(description: string, id: string, types: string[], required: string[], data: Record<string, JsonSchema>): JsonSchema {
