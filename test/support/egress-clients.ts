@@ -3,8 +3,8 @@ import { realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..');
-export const NODE_BRIDGE = join(ROOT, 'dist', 'src', 'sandbox', 'egress-bridge.js');
-export const PYTHON_BRIDGE_DIR = join(ROOT, 'src', 'sandbox', 'python');
+export const NODE_BRIDGE = join(ROOT, 'dist', 'src', 'lib', 'sandbox', 'egress-bridge.js');
+export const PYTHON_BRIDGE_DIR = join(ROOT, 'src', 'lib', 'sandbox', 'python');
 
 /** What one client attempt came to: the status and body it got, or the error it saw. */
 export interface Attempt {
