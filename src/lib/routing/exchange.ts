@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cancel } from '../llm/upstream-post.js';
 import { lazyRequestLog, type Logger } from '../log/logger.js';
+import type { RoutedCall } from './routed-call.js';
 
 /**
  * One request on the routing interface as its handlers see it: the raw
@@ -25,6 +26,11 @@ export class Exchange {
   get clientGone(): Cancel {
     return (this.gone ??= new ClientGone(this.res));
   }
+}
+
+/** Every routed call's answer names its conversation, an error after the call was decided too. */
+export function conversationHeader(call: RoutedCall, ex: Exchange): void {
+  ex.res.setHeader('X-Conversation-Id', call.convId);
 }
 
 /**
