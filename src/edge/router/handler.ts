@@ -50,8 +50,7 @@ export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: st
     const router = await svc.lookup.router(orgId, routerId);
     const req = ingress.wire.parseRequest(body);
     const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted };
-    // A client that hangs up should not keep an upstream generating for nobody.
-    return await (req.stream ? routeCall(svc, input, SSE_RELAY, ex, ex.clientGone) : routeCall(svc, input, JSON_ANSWER, ex, ex.clientGone));
+    return await (req.stream ? routeCall(svc, input, SSE_RELAY, ex) : routeCall(svc, input, JSON_ANSWER, ex));
   } catch (e) {
     await admitted; // a refusal outranks what is wrong with the request
     throw e;

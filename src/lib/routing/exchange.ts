@@ -28,9 +28,13 @@ export class Exchange {
   }
 }
 
-/** Every routed call's answer names its conversation, an error after the call was decided too. */
-export function conversationHeader(call: RoutedCall, ex: Exchange): void {
+/**
+ * A routed call on the routing interface, decided and admitted: its answer names its conversation (an error from
+ * here on too), and a client that hangs up from here on cancels the upstream call.
+ */
+export function startExchange(call: RoutedCall, ex: Exchange): Cancel {
   ex.res.setHeader('X-Conversation-Id', call.convId);
+  return ex.clientGone;
 }
 
 /**

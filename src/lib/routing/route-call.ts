@@ -40,11 +40,14 @@ export interface RouteInput {
 /**
  * How one kind of routed call makes a candidate's attempt and answers with it: a buffered JSON body, an SSE relay
  * whose first content commits to the candidate, or an LlmResponse for a caller inside Troupe. Modes are constants;
- * what differs per call is `x` (the HTTP exchange, or nothing).
+ * what differs per call is `x` (the HTTP exchange, or the caller's abort signal).
  */
 export interface CallMode<A, R, X> {
-  /** Once the call is decided and admitted, before the first attempt (the routing app sets X-Conversation-Id). */
-  begin?(call: RoutedCall, x: X): void;
+  /**
+   * Once the call is decided and admitted, before the first attempt: the cancellation the attempts run under (the
+   * client's hang-up, watched from here on as it always was; the routing app also sets X-Conversation-Id here).
+   */
+  start(call: RoutedCall, x: X): Cancel | undefined;
   /** One candidate's call, up to the moment that commits to it. A retryable failure before then falls back. */
   attempt(client: LlmClient, req: LlmRequest, target: Target, signal: Cancel | undefined): Promise<A>;
   /** The usage of an answer that is whole when committed; null for a stream, which settles on its finish event. */
@@ -63,7 +66,7 @@ const NO_FAILURES: readonly string[] = Object.freeze([]);
  * order until one answers, settling the chosen one (stickiness, usage) and counting every fallback. The one place
  * that order is written; `mode` says how an attempt is made and answered.
  */
-export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput, mode: CallMode<A, R, X>, x: X, signal: Cancel | undefined): Promise<R> {
+export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput, mode: CallMode<A, R, X>, x: X): Promise<R> {
   const { orgId, router, ingress, req } = input;
   const plan = planEffort(req);
   const convId = conversationId(req);
@@ -73,7 +76,7 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
   const selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
-  mode.begin?.(call, x);
+  const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
   for (const c of selection.order) {
     let a: A;

@@ -14,7 +14,10 @@ export interface InProcessRouting extends RoutingServices {
 export type RoutedResponse = LlmResponse & { selected_model: string; provider: Provider };
 
 /** A turn's answer as the model gave it, with the model the router chose. */
-const IN_PROCESS = bufferedMode<RoutedResponse, undefined>((res, _call, c) => ({ ...res, selected_model: c.model, provider: c.provider }));
+const IN_PROCESS = bufferedMode<RoutedResponse, AbortSignal | undefined>(
+  (_call, signal) => signal,
+  (res, _call, c) => ({ ...res, selected_model: c.model, provider: c.provider }),
+);
 
 /**
  * The org's router for callers inside Troupe (agent turns with provider
@@ -25,5 +28,5 @@ const IN_PROCESS = bufferedMode<RoutedResponse, undefined>((res, _call, c) => ({
 export async function routeInProcess(svc: InProcessRouting, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<RoutedResponse> {
   await svc.limiter?.admitRoutedTurn(orgId);
   const router = await svc.lookup.router(orgId, routerId);
-  return routeCall(svc, { orgId, router, ingress: INGRESS.chat, req: { ...req, stream: false }, log: () => log, billedTo }, IN_PROCESS, undefined, signal);
+  return routeCall(svc, { orgId, router, ingress: INGRESS.chat, req: { ...req, stream: false }, log: () => log, billedTo }, IN_PROCESS, signal);
 }

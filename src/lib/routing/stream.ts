@@ -5,7 +5,7 @@ import type { EventStream } from '../llm/event-stream.js';
 import type { LlmRequest, StreamEvent, Target } from '../llm/types.js';
 import type { Cancel } from '../llm/upstream-post.js';
 import type { CandidateDoc } from '../../store/routers.js';
-import { conversationHeader, type Exchange } from './exchange.js';
+import { startExchange, type Exchange } from './exchange.js';
 import type { CallMode, RoutingServices } from './route-call.js';
 import { routingInfo, settle, type RoutedCall } from './routed-call.js';
 
@@ -57,7 +57,7 @@ async function openUntilContent(client: LlmClient, req: LlmRequest, target: Targ
  * never silently, and never falls back. A client that hangs up before that ends the call quietly.
  */
 export const SSE_RELAY: CallMode<Opened, void, Exchange> = {
-  begin: conversationHeader,
+  start: startExchange,
   attempt: openUntilContent,
   // Settled on the finish event, in pump.
   usage: () => null,
