@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Cancel } from '../llm/upstream-post.js';
 import { lazyRequestLog, type Logger } from '../log/logger.js';
+import type { RoutedCall } from './routed-call.js';
 
 /**
  * One request on the routing interface as its handlers see it: the raw
@@ -25,6 +26,15 @@ export class Exchange {
   get clientGone(): Cancel {
     return (this.gone ??= new ClientGone(this.res));
   }
+}
+
+/**
+ * A routed call on the routing interface, decided and admitted: its answer names its conversation (an error from
+ * here on too), and a client that hangs up from here on cancels the upstream call.
+ */
+export function startExchange(call: RoutedCall, ex: Exchange): Cancel {
+  ex.res.setHeader('X-Conversation-Id', call.convId);
+  return ex.clientGone;
 }
 
 /**

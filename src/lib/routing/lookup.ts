@@ -37,22 +37,28 @@ export class RoutingLookup {
     return doc;
   }
 
-  async target(orgId: string, c: CandidateDoc): Promise<Target> {
-    const key = `${orgId}\u0000${c.api_key_credential}`;
-    let apiKey = this.secrets.get(key);
-    if (apiKey === undefined) {
-      const value = await this.stores.credentials.reveal(orgId, c.api_key_credential);
-      // Retryable: another candidate may have its key.
-      if (value === null) throw new UpstreamError(`candidate ${c.model} names credential ${c.api_key_credential}, which no longer exists`, true);
-      this.secrets.set(key, (apiKey = value));
-    }
-    return {
-      provider: c.provider,
-      model: c.upstream_model,
-      baseUrl: c.base_url ?? DEFAULT_BASE_URL[c.provider],
-      apiKey,
-      configUpdates: c.configuration_update === true,
-      adaptiveThinking: c.thinking_mode === 'adaptive',
-    };
+  /** The candidate's upstream; a promise only when its provider key is not cached, so a hit costs the caller no await. */
+  target(orgId: string, c: CandidateDoc): Target | Promise<Target> {
+    const apiKey = this.secrets.get(`${orgId}\u0000${c.api_key_credential}`);
+    return apiKey === undefined ? this.reveal(orgId, c) : targetOf(c, apiKey);
   }
+
+  private async reveal(orgId: string, c: CandidateDoc): Promise<Target> {
+    const value = await this.stores.credentials.reveal(orgId, c.api_key_credential);
+    // Retryable: another candidate may have its key.
+    if (value === null) throw new UpstreamError(`candidate ${c.model} names credential ${c.api_key_credential}, which no longer exists`, true);
+    this.secrets.set(`${orgId}\u0000${c.api_key_credential}`, value);
+    return targetOf(c, value);
+  }
+}
+
+function targetOf(c: CandidateDoc, apiKey: string): Target {
+  return {
+    provider: c.provider,
+    model: c.upstream_model,
+    baseUrl: c.base_url ?? DEFAULT_BASE_URL[c.provider],
+    apiKey,
+    configUpdates: c.configuration_update === true,
+    adaptiveThinking: c.thinking_mode === 'adaptive',
+  };
 }

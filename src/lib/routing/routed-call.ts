@@ -54,7 +54,7 @@ const DROP: Record<DroppableParam, (r: LlmRequest) => void> = {
   parallel_tool_calls: (r) => (r.parallelToolCalls = undefined),
 };
 
-export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: string[]): RoutingInfo {
+export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: readonly string[]): RoutingInfo {
   let reason = call.selection.reason;
   if (failures.length) reason += ` Fell back to ${c.model}, the next eligible model, after: ${failures.join('; ')}.`;
   const e = call.plan.effective;
@@ -73,20 +73,22 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
 }
 
 /** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */
-export function countSelected(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, failures: string[]): void {
+export function countSelected(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, failures: readonly string[]): void {
   const reason = failures.length ? 'fallback' : call.sticky?.model === c.model ? 'sticky' : 'first';
   metrics?.routerSelections.inc(SELECTIONS.of(c.model, reason));
 }
 
-export function countFallback(metrics: Metrics | undefined, c: CandidateDoc): void {
+/** A candidate that failed before committing, on every kind of routed call alike: one count and one log line. */
+export function recordFallback(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, e: UpstreamError): void {
   metrics?.routerFallbacks.inc(FALLBACKS.of(c.model));
+  call.log().warn({ model: c.model, err: e.message }, 'routing fallback');
 }
 
 const SELECTIONS = new LabelSets<{ model: string; reason: string }>(['model', 'reason']);
 const FALLBACKS = new LabelSets<{ model: string }>(['model']);
 
 /** An upstream failure that is not retried, or the last one, as the client sees it. */
-export function upstreamFailure(e: unknown, failures: string[]): unknown {
+export function upstreamFailure(e: unknown, failures: readonly string[]): unknown {
   if (!(e instanceof UpstreamError)) return e;
   if (e.code === UPSTREAM_TOO_LARGE) return new TroupeError(502, ErrorType.api, UPSTREAM_TOO_LARGE, `The selected model's answer was too large: ${e.message}`);
   if (!e.retryable && (e.status === 400 || e.status === 404 || e.status === 422)) {
@@ -98,7 +100,7 @@ export function upstreamFailure(e: unknown, failures: string[]): unknown {
 }
 
 /** Every eligible candidate failed with a retryable error. */
-export function exhausted(failures: string[]): TroupeError {
+export function exhausted(failures: readonly string[]): TroupeError {
   return new TroupeError(502, ErrorType.api, 'upstream_error', `No eligible model could answer: ${failures.join('; ')}`);
 }
 

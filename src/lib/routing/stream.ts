@@ -1,23 +1,13 @@
 import type { ServerResponse } from 'node:http';
-import type { Metrics } from '../metrics/metrics.js';
 import type { LlmClient } from '../llm/client.js';
 import { UpstreamError } from '../llm/errors.js';
 import type { EventStream } from '../llm/event-stream.js';
-import type { StreamEvent } from '../llm/types.js';
-import type { Stickiness } from './conversation.js';
-import type { RoutingLookup } from './lookup.js';
+import type { LlmRequest, StreamEvent, Target } from '../llm/types.js';
 import type { Cancel } from '../llm/upstream-post.js';
-import type { Exchange } from './exchange.js';
-import type { UsageBuffer } from './usage-buffer.js';
-import { countFallback, countSelected, exhausted, isRetryable, requestFor, routingInfo, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
-
-export interface StreamServices {
-  lookup: RoutingLookup;
-  client: LlmClient;
-  stickiness: Stickiness;
-  usage: UsageBuffer;
-  metrics?: Metrics;
-}
+import type { CandidateDoc } from '../../store/routers.js';
+import { startExchange, type Exchange } from './exchange.js';
+import type { CallMode, RoutingServices } from './route-call.js';
+import { routingInfo, settle, type RoutedCall } from './routed-call.js';
 
 /** Text, tool-call arguments, a tool call's opening or the end: the upstream has really answered. */
 const isContent = (ev: StreamEvent) => ev.type === 'text' || ev.type === 'args' || ev.type === 'finish' || (ev.type === 'block_start' && ev.block.type === 'tool_call');
@@ -35,39 +25,45 @@ function write(res: ServerResponse, text: string): Promise<void> | void {
   });
 }
 
-/**
- * Streams a routed call. Each candidate is tried until one produces its first
- * content event; only then are headers sent, so a failure before that falls
- * back invisibly. After it, events are translated and written one by one, and
- * a failure ends the stream with the format's error event, never silently.
- */
-export async function streamRouted(ex: Exchange, call: RoutedCall, svc: StreamServices): Promise<void> {
-  const gone = ex.clientGone;
-  const failures: string[] = [];
-  for (const c of call.selection.order) {
-    let events: EventStream | undefined;
-    let head: StreamEvent[] = [];
-    try {
-      events = await svc.client.openStream(requestFor(call, c), await svc.lookup.target(call.orgId, c), gone);
-      for (let batch = await events.read(); batch !== null; batch = await events.read()) {
-        head = head.length === 0 ? batch : head.concat(batch);
-        if (batch.some(isContent)) break;
-      }
-      if (!head.some(isContent)) throw new UpstreamError('upstream stream ended without content', true);
-    } catch (e) {
-      events?.close();
-      if (gone.aborted) return;
-      if (!isRetryable(e)) throw upstreamFailure(e, failures);
-      failures.push(`${c.model}: ${e.message}`);
-      countFallback(svc.metrics, c);
-      call.log().warn({ model: c.model, err: e.message }, 'routing fallback before first byte');
-      continue;
-    }
-    countSelected(svc.metrics, call, c, failures);
-    return pump(ex.res, call, svc, c, failures, head, events, gone);
-  }
-  throw exhausted(failures);
+/** A stream that has produced content: its events so far (`head`) and the rest to read. */
+interface Opened {
+  events: EventStream;
+  head: StreamEvent[];
 }
+
+/**
+ * A candidate's stream, read until its first content event; only that commits to the candidate, so a failure
+ * before it (an error status, a stream that ends empty) falls back invisibly: no header has been sent yet.
+ */
+async function openUntilContent(client: LlmClient, req: LlmRequest, target: Target, signal: Cancel | undefined): Promise<Opened> {
+  const events = await client.openStream(req, target, signal);
+  let head: StreamEvent[] | null = null;
+  try {
+    for (let batch = await events.read(); batch !== null; batch = await events.read()) {
+      head = head === null ? batch : head.concat(batch);
+      if (batch.some(isContent)) return { events, head };
+    }
+  } catch (e) {
+    events.close();
+    throw e;
+  }
+  events.close();
+  throw new UpstreamError('upstream stream ended without content', true);
+}
+
+/**
+ * A streamed routed call on the routing interface. After the first content the headers are sent and events are
+ * translated and written one read at a time; a failure from then on ends the stream with the format's error event,
+ * never silently, and never falls back. A client that hangs up before that ends the call quietly.
+ */
+export const SSE_RELAY: CallMode<Opened, void, Exchange> = {
+  start: startExchange,
+  attempt: openUntilContent,
+  // Settled on the finish event, in pump.
+  usage: () => null,
+  answer: (o, call, c, failures, svc, ex) => pump(ex.res, call, svc, c, failures, o.head, o.events, ex.clientGone),
+  cancelled: () => undefined,
+};
 
 /**
  * Holds the client socket corked until this turn of the event loop has run its
@@ -102,7 +98,7 @@ function flushNow(res: ServerResponse): void {
  * Relays the stream: each read's events (one upstream chunk's worth, or more) are translated into one string and
  * written at once, so a chunk costs the client socket one write, not one per event.
  */
-async function pump(res: ServerResponse, call: RoutedCall, svc: StreamServices, c: RoutedCall['selection']['order'][number], failures: string[], head: StreamEvent[], events: EventStream, signal: Cancel): Promise<void> {
+async function pump(res: ServerResponse, call: RoutedCall, svc: RoutingServices, c: CandidateDoc, failures: readonly string[], head: StreamEvent[], events: EventStream, signal: Cancel): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' });
   const enc = call.ingress.wire.encoder(routingInfo(call, c, failures), call.req.tools);
   const encode = (batch: StreamEvent[]): string => {

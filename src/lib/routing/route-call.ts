@@ -1,0 +1,103 @@
+import type { LlmClient } from '../llm/client.js';
+import type { Cancel } from '../llm/upstream-post.js';
+import type { LlmRequest, Target, Usage } from '../llm/types.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { CandidateDoc, RouterDoc } from '../../store/routers.js';
+import { conversationId, type Stickiness } from './conversation.js';
+import { checkEffortUnchanged, planEffort } from './effort.js';
+import type { Ingress } from './ingress.js';
+import type { RoutingLookup } from './lookup.js';
+import { countSelected, exhausted, isRetryable, recordFallback, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
+import { needsOf, select } from './select.js';
+import type { UsageBuffer } from './usage-buffer.js';
+
+/** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
+export interface RoutingServices {
+  lookup: RoutingLookup;
+  client: LlmClient;
+  stickiness: Stickiness;
+  usage: UsageBuffer;
+  metrics?: Metrics;
+}
+
+/** What the caller knows before routing: the org, its router (each caller reads it at its own point among its checks), the request. */
+export interface RouteInput {
+  orgId: string;
+  router: RouterDoc;
+  ingress: Ingress;
+  req: LlmRequest;
+  /** The request's logger, made on first use. */
+  log: () => Logger;
+  billedTo?: RoutedCall['billedTo'];
+  /**
+   * A check that runs beside the decision (the routing app's rate check, whose Redis round trip overlaps the
+   * stickiness read) and must pass before any upstream is called.
+   */
+  admitted?: Promise<void>;
+}
+
+/**
+ * How one kind of routed call makes a candidate's attempt and answers with it: a buffered JSON body, an SSE relay
+ * whose first content commits to the candidate, or an LlmResponse for a caller inside Troupe. Modes are constants;
+ * what differs per call is `x` (the HTTP exchange, or the caller's abort signal).
+ */
+export interface CallMode<A, R, X> {
+  /**
+   * Once the call is decided and admitted, before the first attempt: the cancellation the attempts run under (the
+   * client's hang-up, watched from here on as it always was; the routing app also sets X-Conversation-Id here).
+   */
+  start(call: RoutedCall, x: X): Cancel | undefined;
+  /** One candidate's call, up to the moment that commits to it. A retryable failure before then falls back. */
+  attempt(client: LlmClient, req: LlmRequest, target: Target, signal: Cancel | undefined): Promise<A>;
+  /** The usage of an answer that is whole when committed; null for a stream, which settles on its finish event. */
+  usage(a: A): Usage | null;
+  /** The committed candidate's answer; `failures` are the candidates that fell back before it. */
+  answer(a: A, call: RoutedCall, c: CandidateDoc, failures: readonly string[], svc: RoutingServices, x: X): R | Promise<R>;
+  /** What the call ends with when its caller went away during an attempt. */
+  cancelled(e: unknown, failures: readonly string[]): R;
+}
+
+/** No candidate failed: the common case allocates no list. */
+const NO_FAILURES: readonly string[] = Object.freeze([]);
+
+/**
+ * One routed call: decide (effort rules, conversation id, stickiness, selection), then try each eligible candidate in
+ * order until one answers, settling the chosen one (stickiness, usage) and counting every fallback. The one place
+ * that order is written; `mode` says how an attempt is made and answered.
+ */
+export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput, mode: CallMode<A, R, X>, x: X): Promise<R> {
+  const { orgId, router, ingress, req } = input;
+  const plan = planEffort(req);
+  const convId = conversationId(req);
+  const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
+  checkEffortUnchanged(plan, sticky?.request_effort, ingress.effortLabel);
+  const label = plan.effective && ingress.effortLabel(plan.effective);
+  const selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
+  const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
+  if (input.admitted) await input.admitted;
+  const signal = mode.start(call, x);
+  let failures = NO_FAILURES as string[];
+  for (const c of selection.order) {
+    let a: A;
+    try {
+      // A cached provider key answers at once: no await on the hot path.
+      let target = svc.lookup.target(orgId, c);
+      if (target instanceof Promise) target = await target;
+      a = await mode.attempt(svc.client, requestFor(call, c), target, signal);
+    } catch (e) {
+      // A cancelled caller gets no fallback to the next candidate.
+      if (signal?.aborted) return mode.cancelled(e, failures);
+      if (!isRetryable(e)) throw upstreamFailure(e, failures);
+      if (failures === NO_FAILURES) failures = [];
+      failures.push(`${c.model}: ${e.message}`);
+      recordFallback(svc.metrics, call, c, e);
+      continue;
+    }
+    const usage = mode.usage(a);
+    if (usage) settle(call, c, usage, svc.stickiness, svc.usage);
+    countSelected(svc.metrics, call, c, failures);
+    return mode.answer(a, call, c, failures, svc, x);
+  }
+  throw exhausted(failures);
+}
