@@ -3,7 +3,7 @@ import type { Cancel } from '../llm/upstream-post.js';
 import type { LlmRequest, Target, Usage } from '../llm/types.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
-import type { CandidateDoc, RouterDoc } from '../../store/routers.js';
+import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 import { conversationId, type Stickiness } from './conversation.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
 import type { Ingress } from './ingress.js';

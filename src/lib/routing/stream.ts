@@ -4,7 +4,7 @@ import { UpstreamError } from '../llm/errors.js';
 import type { EventStream } from '../llm/event-stream.js';
 import type { LlmRequest, StreamEvent, Target } from '../llm/types.js';
 import type { Cancel } from '../llm/upstream-post.js';
-import type { CandidateDoc } from '../../store/routers.js';
+import type { CandidateDoc } from '../../domain/views/router.js';
 import { startExchange, type Exchange } from './exchange.js';
 import type { CallMode, RoutingServices } from './route-call.js';
 import { routingInfo, settle, type RoutedCall } from './routed-call.js';
