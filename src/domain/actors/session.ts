@@ -113,7 +113,10 @@ function keyDigest(key: string): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 32);
 }
 
-/** A user message's command id: its Idempotency-Key's, when the client sent one, so that a retry is one message. */
+/**
+ * A user message's command id: its Idempotency-Key's, when the client sent one, so that a retry that reaches the actor
+ * (a claim taken over after its request died) is recognised as the message the session already has; else the message's.
+ */
 export function userMessageCommandId(messageId: string, idempotencyKey: string | null = null): string {
   return idempotencyKey ? `um-${keyDigest(idempotencyKey)}` : `um-${messageId}`;
 }
