@@ -4,8 +4,6 @@
  */
 import type { EventData } from './event-data.js';
 
-export type { EventData } from './event-data.js';
-
 export const SESSION_STATUSES = ['idle', 'running'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const MESSAGE_STATUSES = ['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled'] as const;

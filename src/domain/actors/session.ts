@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ContentBlock, EventData } from '../ledger.js';
+import type { ContentBlock } from '../ledger.js';
+import type { EventData } from '../event-data.js';
 import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
 import type { BatchChildSettled } from './batch.js';
 import type { ToolRunJob } from './tool-runner.js';
