@@ -1,10 +1,10 @@
 import type { SecretBox } from '../../src/lib/crypto/secret-box.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 import { Accumulator } from '../../src/lib/llm/accumulate.js';
-import { DEFAULT_BASE_URL } from '../../src/domain/providers.js';
+import { DEFAULT_BASE_URL, type Provider } from '../../src/domain/providers.js';
 import type { LlmClient } from '../../src/lib/llm/client.js';
 import { UpstreamError } from '../../src/lib/llm/errors.js';
-import { recordedInput, type LlmRequest, type Provider, type Target } from '../../src/lib/llm/types.js';
+import { recordedInput, type LlmRequest, type Target } from '../../src/lib/llm/types.js';
 import { SessionSecrets, sessionLlmKey } from '../../src/lib/crypto/session-secrets.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { LlmOption } from '../../src/domain/agent.js';

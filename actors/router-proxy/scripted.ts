@@ -1,5 +1,5 @@
 import type { OutputPart } from '../../src/domain/ledger.js';
-import type { ModelResult } from '../../src/domain/actors/session.js';
+import type { ModelAnswer, ModelResult } from '../../src/domain/actors/session.js';
 import type { Script } from '../../src/domain/agent.js';
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
@@ -60,7 +60,7 @@ export function scriptedResponse(script: Script | undefined, callIndex: number, 
   let turn = script.turns[callIndex];
   if (!turn) turn = [...script.turns].reverse().find((t) => 'text' in t) ?? script.turns[script.turns.length - 1];
   const results = toolResults(output);
-  let parts: OutputPart[];
+  let parts: ModelAnswer['parts'];
   if ('text' in turn) {
     parts = [{ type: 'text', text: fill(turn.text, results) as string }];
   } else {

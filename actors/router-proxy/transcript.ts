@@ -1,3 +1,4 @@
+import type { ModelAnswer } from '../../src/domain/actors/session.js';
 import type { ContentBlock, MessageState, OutputPart } from '../../src/domain/ledger.js';
 import { fileKey } from '../../src/lib/llm/file-parts.js';
 import type { Item, LlmResponse, Part } from '../../src/lib/llm/types.js';
@@ -30,11 +31,11 @@ export function conversationItems(history: MessageState[], current: MessageState
   return sentMessages(history, current).flatMap((m) => [{ kind: 'message', role: 'user', content: userParts(m.parts, files) } as Item, ...outputItems(m.output.parts)]);
 }
 
-const STOP: Record<LlmResponse['stop'], string> = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal' };
+const STOP: Record<LlmResponse['stop'], ModelAnswer['stop_reason']> = { end: 'end_turn', max_tokens: 'max_tokens', tool_use: 'tool_use', stop_sequence: 'stop_sequence', refusal: 'refusal' };
 
 /** A model response as output parts; tool-call arguments become objects. */
-export function responseParts(res: LlmResponse): { parts: OutputPart[]; stop_reason: string } {
-  const parts: OutputPart[] = res.blocks.map((b) => {
+export function responseParts(res: LlmResponse): ModelAnswer {
+  const parts: ModelAnswer['parts'] = res.blocks.map((b) => {
     if (b.type === 'text') return { type: 'text', text: b.text };
     let args: Record<string, unknown>;
     try {
@@ -45,5 +46,5 @@ export function responseParts(res: LlmResponse): { parts: OutputPart[]; stop_rea
     }
     return { type: 'tool_call', id: b.id, name: b.name, arguments: args };
   });
-  return { parts: parts.filter((p) => p.type !== 'text' || p.text.length > 0), stop_reason: STOP[res.stop] ?? res.stop };
+  return { parts: parts.filter((p) => p.type !== 'text' || p.text.length > 0), stop_reason: STOP[res.stop] };
 }

@@ -28,5 +28,3 @@ export const sessionActor = defineActor<SessionJob, SessionPorts>({
     return { publish: [...(early.publish ?? []), ...(rest.publish ?? [])], sends: [...(early.sends ?? []), ...(rest.sends ?? [])] };
   },
 });
-
-export type { SessionPorts } from './turn.js';

@@ -8,11 +8,11 @@ import { sessionView, type SessionDoc, type SessionView } from '../../src/domain
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import { encodeSessionEvents } from '../../src/lib/pubsub/session-events.js';
 import type { Outcome, Publication } from '../runtime/actor.js';
-import { decide, type Decision } from '../../src/domain/session/decide.js';
+import { decide } from '../../src/domain/session/decide.js';
 import { abortedMessages, afterCommit, effectSends } from '../../src/domain/session/effects.js';
 import type { Effect, SessionJob } from '../../src/domain/actors/session.js';
 import { agentContext } from '../../src/app/sessions/agent-context.js';
-import type { AgentContext } from '../../src/domain/session/decision.js';
+import type { AgentContext, Decision } from '../../src/domain/session/decision.js';
 import { stillOwed } from '../../src/domain/session/outstanding.js';
 import type { SessionCache } from './session-cache.js';
 import { applyEvent, noteCommand } from '../../src/domain/session/projection.js';

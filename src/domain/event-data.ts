@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import type { EVENT_DATA_SCHEMAS } from './event-schemas.js';
-import type { ContentBlock, EventType, OutputPart } from './ledger.js';
+import type { EventType } from './ledger.js';
 
 /**
  * What each ledger event type carries in `data`, as the session actor appends it: derived by FromSchema from the
@@ -13,10 +13,10 @@ import type { ContentBlock, EventType, OutputPart } from './ledger.js';
  * type at once (TS2589, and minutes of checking).
  */
 export interface EventData {
-  'user.message': AsWritten<'user.message'>;
+  'user.message': Derived<'user.message'>;
   'session.status_changed': Derived<'session.status_changed'>;
   'message.status_changed': Derived<'message.status_changed'>;
-  'assistant.message_completed': AsWritten<'assistant.message_completed'>;
+  'assistant.message_completed': Derived<'assistant.message_completed'>;
   'tool.call_requested': Derived<'tool.call_requested'>;
   'tool.call_completed': Derived<'tool.call_completed'>;
   'tool.call_failed': Derived<'tool.call_failed'>;
@@ -28,20 +28,3 @@ export interface EventData {
 export type WebhookFailureReason = EventData['webhook.delivery_failed']['reason'];
 
 type Derived<T extends EventType> = FromSchema<(typeof EVENT_DATA_SCHEMAS)[T]>;
-
-/**
- * Fields whose schema is stricter than the type of the value the session actor writes into them today; they keep
- * that (older, looser) type until the writers' types are narrowed, so the schema, and the wire, stay as they are.
- * None is a wire difference: the values are what the schema says (validated requests; the router-proxy's total map
- * of stop reasons, which makes only text and tool-call parts), only their types say less.
- * - `content`: ContentBlock (src/domain/ledger.ts) is one loose object (`text?`, `file_id?`), not the schema's three blocks.
- * - `parts`: ModelResult (actors/session/messages.ts) has OutputPart, which also admits the `tool_result` parts
- *   only a message's output holds.
- * - `stop_reason`: ModelResult has a string, not the schema's five reasons.
- */
-interface Looser {
-  'user.message': { content: ContentBlock[] };
-  'assistant.message_completed': { parts: OutputPart[]; stop_reason: string };
-}
-
-type AsWritten<T extends keyof Looser> = Omit<Derived<T>, keyof Looser[T]> & Looser[T];

@@ -4,8 +4,6 @@
  */
 import type { EventData } from './event-data.js';
 
-export type { EventData } from './event-data.js';
-
 export const SESSION_STATUSES = ['idle', 'running'] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 export const MESSAGE_STATUSES = ['queued', 'running', 'requires_action', 'completed', 'failed', 'cancelled'] as const;
@@ -25,11 +23,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export interface ContentBlock {
-  type: 'text' | 'file' | 'image';
-  text?: string;
-  file_id?: string;
-}
+/** One block of a user message's content: a text, or a file or image by id (the schema in message-content.ts). */
+export type ContentBlock = EventData['user.message']['content'][number];
+/** A content block that names an uploaded file. */
+export type FileBlock = Extract<ContentBlock, { file_id: string }>;
 
 export type OutputPart =
   | { type: 'text'; text: string }

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { BatchPorts } from '../../actors/batch/actor.js';
 import { publish } from '../lib/redis/publish.js';
 import type { RouterProxyPorts } from '../../actors/router-proxy/actor.js';
-import type { SessionPorts } from '../../actors/session/actor.js';
+import type { SessionPorts } from '../../actors/session/turn.js';
 import { SessionCache } from '../../actors/session/session-cache.js';
 import type { ToolRunnerPorts } from '../../actors/tool-runner/actor.js';
 import type { WebhookPorts } from '../../actors/webhook/actor.js';

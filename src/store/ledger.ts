@@ -1,7 +1,8 @@
 import type { Collection, Db } from 'mongodb';
 import { byId } from './shard-keys.js';
 import { insertEach } from './insert-each.js';
-import { eventId, type EventData, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
+import { eventId, type EventEnvelope, type EventType, type NewEvent } from '../domain/ledger.js';
+import type { EventData } from '../domain/event-data.js';
 import { wellFormedJson } from '../domain/well-formed.js';
 
 /**

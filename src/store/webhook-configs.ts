@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
+import type { SecretBox } from '../lib/crypto/secret-box.js';
+import type { Sealed } from '../domain/sealed.js';
 import type { WebhookConfigDoc, WebhookEventType } from '../domain/views/webhook-config.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import type { Effect, SessionCommand } from '../../src/domain/actors/session.js';
 import type { EventEnvelope, MessageState, SessionState } from '../../src/domain/ledger.js';
-import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import { decide } from '../../src/domain/session/decide.js';
+import type { DecideInput } from '../../src/domain/session/decision.js';
 import { effectSends } from '../../src/domain/session/effects.js';
 import { outstanding } from '../../src/domain/session/outstanding.js';
 import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';

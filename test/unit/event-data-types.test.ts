@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { messageStatus, platform } from '../../src/domain/session/decision.js';
-import { USER_ACTOR, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
+import type { ModelResult } from '../../src/domain/actors/session.js';
+import { USER_ACTOR, type ContentBlock, type MessageState, type NewEvent } from '../../src/domain/ledger.js';
 
 /**
  * What is appended to the ledger is typed by event type (src/domain/event-data.ts, derived from the schemas of
@@ -34,6 +35,22 @@ describe('ledger event data is typed by event type', () => {
     // @ts-expect-error: a user message's data is content, metadata and message_id, not a status change
     const wrong: NewEvent = { type: 'user.message', message_id: 'm1', source: 'user', actor: USER_ACTOR, data: { from: 'idle', to: 'running' } };
     void wrong;
+  });
+
+  it("types the writers' values as the schema does: content blocks, a model's parts and stop reason", () => {
+    const content: ContentBlock[] = [{ type: 'text', text: 'hi' }, { type: 'file', file_id: 'file_1' }];
+    const answer: ModelResult = { ok: true, parts: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: null };
+    assert.equal(content.length + (answer.ok ? answer.parts.length : 0), 3);
+
+    // @ts-expect-error: a text block has its text
+    const noText: ContentBlock = { type: 'text' };
+    // @ts-expect-error: a file block names its file
+    const noFile: ContentBlock = { type: 'file', text: 'x' };
+    // @ts-expect-error: a model answers with text and tool calls; tool results are the message's, not the model's
+    const toolResult: ModelResult = { ok: true, parts: [{ type: 'tool_result', tool_call_id: 'c', tool_name: 't', content: [], is_error: false }], stop_reason: 'end_turn', usage: null };
+    // @ts-expect-error: a stop reason is one of the schema's, not any string
+    const stop: ModelResult = { ok: true, parts: [], stop_reason: 'end', usage: null };
+    void [noText, noFile, toolResult, stop];
   });
 
   it('narrows data on type', () => {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import { decide } from '../../src/domain/session/decide.js';
+import type { DecideInput } from '../../src/domain/session/decision.js';
 import type { ModelResult, SessionCommand } from '../../src/domain/actors/session.js';
 import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
 import { openApiDocument } from '../../clients/typescript/codegen/generate.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { Accumulator } from '../../src/lib/llm/accumulate.js';
 import { FORMATS } from '../../src/lib/llm/formats/index.js';
 import { parseSse } from '../../src/lib/llm/sse.js';
-import { PROVIDERS, type LlmRequest, type Provider, type StreamEvent } from '../../src/lib/llm/types.js';
+import type { LlmRequest, StreamEvent } from '../../src/lib/llm/types.js';
+import { PROVIDERS, type Provider } from '../../src/domain/providers.js';
 import { anthropicBody, anthropicEvents, chatBody, chatEvents, responsesBody, responsesEvents, type FakeReply } from '../fakes/llm-wire.js';
 
 const REPLY: FakeReply = { text: 'Hi "there" {x}', toolCalls: [{ id: 'call_9', name: 'lookup', arguments: { q: 'a,b', n: [1, 2], deep: { s: '}{' } } }, { id: 'call_10', name: 'other', arguments: {} }], inputTokens: 5, outputTokens: 9 };

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decide, MAX_QUEUED_MESSAGES, type DecideInput } from '../../src/domain/session/decide.js';
+import { decide, MAX_QUEUED_MESSAGES } from '../../src/domain/session/decide.js';
+import type { DecideInput } from '../../src/domain/session/decision.js';
 import type { SessionCommand } from '../../src/domain/actors/session.js';
 import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';
 import { ConflictError, NotFoundError } from '../../src/domain/errors.js';

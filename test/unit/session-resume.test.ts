@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { decide, type DecideInput } from '../../src/domain/session/decide.js';
+import { decide } from '../../src/domain/session/decide.js';
+import type { DecideInput } from '../../src/domain/session/decision.js';
 import type { Effect, SessionCommand } from '../../src/domain/actors/session.js';
 import { stillOwed } from '../../src/domain/session/outstanding.js';
 import { applyEvent, emptySessionState } from '../../src/domain/session/projection.js';

@@ -3,7 +3,10 @@ import type { LookupAddress } from 'node:dns';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
-import { guardedLookup, isPublicUnicast, validateWebhookUrl, type Resolver } from '../../src/lib/net/index.js';
+import { guardedLookup } from '../../src/lib/net/guarded-lookup.js';
+import { isPublicUnicast } from '../../src/lib/net/ip-ranges.js';
+import type { Resolver } from '../../src/lib/net/resolver.js';
+import { validateWebhookUrl } from '../../src/lib/net/url-guard.js';
 import { checkModelEndpoint } from '../../src/lib/net/model-endpoint.js';
 
 /** Anything that looks like an IPv4 or IPv6 address. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import type { Resolver } from '../../src/lib/net/index.js';
+import type { Resolver } from '../../src/lib/net/resolver.js';
 import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { WebhookSender, type AttemptOutcome } from '../../actors/webhook/send.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';

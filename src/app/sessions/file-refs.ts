@@ -9,7 +9,7 @@ import type { FileStore } from '../../store/files.js';
  * accepted, because once file parts reach models the reference is a read.
  */
 export async function checkFileRefs(files: Pick<FileStore, 'missing'>, orgId: string, contents: { content: ContentBlock[]; param: string }[]): Promise<void> {
-  const refs = contents.flatMap(({ content, param }) => content.flatMap((b, i) => (b.file_id !== undefined ? [{ id: b.file_id, param: `${param}[${i}].file_id` }] : [])));
+  const refs = contents.flatMap(({ content, param }) => content.flatMap((b, i) => ('file_id' in b ? [{ id: b.file_id, param: `${param}[${i}].file_id` }] : [])));
   if (refs.length === 0) return;
   const missing = new Set(await files.missing(orgId, refs.map((r) => r.id)));
   const first = refs.find((r) => missing.has(r.id));

@@ -1,5 +1,5 @@
-import { createHash } from 'node:crypto';
 import { NotFoundError } from '../../domain/errors.js';
+import { userMessageCommandId } from '../../domain/actors/session.js';
 import { newId } from '../../domain/ids.js';
 import type { ContentBlock } from '../../domain/ledger.js';
 import type { RunningSessionGate } from '../../lib/limits/running-sessions.js';
@@ -57,16 +57,6 @@ export interface SendUserMessagePorts<Reply> {
   /** The running-session cap; absent on a node without limits. */
   gate: Pick<RunningSessionGate, 'admit' | 'admitMessage'> | undefined;
   asker: SessionAsker<Reply>;
-}
-
-/**
- * The one command id of a user message. With an Idempotency-Key it is derived
- * from the key, so a retry that reaches the actor (a claim taken over after
- * its request died) is recognised by the session as the message it already
- * has; without one, from the new message id.
- */
-export function userMessageCommandId(messageId: string, idempotencyKey: string | null): string {
-  return idempotencyKey ? `um-${createHash('sha256').update(idempotencyKey).digest('hex').slice(0, 32)}` : `um-${messageId}`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { ContentBlock, EventData, OutputPart } from '../ledger.js';
+import type { ContentBlock } from '../ledger.js';
+import type { EventData } from '../event-data.js';
 import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
 import type { BatchChildSettled } from './batch.js';
 import type { ToolRunJob } from './tool-runner.js';
@@ -40,9 +41,12 @@ export type ToolRunResult = { ok: true; output: unknown } | { ok: false; error: 
 /** Recorded as `webhook.delivery_failed` when a delivery exhausts its retries. */
 export type WebhookFailure = EventData['webhook.delivery_failed'];
 
+/** What a model answers with: text and tool-call parts, and why it stopped, as `assistant.message_completed` records them. */
+export type ModelAnswer = Pick<EventData['assistant.message_completed'], 'parts' | 'stop_reason'>;
+
 /** What the router-proxy actor reports back for one model call. */
 export type ModelResult =
-  | { ok: true; parts: OutputPart[]; stop_reason: string; usage: { input_tokens: number; output_tokens: number } | null }
+  | { ok: true; parts: ModelAnswer['parts']; stop_reason: ModelAnswer['stop_reason']; usage: { input_tokens: number; output_tokens: number } | null }
   | { ok: false; error: string; retryable?: boolean; retry_after_ms?: number };
 
 /** A model call handed to the router-proxy actor. */
@@ -110,7 +114,10 @@ function keyDigest(key: string): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 32);
 }
 
-/** A user message's command id: its Idempotency-Key's, when the client sent one, so that a retry is one message. */
+/**
+ * A user message's command id: its Idempotency-Key's, when the client sent one, so that a retry that reaches the actor
+ * (a claim taken over after its request died) is recognised as the message the session already has; else the message's.
+ */
 export function userMessageCommandId(messageId: string, idempotencyKey: string | null = null): string {
   return idempotencyKey ? `um-${keyDigest(idempotencyKey)}` : `um-${messageId}`;
 }

@@ -1,4 +1,5 @@
-import type { EventData, SessionState } from '../ledger.js';
+import type { SessionState } from '../ledger.js';
+import type { EventData } from '../event-data.js';
 import { newId } from '../ids.js';
 import { actorAddress, safeJobId, type Send } from './address.js';
 

@@ -6,8 +6,6 @@ import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js
 import type { Effect, SessionCommand } from '../actors/session.js';
 import { outstanding } from './outstanding.js';
 
-export type { Decision, DecideInput } from './decision.js';
-
 /**
  * Messages that may wait behind the running one. The queue lives on the
  * session document, which every turn rewrites and MongoDB caps at 16 MiB; a

@@ -1,4 +1,5 @@
-import { SYSTEM_ACTOR, type EventData, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
+import { SYSTEM_ACTOR, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
+import type { EventData } from '../event-data.js';
 import { toolRunJobId } from '../actors/tool-runner.js';
 import { deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
 import type { ToolDef } from '../agent.js';

@@ -92,8 +92,6 @@ export function requestedPage(ctx: Ctx): PageRequest {
   return page;
 }
 
-export type { PageRequest } from '../../store/page.js';
-
 /**
  * `idsOf`: the list's cursor is the id of its last row, so an `after` that is not such an id is
  * refused (it would be compared as a position and answer an empty or shifted page without a word).

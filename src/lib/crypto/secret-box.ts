@@ -2,7 +2,6 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEq
 import type { Sealed } from '../../domain/sealed.js';
 
 // The stored shape is the domain's: the documents that hold sealed values are domain types (src/domain/views).
-export type { Sealed };
 
 /**
  * Seals and opens secrets at rest. New values use the current key; any key

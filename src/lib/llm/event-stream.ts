@@ -3,7 +3,8 @@ import { UpstreamError, upstreamTooLarge } from './errors.js';
 import type { StreamDecoder } from './formats/format.js';
 import { SseParser, type SseMessage } from './sse.js';
 import type { ChunkQueue } from './upstream-post.js';
-import type { Provider, StreamEvent, Usage } from './types.js';
+import type { StreamEvent, Usage } from './types.js';
+import type { Provider } from '../../domain/providers.js';
 
 /**
  * Text and tool-argument deltas go through a stream scrubber per block: a

@@ -1,4 +1,4 @@
-import type { ContentBlock } from '../../domain/ledger.js';
+import type { ContentBlock, FileBlock } from '../../domain/ledger.js';
 import type { Part } from './types.js';
 
 /** What a model call needs to know about an uploaded file. */
@@ -29,7 +29,7 @@ export const PART_LIMITS = Object.freeze({ image: 5 * 1024 * 1024, document: 24 
 export const IMAGE_TYPES: readonly string[] = ['image/png', 'image/jpeg', 'image/gif', 'image/webp'];
 const TEXT_TYPES = /^(text\/[a-z0-9.+-]+|application\/(json|xml|yaml|x-yaml|csv|x-ndjson|javascript|x-sh|sql|[a-z0-9.-]+\+(json|xml)))$/;
 
-export function fileKey(block: Pick<ContentBlock, 'type' | 'file_id'>): string {
+export function fileKey(block: FileBlock): string {
   return `${block.type}:${block.file_id}`;
 }
 
@@ -38,7 +38,7 @@ function over(f: StoredFile, kind: keyof typeof PART_LIMITS): void {
 }
 
 /** One content block as the part the model gets, in the canonical model every format serializes. */
-async function partOf(src: FileSource, block: ContentBlock, f: StoredFile): Promise<Part> {
+async function partOf(src: FileSource, block: FileBlock, f: StoredFile): Promise<Part> {
   const type = f.content_type;
   if (IMAGE_TYPES.includes(type)) {
     over(f, 'image');

@@ -6,9 +6,9 @@
 
 import { PROVIDER_SPECS, type Effort, type Provider } from '../../domain/providers.js';
 
-// The provider list and the effort and parameter vocabularies are the domain's (src/domain/providers.ts); the
-// formats and the routing library read them through this module with the rest of the canonical types.
-export { DROPPABLE_PARAMS, EFFORTS, PROVIDERS, type DroppableParam, type Effort, type Provider } from '../../domain/providers.js';
+// Defined in src/domain/providers.ts; import them from there. Re-exported only for src/lib/routing, which is being
+// rewritten and still reads them here: drop this line when it imports the domain's.
+export { EFFORTS, type DroppableParam, type Effort, type Provider } from '../../domain/providers.js';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 

@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
-import { contentSchema, metadataSchema, sessionFields } from '../sessions/schema.js';
+import { sessionFields } from '../sessions/schema.js';
+import { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 import { nullableString, stringMap } from '../../../../lib/schemas/common.js';
 
 /** Items per batch (spec: not shown). 10,000 is the benchmark's size and keeps a request's work bounded. */

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { messageCancel, toolResultCommandId } from '../../../../domain/actors/session.js';
 import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
 import { envelope } from '../../../../store/ledger.js';
@@ -73,7 +73,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
           // Idempotency-Key's job, answered above without reaching the actor.
           return ask(deps, session, {
             kind: 'tool.result_submitted',
-            command_id: key ? `tr-${createHash('sha256').update(key).digest('hex').slice(0, 32)}` : `tr-${randomUUID()}`,
+            command_id: toolResultCommandId(key),
             message_id: body.message_id,
             tool_call_id: body.tool_call_id,
             result: body.result ?? null,
@@ -107,8 +107,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
       response: turnReplyResponse,
       handler: async (ctx) => {
         const { session } = await sessionForCommand(deps, requireAuth(ctx).orgId, ctx.params.session_id);
-        const messageId = ctx.params.message_id;
-        return ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${messageId}`, message_id: messageId });
+        return ask(deps, session, messageCancel(ctx.params.message_id));
       },
     },
     {

@@ -4,7 +4,6 @@ import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { nullableString, str, time } from '../../../../lib/schemas/common.js';
 
 /** The message parts, also in the message views (responses.ts). */
-export { textPart, toolCallPart } from '../../../../domain/event-schemas.js';
 
 /**
  * The ledger event as the API returns it: one schema per `type`, the envelope

@@ -12,7 +12,7 @@ const TRANSCRIPT_MAX = 1000;
 function renderText(messages: MessageDoc[]): string {
   const lines: string[] = [];
   for (const m of messages.map(messageState)) {
-    lines.push(`user: ${m.parts.map((p) => p.text ?? `[${p.type} ${p.file_id}]`).join(' ')}`);
+    lines.push(`user: ${m.parts.map((p) => ('text' in p ? p.text : `[${p.type} ${p.file_id}]`)).join(' ')}`);
     for (const p of m.output.parts) {
       if (p.type === 'text') lines.push(`assistant: ${p.text}`);
       else if (p.type === 'tool_call') lines.push(`assistant called ${p.name}(${JSON.stringify(p.arguments)})`);

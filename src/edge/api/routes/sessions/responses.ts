@@ -1,5 +1,6 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
-import { ledgerEventRef, textPart, toolCallPart } from './ledger-events.js';
+import { ledgerEventRef } from './ledger-events.js';
+import { textPart, toolCallPart } from '../../../../domain/event-schemas.js';
 import { anyObject, nullableString, nullableTime, stringMap, time } from '../../../../lib/schemas/common.js';
 import { listResponse } from '../../pagination.js';
 

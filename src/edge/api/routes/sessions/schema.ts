@@ -2,7 +2,6 @@ import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { NO_CONTROL_CHARACTERS } from '../../../../lib/schemas/common.js';
 import { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 
-export { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 
 export const sessionFields: Record<string, JsonSchema> = {
   name: { type: ['string', 'null'], maxLength: 200, pattern: NO_CONTROL_CHARACTERS },

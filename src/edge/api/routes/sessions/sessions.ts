@@ -1,3 +1,4 @@
+import { messageCancel, sessionDelete } from '../../../../domain/actors/session.js';
 import { InvalidRequestError, NotFoundError, TroupeError } from '../../../../domain/errors.js';
 import { check, type JsonSchema } from '../../../../lib/schemas/validator.js';
 import { sessionBusy } from '../../../../app/sessions/delete-session.js';
@@ -38,7 +39,7 @@ async function cancelAll(deps: AppDeps, session: SessionDoc): Promise<void> {
   for (const id of [session.running_message_id, ...session.queued_message_ids]) {
     if (!id) continue;
     try {
-      await ask(deps, session, { kind: 'message.cancel', command_id: `cancel-${id}`, message_id: id });
+      await ask(deps, session, messageCancel(id));
     } catch (err) {
       if (!(err instanceof TroupeError) || (err.status !== 409 && err.status !== 404)) throw err;
     }
@@ -101,7 +102,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
         const session = await sessionOr404(deps, requireAuth(ctx).orgId, ctx.params.session_id);
         const force = check<{ force?: string }>(deleteSessionQuery, { ...ctx.query }).force === 'true';
         if (sessionBusy(session) && force) await cancelAll(deps, session);
-        await ask(deps, session, { kind: 'session.delete', command_id: `delete-${ctx.state.requestId}` });
+        await ask(deps, session, sessionDelete({ request: ctx.state.requestId }));
         return undefined;
       },
     },

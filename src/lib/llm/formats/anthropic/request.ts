@@ -1,4 +1,5 @@
-import type { CacheControl, Effort, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice, ToolDef } from '../../types.js';
+import type { CacheControl, Item, LlmRequest, Part, ResponseFormat, Target, ToolChoice, ToolDef } from '../../types.js';
+import type { Effort } from '../../../../domain/providers.js';
 import { asArray, textOf, type Json } from '../format.js';
 
 function partOf(b: Json): Part | null {

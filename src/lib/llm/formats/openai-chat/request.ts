@@ -1,4 +1,5 @@
-import type { Effort, Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
+import type { Item, LlmRequest, Part, Target, ToolChoice } from '../../types.js';
+import type { Effort } from '../../../../domain/providers.js';
 import { asArray, imageFromUrl, jsonSchemaFields, responseFormatIn, textOf, urlOfImage, type Json } from '../format.js';
 
 function partsOf(content: unknown): Part[] {
