@@ -6,9 +6,6 @@
 
 import { PROVIDER_SPECS, type Effort, type Provider } from '../../domain/providers.js';
 
-// Defined in src/domain/providers.ts; import them from there. Re-exported only for src/lib/routing, which is being
-// rewritten and still reads them here: drop this line when it imports the domain's.
-export { EFFORTS, type DroppableParam, type Effort, type Provider } from '../../domain/providers.js';
 
 export type ImageSource = { kind: 'url'; url: string } | { kind: 'base64'; mediaType: string; data: string };
 

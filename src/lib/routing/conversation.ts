@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
-import type { Effort, Item, LlmRequest } from '../llm/types.js';
+import type { Item, LlmRequest } from '../llm/types.js';
+import type { Effort } from '../../domain/providers.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
 
 /**

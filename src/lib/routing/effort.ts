@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '../../domain/errors.js';
-import type { Effort, LlmRequest } from '../llm/types.js';
+import type { LlmRequest } from '../llm/types.js';
+import type { Effort } from '../../domain/providers.js';
 
 export interface EffortPlan {
   /** What routing and execution use: the latest configuration update, else the request-level effort. */

@@ -1,6 +1,7 @@
-import { FORMATS, type WireFormat } from '../llm/formats/index.js';
+import { FORMATS } from '../llm/formats/index.js';
+import { type WireFormat } from '../llm/formats/format.js';
 import { effortOut } from '../llm/formats/openai-responses/request.js';
-import type { Effort, Provider } from '../llm/types.js';
+import type { Effort, Provider } from '../../domain/providers.js';
 import type { JsonSchema } from '../schemas/validator.js';
 import { chatBody, messagesBody, responsesBody } from './schemas.js';
 

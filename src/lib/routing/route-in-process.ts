@@ -1,4 +1,5 @@
-import type { LlmResponse, LlmRequest, Provider } from '../llm/types.js';
+import type { LlmResponse, LlmRequest } from '../llm/types.js';
+import type { Provider } from '../../domain/providers.js';
 import type { Logger } from '../log/logger.js';
 import type { RequestLimiter } from '../limits/request-limiter.js';
 import { bufferedMode } from './buffered.js';

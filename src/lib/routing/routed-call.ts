@@ -1,8 +1,9 @@
 import type { Price } from '../../store/usage.js';
 import { ErrorType, TroupeError } from '../../domain/errors.js';
 import { UPSTREAM_TOO_LARGE, UpstreamError } from '../llm/errors.js';
-import type { RoutingInfo } from '../llm/formats/index.js';
-import { recordedInput, type DroppableParam, type LlmRequest, type Usage } from '../llm/types.js';
+import type { RoutingInfo } from '../llm/formats/format.js';
+import { recordedInput, type LlmRequest, type Usage } from '../llm/types.js';
+import { type DroppableParam } from '../../domain/providers.js';
 import type { Logger } from '../log/logger.js';
 import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';

@@ -1,4 +1,4 @@
-import { EFFORTS } from '../llm/types.js';
+import { EFFORTS } from '../../domain/providers.js';
 import type { JsonSchema } from '../schemas/validator.js';
 
 /**

@@ -1,5 +1,6 @@
 import { InvalidRequestError } from '../../domain/errors.js';
-import type { Effort, LlmRequest, Part } from '../llm/types.js';
+import type { LlmRequest, Part } from '../llm/types.js';
+import type { Effort } from '../../domain/providers.js';
 import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 
 /** What a request asks of a model. */

@@ -12,7 +12,3 @@ const BY_NAME: Record<ProviderSpec['format'], WireFormat> = {
 
 /** Each provider's wire format, as its description names it. */
 export const FORMATS = Object.fromEntries(PROVIDERS.map((p) => [p, BY_NAME[PROVIDER_SPECS[p].format]])) as Record<Provider, WireFormat>;
-
-// Defined in format.ts; import them from there. Re-exported only for src/lib/routing, which is being rewritten and
-// still reads them here: drop this line when it imports format.ts.
-export type { RoutingInfo, WireFormat } from './format.js';
