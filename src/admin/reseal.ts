@@ -1,5 +1,6 @@
 import type { Db, Document } from 'mongodb';
-import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
+import type { Sealed } from '../domain/sealed.js';
+import type { SecretBox } from '../lib/crypto/secret-box.js';
 import { llmKeyAad, secretsAad } from '../app/sessions/create-session.js';
 import { credentialAad } from '../store/credentials.js';
 import { webhookSecretAad } from '../store/webhook-configs.js';

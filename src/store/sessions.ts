@@ -1,5 +1,5 @@
 import type { Collection, Db, Filter } from 'mongodb';
-import type { Sealed } from '../lib/crypto/secret-box.js';
+import type { Sealed } from '../domain/sealed.js';
 import type { SessionState } from '../domain/ledger.js';
 
 /** The `sessions` read model: creation facts plus the projected SessionState. */

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { Sealed, SecretBox } from '../lib/crypto/secret-box.js';
+import type { Sealed, SecretSealer } from '../domain/sealed.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
 /** Event types a webhook may subscribe to (spec: Agent webhook). */
@@ -83,7 +83,7 @@ export class WebhookConfigStore {
   private readonly col: Collection<WebhookConfigDoc>;
   private readonly agents: Collection<{ _id: string; org_id: string; deleted_at?: Date | null }>;
 
-  constructor(db: Db, private readonly box: SecretBox) {
+  constructor(db: Db, private readonly box: SecretSealer) {
     this.col = db.collection<WebhookConfigDoc>('webhook_configs');
     this.agents = db.collection('agents');
   }

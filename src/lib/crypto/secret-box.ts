@@ -1,19 +1,12 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-
-/** An encrypted value as stored: AES-256-GCM, with the id of the key that sealed it. */
-export interface Sealed {
-  kid: string;
-  iv: string;
-  tag: string;
-  ct: string;
-}
+import type { Sealed, SecretSealer } from '../../domain/sealed.js';
 
 /**
  * Seals and opens secrets at rest. New values use the current key; any key
  * still listed in TROUPE_MASTER_KEY opens old ones, which is what lets keys
  * rotate without a migration.
  */
-export class SecretBox {
+export class SecretBox implements SecretSealer {
   constructor(
     private readonly keys: ReadonlyMap<string, Buffer>,
     private readonly currentId: string,
