@@ -1,7 +1,8 @@
 import { createServer, type RequestListener, type Server } from 'node:http';
 import { ConfigError } from '../lib/config/config.js';
 import type { Drain } from '../lib/lifecycle/drain.js';
-import { once, type Closeable } from '../lib/lifecycle/shutdown.js';
+import type { Closeable } from '../domain/closeable.js';
+import { once } from '../lib/lifecycle/shutdown.js';
 import type { ErrorEnvelope } from '../edge/api/middleware/errors.js';
 import type { Logger } from '../lib/log/logger.js';
 import { answerClientError } from './client-error.js';

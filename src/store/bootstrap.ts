@@ -1,5 +1,4 @@
-import type { Config } from '../lib/config/config.js';
-import type { Logger } from '../lib/log/logger.js';
+import type { Logger } from 'pino';
 import type { Stores } from './stores.js';
 
 export const DEFAULT_ORG = 'default';
@@ -9,7 +8,7 @@ export const DEFAULT_ORG = 'default';
  * `default` and these keys when they do not exist yet. Safe to run from every
  * process at every start.
  */
-export async function bootstrapKeys(config: Config, stores: Stores, log: Logger): Promise<void> {
+export async function bootstrapKeys(config: { readonly bootstrapApiKey: string | null; readonly bootstrapRoutingKey: string | null }, stores: Stores, log: Logger): Promise<void> {
   if (!config.bootstrapApiKey && !config.bootstrapRoutingKey) return;
   const org = await stores.orgs.ensure(DEFAULT_ORG);
   if (config.bootstrapApiKey && (await stores.apiKeys.ensure(org._id, 'api', config.bootstrapApiKey, 'bootstrap api key'))) {

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { SecretBox } from '../lib/crypto/secret-box.js';
+import type { SecretSealer } from '../domain/sealed.js';
 import type { CredentialDoc } from '../domain/views/credential.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 import type { PageRequest } from './page.js';
@@ -13,7 +13,7 @@ export function credentialAad(orgId: string, name: string): string {
 export class CredentialStore {
   private readonly col: Collection<CredentialDoc>;
 
-  constructor(db: Db, private readonly box: SecretBox) {
+  constructor(db: Db, private readonly box: SecretSealer) {
     this.col = db.collection<CredentialDoc>('credentials');
   }
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { SecretBox } from '../lib/crypto/secret-box.js';
+import type { SecretSealer } from '../domain/sealed.js';
 import { ConflictError, UnprocessableError } from '../domain/errors.js';
 import { isDuplicateKey } from './duplicate-key.js';
 
@@ -67,7 +67,7 @@ function sortedMembers(_key: string, v: unknown): unknown {
 const canonical = (body: unknown) => JSON.stringify(body, sortedMembers);
 
 /** What a request body is compared by, for Idempotency-Key and batch idempotency_key reuse. */
-export function bodyHash(body: unknown, box: SecretBox): string {
+export function bodyHash(body: unknown, box: SecretSealer): string {
   return KEYED + box.digest(PURPOSE, canonical(body));
 }
 
@@ -75,7 +75,7 @@ export function bodyHash(body: unknown, box: SecretBox): string {
  * Whether `body` is the one a stored hash was taken of. Hashes stored before member order stopped counting
  * (Idempotency-Key records for their 24 h, batches for good) are compared as they were taken.
  */
-export function sameBody(stored: string, body: unknown, box: SecretBox): boolean {
+export function sameBody(stored: string, body: unknown, box: SecretSealer): boolean {
   if (stored.startsWith(KEYED)) return box.digestMatches(PURPOSE, stored.slice(KEYED.length), canonical(body));
   return stored.startsWith(CANONICAL) ? stored === CANONICAL + sha256(canonical(body)) : stored === sha256(JSON.stringify(body));
 }
@@ -90,7 +90,7 @@ export class IdempotencyStore {
 
   constructor(
     db: Db,
-    private readonly box: SecretBox,
+    private readonly box: SecretSealer,
   ) {
     this.col = db.collection<IdempotencyDoc>('idempotency_keys');
   }

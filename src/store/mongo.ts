@@ -1,6 +1,6 @@
 import { MongoClient, type Db, type MongoClientOptions } from 'mongodb';
 import { within } from '../domain/deadline.js';
-import type { Closeable } from '../lib/lifecycle/shutdown.js';
+import type { Closeable } from '../domain/closeable.js';
 import { installDriverFix } from './driver-fix.js';
 import { liveDb } from './live-db.js';
 import { MongoWatchdog } from './mongo-watchdog.js';

@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { OrgLimits } from '../lib/config/config.js';
+import type { OrgLimits } from '../domain/org-limits.js';
 import { newId } from '../domain/ids.js';
 import { isDuplicateKey } from './duplicate-key.js';
 

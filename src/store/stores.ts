@@ -1,5 +1,5 @@
 import type { Db } from 'mongodb';
-import type { SecretBox } from '../lib/crypto/secret-box.js';
+import type { SecretSealer } from '../domain/sealed.js';
 import { AgentStore } from './agents.js';
 import { ApiKeyStore } from './api-keys.js';
 import { BatchStore } from './batches.js';
@@ -40,7 +40,7 @@ export interface Stores {
 }
 
 /** `sharded`: the database is a sharded cluster (MongoHandle.sharded); hot reads then name the shard key. */
-export function createStores(db: Db, box: SecretBox, sharded = false): Stores {
+export function createStores(db: Db, box: SecretSealer, sharded = false): Stores {
   return {
     orgs: new OrgStore(db),
     apiKeys: new ApiKeyStore(db),

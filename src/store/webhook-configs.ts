@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
-import type { SecretBox } from '../lib/crypto/secret-box.js';
-import type { Sealed } from '../domain/sealed.js';
+import type { Sealed, SecretSealer } from '../domain/sealed.js';
 import type { WebhookConfigDoc, WebhookEventType } from '../domain/views/webhook-config.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
@@ -45,7 +44,7 @@ export class WebhookConfigStore {
   private readonly col: Collection<WebhookConfigDoc>;
   private readonly agents: Collection<{ _id: string; org_id: string; deleted_at?: Date | null }>;
 
-  constructor(db: Db, private readonly box: SecretBox) {
+  constructor(db: Db, private readonly box: SecretSealer) {
     this.col = db.collection<WebhookConfigDoc>('webhook_configs');
     this.agents = db.collection('agents');
   }

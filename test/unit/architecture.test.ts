@@ -1,137 +1,205 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { posix, resolve } from 'node:path';
+import { edgesOf, fileIn, parseImports, resolveImport, sourcesUnder, type Edge, type ImportForm, type ImportRef } from './architecture-graph.js';
+import { actorShapeGaps, decisionPathsToIo, EDGE_RULES, LAYERS, SCANNED, violations } from './architecture-rules.js';
 
 /**
- * The dependency rules of docs/architecture.md, checked on the import graph
- * of the sources (not the compiled output): every `import`/`export ... from`
- * and dynamic `import()` of every .ts file under src/, actors/ and infra/.
- * A failure names the offending edge.
+ * The dependency rules of docs/architecture.md (the rules themselves: ./architecture-rules.ts), checked on the
+ * import graph of every .ts file under src/, actors/, infra/, clients/, bench/ and test/, read by the TypeScript
+ * parser (./architecture-graph.ts). A failure names the edge: `src/store/x.ts -> src/lib/y.ts (store may not import lib)`.
  */
 const ROOT = resolve(__dirname, '../../..');
-const LAYERED = ['src', 'actors', 'infra'];
 
-interface Edge {
-  from: string;
-  /** Repository-relative path of a local module (without extension), or the bare package name. */
-  to: string;
-  typeOnly: boolean;
-}
-
-function sources(dir: string): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) return sources(p);
-    return p.endsWith('.ts') && !p.endsWith('.d.ts') ? [p] : [];
-  });
-}
-
-const IMPORT = /(?:^|\n)\s*(import|export)\s+(type\s+)?(?:[^'";]*?\s+from\s+)?['"]([^'"]+)['"]/g;
-const DYNAMIC = /import\(\s*['"]([^'"]+)['"]\s*\)/g;
-
-function edgesOf(file: string): Edge[] {
-  const text = readFileSync(file, 'utf8');
-  const from = relative(ROOT, file);
-  const target = (spec: string) => (spec.startsWith('.') ? relative(ROOT, resolve(dirname(file), spec)).replace(/\.js$/, '') : spec.replace(/^node:/, 'node:'));
-  const edges: Edge[] = [];
-  for (const m of text.matchAll(IMPORT)) edges.push({ from, to: target(m[3]), typeOnly: !!m[2] });
-  for (const m of text.matchAll(DYNAMIC)) edges.push({ from, to: target(m[1]), typeOnly: false });
-  return edges;
-}
-
-const edges = LAYERED.flatMap((d) => sources(join(ROOT, d))).flatMap(edgesOf);
-
-const under = (prefix: string) => (path: string) => path === prefix || path.startsWith(`${prefix}/`);
-const actorOf = (path: string) => /^actors\/([^/]+)\//.exec(path)?.[1] ?? null;
-/** Decision code: pure functions over state, unit-tested directly. */
-const DECISION_FILES = /^(actors\/[^/]+\/(decide|decision|loop|projection|schedule|status)|src\/domain\/.+)$/;
-/** The composition root and the programs that start it (`troupe`, the local launcher, the admin CLI). */
-const ENTRYPOINTS = ['src/roles', 'src/main.ts', 'infra/services', 'src/admin'];
-const IO_PACKAGES = ['bullmq', 'ioredis', 'mongodb', 'undici', 'koa', 'node:http', 'node:https', 'node:net', 'node:fs', 'node:child_process'];
-
-interface Rule {
-  name: string;
-  broken(e: Edge): boolean;
-}
-
-const RULES: Rule[] = [
-  { name: 'layers point down: only entrypoints import the composition root (src/roles)', broken: (e) => !ENTRYPOINTS.some((p) => under(p)(e.from)) && (under('src/roles')(e.to) || e.to === 'src/main') },
-  { name: 'actors import neither the HTTP layer nor the application services above them', broken: (e) => under('actors')(e.from) && ['src/http', 'src/batches', 'src/admin'].some((p) => under(p)(e.to)) },
-  { name: 'the actor runtime imports no specific actor', broken: (e) => under('actors/runtime')(e.from) && under('actors')(e.to) && !under('actors/runtime')(e.to) },
-  {
-    name: "an actor uses another actor only through that actor's messages.ts",
-    broken: (e) => {
-      const [a, b] = [actorOf(e.from), actorOf(e.to)];
-      return !!a && !!b && a !== b && b !== 'runtime' && !e.to.endsWith('/messages');
-    },
-  },
-  { name: 'only the actor runtime and infra touch BullMQ and ioredis among the actors', broken: (e) => under('actors')(e.from) && !under('actors/runtime')(e.from) && ['bullmq', 'ioredis'].includes(e.to) },
-  { name: 'decision code does no I/O', broken: (e) => DECISION_FILES.test(e.from.replace(/\.ts$/, '')) && !e.typeOnly && (IO_PACKAGES.includes(e.to) || under('src/store')(e.to)) },
-  { name: 'the domain imports only the domain', broken: (e) => under('src/domain')(e.from) && !e.typeOnly && (under('src')(e.to) || under('actors')(e.to) || under('infra')(e.to)) && !under('src/domain')(e.to) },
-  { name: 'stores import no actor, HTTP or application code', broken: (e) => under('src/store')(e.from) && (under('actors')(e.to) || ['src/http', 'src/batches', 'src/roles'].some((p) => under(p)(e.to))) },
-  { name: 'the server (src, actors) imports nothing from the clients, which build on it', broken: (e) => (under('src')(e.from) || under('actors')(e.from)) && under('clients')(e.to) },
-  { name: 'infra imports no actor or HTTP code', broken: (e) => under('infra')(e.from) && !under('infra/services')(e.from) && (under('actors')(e.to) || under('src/http')(e.to)) },
+/** Made-up sources, parsed with the real ones: one per import form, each a store file importing lib (upward). */
+const MADE_UP_ROOT = '/architecture-made-up';
+const MADE_UP_FILES = new Set(['src/lib/y.ts', 'src/lib/z/index.ts']);
+const FORMS: readonly { form: ImportForm; text: string; typeOnly: boolean }[] = [
+  { form: 'import', text: "import { y } from '../lib/y.js';\nexport const x = y;", typeOnly: false },
+  { form: 'import', text: "import type { Y } from '../lib/y.js';\nexport type X = Y;", typeOnly: true },
+  { form: 'import', text: "import { type Y, type W } from '../lib/y.js';\nexport type X = Y | W;", typeOnly: true },
+  { form: 'export from', text: "export { y } from '../lib/y.js';", typeOnly: false },
+  { form: 'export from', text: "export type { Y } from '../lib/y.js';", typeOnly: true },
+  { form: 'export from', text: "export * from '../lib/y.js';", typeOnly: false },
+  { form: 'export from', text: "export * as y from '../lib/y.js';", typeOnly: false },
+  { form: 'side effect', text: "import '../lib/y.js';", typeOnly: false },
+  { form: 'require', text: "export const y = require('../lib/y.js');", typeOnly: false },
+  { form: 'import = require', text: "import y = require('../lib/y.js');\nexport const x = y;", typeOnly: false },
+  { form: 'import()', text: "export async function f() {\n  return (await import('../lib/y.js')).y;\n}", typeOnly: false },
+  { form: 'import type()', text: "export type X = import('../lib/y.js').Y;", typeOnly: true },
+  { form: 'import type()', text: "export function f(y: typeof import('../lib/y.js')): void {\n  void y;\n}", typeOnly: true },
+  { form: 'import', text: "import { z } from '../lib/z';\nexport const x = z;", typeOnly: false },
 ];
+/** Imports that are only words in comments, strings, templates and a regular expression: no edge. */
+const NOT_IMPORTS = [
+  "// import { y } from '../lib/y.js';",
+  "/* require('../lib/y.js') */",
+  "/** {@link import('../lib/y.js').Y} see import('../lib/y.js') */",
+  "export const a = \"import '../lib/y.js'\";",
+  "export const b = `export * from '../lib/y.js' ${'require(\"../lib/y.js\")'}`;",
+  "export const c = /import\\('..\\/lib\\/y.js'\\)/;",
+  "export const d = require.resolve('../lib/y.js');",
+].join('\n');
+const madeUpPath = (name: string) => `src/store/${name}.ts`;
+const madeUpTexts = new Map([...FORMS.map((f, i) => [`${MADE_UP_ROOT}/${madeUpPath(`form-${i}`)}`, f.text] as const), [`${MADE_UP_ROOT}/${madeUpPath('words')}`, NOT_IMPORTS]]);
 
-describe('architecture: the import graph keeps the dependency rules (docs/architecture.md)', () => {
-  it('finds the sources and their imports', () => {
-    assert.ok(edges.length > 500, `only ${edges.length} import edges found; is the parser broken?`);
-    assert.ok(edges.some((e) => e.from === 'actors/session/actor.ts' && e.to === 'actors/runtime/actor'), 'a known edge is found');
-    assert.ok(edges.some((e) => e.typeOnly), 'type-only imports are recognised');
+let files: string[] = [];
+let edges: Edge[] = [];
+let madeUp = new Map<string, ImportRef[]>();
+
+/**
+ * For each edge rule, an edge that breaks it (with the message it must give) and a close one that keeps it, so the
+ * rule is shown to be able to fail and not to fail on everything.
+ */
+const RULE_CASES: Record<string, { bad: Edge; message: string; ok: Edge }> = {
+  'every import points to its own layer or a lower one (type-only imports too)': {
+    bad: { from: 'src/store/x.ts', to: 'src/lib/y.ts', typeOnly: true },
+    message: 'src/store/x.ts -> src/lib/y.ts (store may not import lib)',
+    ok: { from: 'src/lib/y.ts', to: 'src/store/x.ts', typeOnly: false },
+  },
+  'server code (src/, actors/) imports nothing from clients/, bench/ or test/': {
+    bad: { from: 'src/roles/web.ts', to: 'test/support/harness.ts', typeOnly: true },
+    message: 'src/roles/web.ts -> test/support/harness.ts (server code may not import test/)',
+    ok: { from: 'test/support/harness.ts', to: 'src/roles/web.ts', typeOnly: false },
+  },
+  'the actor runtime imports no specific actor': {
+    bad: { from: 'actors/runtime/runtime.ts', to: 'actors/session/actor.ts', typeOnly: true },
+    message: 'actors/runtime/runtime.ts -> actors/session/actor.ts (the actor runtime may not import an actor)',
+    ok: { from: 'actors/runtime/runtime.ts', to: 'actors/runtime/actor.ts', typeOnly: false },
+  },
+  'an actor imports no other actor: they talk through their contracts in src/domain/actors': {
+    bad: { from: 'actors/webhook/actor.ts', to: 'actors/session/turn.ts', typeOnly: true },
+    message: 'actors/webhook/actor.ts -> actors/session/turn.ts (actor webhook may not import actor session; its contract is src/domain/actors/session.ts)',
+    ok: { from: 'actors/webhook/actor.ts', to: 'src/domain/actors/session.ts', typeOnly: false },
+  },
+  'decision code (actors/*/decide|decision|loop|projection|schedule.ts, src/domain/) imports no I/O nor src/store, except as types': {
+    bad: { from: 'actors/session/decide.ts', to: 'src/store/sessions.ts', typeOnly: false },
+    message: 'actors/session/decide.ts -> src/store/sessions.ts (decision code may not import src/store)',
+    ok: { from: 'actors/session/decide.ts', to: 'src/store/sessions.ts', typeOnly: true },
+  },
+  'the domain imports only the domain, node builtins without I/O, ulid and types from json-schema-to-ts': {
+    bad: { from: 'src/domain/ids.ts', to: 'node:fs', typeOnly: true },
+    message: 'src/domain/ids.ts -> node:fs (the domain may not import node:fs)',
+    ok: { from: 'src/domain/ids.ts', to: 'node:crypto', typeOnly: false },
+  },
+  'among the actors only the runtime imports bullmq or ioredis': {
+    bad: { from: 'actors/session/turn.ts', to: 'bullmq', typeOnly: true },
+    message: 'actors/session/turn.ts -> bullmq (only the actor runtime may import bullmq among the actors)',
+    ok: { from: 'actors/runtime/runtime.ts', to: 'bullmq', typeOnly: false },
+  },
+  'in src/ only src/lib/redis, src/lib/queues, src/roles, src/lib/metrics/round-trips.ts, src/lib/pubsub/hub.ts import bullmq or ioredis': {
+    bad: { from: 'src/lib/limits/limits.ts', to: 'ioredis', typeOnly: true },
+    message: 'src/lib/limits/limits.ts -> ioredis (only the Redis plumbing may import ioredis)',
+    ok: { from: 'src/lib/redis/connection.ts', to: 'ioredis', typeOnly: false },
+  },
+  'clients import from the server only src/domain and src/lib/webhooks (the codegen also src/edge, the CLI also src/main.ts)': {
+    bad: { from: 'clients/cli/main.ts', to: 'src/edge/api/openapi.ts', typeOnly: true },
+    message: 'clients/cli/main.ts -> src/edge/api/openapi.ts (clients may not import src/edge/api/openapi.ts)',
+    ok: { from: 'clients/typescript/codegen/generate.ts', to: 'src/edge/api/openapi.ts', typeOnly: false },
+  },
+};
+
+const describeEdges = (list: readonly string[]) => `\n  ${list.join('\n  ')}`;
+
+describe('architecture: the import graph keeps the layers and rules of docs/architecture.md', () => {
+  before(async function () {
+    this.timeout(20_000); // one tsgo process parses every file; about a second, more on a loaded machine
+    files = sourcesUnder(ROOT, SCANNED);
+    const refs = await parseImports([...files.map((f) => posix.join(ROOT, f)), ...madeUpTexts.keys()], madeUpTexts);
+    const exists = fileIn(ROOT);
+    edges = files.flatMap((f) => edgesOf(f, refs.get(posix.join(ROOT, f))!, exists));
+    madeUp = new Map([...madeUpTexts.keys()].map((abs) => [abs.slice(MADE_UP_ROOT.length + 1), refs.get(abs)!]));
   });
 
-  for (const rule of RULES) {
+  it('reads every file and import: each relative import names a file, and known edges of several forms are found', () => {
+    assert.ok(files.length > 500 && edges.length > 2500, `only ${files.length} files and ${edges.length} edges`);
+    for (const dir of SCANNED) assert.ok(files.some((f) => f.startsWith(`${dir}/`)), `no file read under ${dir}/`);
+    const unresolved = edges.filter((e) => e.unresolved).map((e) => `${e.from} -> ${e.to}`);
+    assert.deepEqual(unresolved, [], `relative imports that name no file:${describeEdges(unresolved)}`);
+    const has = (from: string, to: string, typeOnly: boolean) => assert.ok(edges.some((e) => e.from === from && e.to === to && e.typeOnly === typeOnly), `edge ${from} -> ${to} not found`);
+    has('actors/session/actor.ts', 'actors/runtime/actor.ts', false);
+    has('clients/cli/main.ts', 'src/main.ts', false); // require('../../src/main.js')
+    has('clients/typescript/codegen/generate.ts', 'src/edge/api/deps.ts', true);
+  });
+
+  for (const rule of EDGE_RULES) {
     it(rule.name, () => {
-      const bad = edges.filter(rule.broken).map((e) => `${e.from} -> ${e.to}${e.typeOnly ? ' (type)' : ''}`);
-      assert.deepEqual(bad, [], `offending imports:\n  ${bad.join('\n  ')}`);
+      const bad = violations(edges, [rule]);
+      assert.deepEqual(bad, [], `offending imports:${describeEdges(bad)}`);
     });
   }
 
-  it('every actor has its contract in src/domain/actors, a pure decide.ts and its actor.ts (docs/architecture.md, One actor shape)', () => {
-    const actors = readdirSync(join(ROOT, 'actors')).filter((d) => d !== 'runtime' && statSync(join(ROOT, 'actors', d)).isDirectory());
-    assert.ok(actors.length >= 5, `only ${actors.length} actor folders found`);
-    // The session's decisions are the session state machine, which batch creation (src/app) shares.
-    const decisions = (a: string) => (a === 'session' ? 'src/domain/session/decide' : `actors/${a}/decide`);
-    const missing = actors.flatMap((a) => [`src/domain/actors/${a}.ts`, `${decisions(a)}.ts`, `actors/${a}/actor.ts`].filter((f) => !existsSync(join(ROOT, f))));
-    assert.deepEqual(missing, []);
-    for (const a of actors) assert.ok(DECISION_FILES.test(decisions(a)), `${decisions(a)}.ts is held to rule 6`);
+  it('decision code reaches no I/O through the local modules it imports either', () => {
+    const paths = decisionPathsToIo(edges);
+    assert.deepEqual(paths, [], `decision code reaches I/O:${describeEdges(paths)}`);
   });
 
-  it("decision code reaches no I/O through the local modules it imports either", () => {
-    // Follows value imports from each decision file through local modules; a package import is where a path ends.
-    const valueEdges = new Map<string, Edge[]>();
-    for (const e of edges) if (!e.typeOnly) valueEdges.set(e.from.replace(/\.ts$/, ''), [...(valueEdges.get(e.from.replace(/\.ts$/, '')) ?? []), e]);
-    const bad: string[] = [];
-    for (const start of new Set(edges.map((e) => e.from.replace(/\.ts$/, '')).filter((f) => DECISION_FILES.test(f)))) {
-      const seen = new Set([start]);
-      const paths: string[][] = [[start]];
-      while (paths.length) {
-        const path = paths.shift()!;
-        for (const e of valueEdges.get(path[path.length - 1]) ?? []) {
-          if (IO_PACKAGES.includes(e.to) || under('src/store')(e.to)) bad.push([...path, e.to].join(' -> '));
-          else if (!seen.has(e.to) && LAYERED.some((d) => under(d)(e.to))) {
-            seen.add(e.to);
-            paths.push([...path, e.to]);
-          }
-        }
-      }
+  it('every actor has its contract in src/domain/actors, its decisions and its actor.ts (docs/architecture.md, One actor shape)', () => {
+    assert.ok(files.filter((f) => /^actors\/[^/]+\/actor\.ts$/.test(f)).length >= 5, 'fewer than five actors found');
+    assert.deepEqual(actorShapeGaps(files), []);
+  });
+
+  it('every scanned file is in a layer', () => {
+    const unranked = files.filter((f) => !LAYERS.some((l) => l.folders.some((d) => f === d || f.startsWith(`${d}/`))));
+    assert.deepEqual(unranked, [], `files in no layer:${describeEdges(unranked)}`);
+  });
+
+  describe('self-test: each rule fails on a made-up offence, naming it', () => {
+    it('every edge rule has a made-up case', () => {
+      assert.deepEqual(EDGE_RULES.map((r) => r.name).filter((n) => !RULE_CASES[n]), []);
+      assert.deepEqual(Object.keys(RULE_CASES).filter((n) => !EDGE_RULES.some((r) => r.name === n)), []);
+    });
+
+    for (const rule of EDGE_RULES) {
+      it(`fails: ${rule.name}`, () => {
+        const c = RULE_CASES[rule.name];
+        assert.deepEqual(violations([c.bad], [rule]), [c.message]);
+        assert.deepEqual(violations([c.ok], [rule]), [], 'the close legal edge passes');
+      });
     }
-    assert.deepEqual(bad, [], `decision code reaches I/O:\n  ${bad.join('\n  ')}`);
-  });
 
-  it('each rule can fail: a made-up offending edge breaks it', () => {
-    const offenders: Edge[] = [
-      { from: 'actors/session/turn.ts', to: 'src/roles/core', typeOnly: true },
-      { from: 'actors/batch/actor.ts', to: 'src/http/deps', typeOnly: true },
-      { from: 'actors/runtime/runtime.ts', to: 'actors/session/turn', typeOnly: false },
-      { from: 'actors/webhook/actor.ts', to: 'actors/session/turn', typeOnly: false },
-      { from: 'actors/session/turn.ts', to: 'bullmq', typeOnly: false },
-      { from: 'actors/session/decide.ts', to: 'mongodb', typeOnly: false },
-      { from: 'src/domain/ledger.ts', to: 'src/store/ledger', typeOnly: false },
-      { from: 'src/store/ledger.ts', to: 'actors/session/messages', typeOnly: true },
-      { from: 'src/admin/cli.ts', to: 'clients/cli/exit-codes', typeOnly: false },
-      { from: 'infra/queues/queues.ts', to: 'actors/runtime/actor', typeOnly: false },
-    ];
-    RULES.forEach((rule, i) => assert.ok(rule.broken(offenders[i]), `rule "${rule.name}" did not catch ${offenders[i].from} -> ${offenders[i].to}`));
+    it('fails a value import from a package the domain may import only types from', () => {
+      const rule = EDGE_RULES.find((r) => r.name.startsWith('the domain imports only'))!;
+      const edge = { from: 'src/domain/event-data.ts', to: 'json-schema-to-ts' };
+      assert.deepEqual(violations([{ ...edge, typeOnly: false }], [rule]), ['src/domain/event-data.ts -> json-schema-to-ts (the domain may import only types from json-schema-to-ts)']);
+      assert.deepEqual(violations([{ ...edge, typeOnly: true }], [rule]), []);
+    });
+
+    it('fails on an upward import written in each form, read by the parser from a made-up source', () => {
+      const exists = (p: string) => MADE_UP_FILES.has(p);
+      FORMS.forEach((f, i) => {
+        const from = madeUpPath(`form-${i}`);
+        const refs = madeUp.get(from)!;
+        assert.deepEqual(refs.map((r) => [r.form, r.typeOnly]), [[f.form, f.typeOnly]], `${f.text} is read as one ${f.form}`);
+        const to = f.text.includes("'../lib/z'") ? 'src/lib/z/index.ts' : 'src/lib/y.ts';
+        assert.deepEqual(violations(edgesOf(from, refs, exists), [EDGE_RULES[0]]), [`${from} -> ${to} (store may not import lib)`], f.text);
+      });
+    });
+
+    it('reads no import from comments, strings, templates or regular expressions', () => {
+      assert.deepEqual(madeUp.get(madeUpPath('words')), []);
+    });
+
+    it('resolves .js to .ts, a folder to its index.ts, node builtins to node:, and reports a file that is not there', () => {
+      const exists = (p: string) => MADE_UP_FILES.has(p);
+      assert.deepEqual(resolveImport('src/store/x.ts', '../lib/y.js', exists), { to: 'src/lib/y.ts' });
+      assert.deepEqual(resolveImport('src/store/x.ts', '../lib/z', exists), { to: 'src/lib/z/index.ts' });
+      assert.deepEqual(resolveImport('src/store/x.ts', 'fs/promises', exists), { to: 'node:fs/promises' });
+      assert.deepEqual(resolveImport('src/store/x.ts', 'bullmq', exists), { to: 'bullmq' });
+      assert.deepEqual(resolveImport('src/store/x.ts', './gone.js', exists), { to: 'src/store/gone.js', unresolved: true });
+    });
+
+    it('fails when decision code reaches I/O through a local module, naming the path', () => {
+      const made: Edge[] = [
+        { from: 'actors/session/decide.ts', to: 'src/lib/x.ts', typeOnly: false },
+        { from: 'src/lib/x.ts', to: 'node:fs/promises', typeOnly: false },
+        { from: 'actors/webhook/decide.ts', to: 'src/lib/x.ts', typeOnly: true },
+      ];
+      assert.deepEqual(decisionPathsToIo(made), ['actors/session/decide.ts -> src/lib/x.ts -> node:fs/promises (decision code may not reach node:fs)']);
+    });
+
+    it('fails when an actor folder lacks one of its three files', () => {
+      assert.deepEqual(actorShapeGaps(['actors/runtime/runtime.ts', 'src/domain/actors/pager.ts', 'actors/pager/actor.ts']), ['actors/pager/decide.ts is missing (every actor has a contract, its decisions and actor.ts)']);
+      assert.deepEqual(actorShapeGaps(['actors/pager/decide.ts', 'actors/pager/actor.ts']), ['src/domain/actors/pager.ts is missing (every actor has a contract, its decisions and actor.ts)']);
+    });
   });
 });

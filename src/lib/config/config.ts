@@ -2,6 +2,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
+import type { OrgLimits } from '../../domain/org-limits.js';
 import { parseRedisTarget, RedisTargetError, type RedisTlsOptions } from '../redis/target.js';
 import type { MetricsAccess } from '../metrics/access.js';
 
@@ -116,15 +117,6 @@ function bufferLimits(env: Env): BufferLimits {
     sseStreamsPerKey: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_KEY', 500, 0, 1e9),
     sseStallMs: int(env, 'TROUPE_SSE_STALL_MS', 30_000, 100, 3_600_000),
   });
-}
-
-/** Request rates (per minute) and the running-session cap; 0 means unlimited. */
-export interface OrgLimits {
-  readonly api_per_min: number;
-  readonly api_key_per_min: number;
-  readonly routing_per_min: number;
-  readonly routing_key_per_min: number;
-  readonly running_sessions: number;
 }
 
 /** Environment variable of each limit's default, in one place for config, docs and the admin command. */

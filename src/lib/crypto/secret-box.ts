@@ -1,14 +1,12 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Sealed } from '../../domain/sealed.js';
-
-// The stored shape is the domain's: the documents that hold sealed values are domain types (src/domain/views).
+import type { Sealed, SecretSealer } from '../../domain/sealed.js';
 
 /**
  * Seals and opens secrets at rest. New values use the current key; any key
  * still listed in TROUPE_MASTER_KEY opens old ones, which is what lets keys
  * rotate without a migration.
  */
-export class SecretBox {
+export class SecretBox implements SecretSealer {
   constructor(
     private readonly keys: ReadonlyMap<string, Buffer>,
     private readonly currentId: string,

@@ -1,9 +1,5 @@
+import type { Closeable } from '../../domain/closeable.js';
 import type { Logger } from '../log/logger.js';
-
-export interface Closeable {
-  readonly name: string;
-  close(): Promise<void>;
-}
 
 /**
  * Resources are registered in start order and closed in reverse: listeners

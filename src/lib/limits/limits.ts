@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
-import type { OrgLimits } from '../config/config.js';
+import type { OrgLimits } from '../../domain/org-limits.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import type { Stores } from '../../store/stores.js';

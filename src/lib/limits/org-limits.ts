@@ -1,4 +1,4 @@
-import type { OrgLimits } from '../config/config.js';
+import type { OrgLimits } from '../../domain/org-limits.js';
 import { ExpiringCache } from '../../domain/expiring-cache.js';
 import type { OrgStore } from '../../store/orgs.js';
 

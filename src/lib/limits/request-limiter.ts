@@ -5,7 +5,7 @@ import { RateLimitError } from '../../domain/errors.js';
 import type { Logger } from '../log/logger.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { TokenLeases, type Consume, type Count } from './leases.js';
-import type { OrgLimits } from '../config/config.js';
+import type { OrgLimits } from '../../domain/org-limits.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 export type LimitedSurface = 'api' | 'routing';

@@ -1,0 +1,8 @@
+/** Request rates (per minute) and the running-session cap; 0 means unlimited. */
+export interface OrgLimits {
+  readonly api_per_min: number;
+  readonly api_key_per_min: number;
+  readonly routing_per_min: number;
+  readonly routing_key_per_min: number;
+  readonly running_sessions: number;
+}
