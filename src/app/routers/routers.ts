@@ -11,7 +11,7 @@ import type { Stores } from '../../store/stores.js';
  * each use case throws the domain error the client sees.
  */
 export interface RouterServicePorts {
-  stores: Pick<Stores, 'routers' | 'credentials'>;
+  stores: { routers: Pick<Stores['routers'], 'put'>; credentials: Pick<Stores['credentials'], 'stored'> };
   /** Which `base_url`s a candidate may name. */
   models: ModelEndpointGuard;
 }
