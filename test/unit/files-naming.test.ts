@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { contentDisposition } from '../../src/edge/api/routes/files/disposition.js';
 import { isMultipart, leafName } from '../../src/edge/api/routes/files/multipart.js';
-import { safeContentType } from '../../src/edge/api/routes/files/upload.js';
+import { safeContentType } from '../../src/app/files/store-blob.js';
 
 describe('file naming and types', () => {
   it('keeps the leaf of a path with either separator', () => {

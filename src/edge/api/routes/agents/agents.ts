@@ -1,11 +1,9 @@
-import { NotFoundError } from '../../../../domain/errors.js';
-import { newId } from '../../../../domain/ids.js';
 import type { AgentDoc, AgentVersionDoc } from '../../../../store/agents.js';
+import { activateVersion, createAgent, deleteAgent, publishVersion, readAgent, readVersion, type AgentServicePorts } from '../../../../app/agents/agents.js';
+import type { PublishInput } from '../../../../app/agents/publish-from-snapshot.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { softDeleteAgent } from '../../../../app/agents/soft-delete.js';
-import { publishFromSnapshot, type PublishInput } from './publish.js';
 import { agentListResponse, agentResponse, createAgentBody, publishVersionBody, versionListResponse, versionResponse } from './schema.js';
 
 export function agentView(doc: AgentDoc, publicUrl: string): Record<string, unknown> {
@@ -38,17 +36,7 @@ export function versionView(v: AgentVersionDoc, activeId: string | null): Record
 /** Agents and their versions (DESIGN §6 extra endpoints). */
 export function agentRoutes(deps: AppDeps): RouteSpec[] {
   const { config, stores } = deps;
-  const place = { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } };
-  const getAgent = async (orgId: string, id: string): Promise<AgentDoc> => {
-    const doc = await stores.agents.get(orgId, id);
-    if (!doc) throw new NotFoundError('agent', id);
-    return doc;
-  };
-  const getVersionOf = async (orgId: string, agentId: string, versionId: string): Promise<AgentVersionDoc> => {
-    const v = await stores.agents.getVersion(orgId, versionId);
-    if (!v || v.agent_id !== agentId) throw new NotFoundError('version', versionId);
-    return v;
-  };
+  const ports: AgentServicePorts = { stores, place: { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } } };
   return [
     {
       method: 'POST',
@@ -61,11 +49,7 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       response: agentResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const body = ctx.state.body as PublishInput & { name: string };
-        const created = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
-          stores.agents.create({ id: newId('agent'), orgId, name: body.name }, { id: newId('version'), snapshotId, content }),
-        );
-        return agentView(created!.agent, config.publicUrl);
+        return agentView(await createAgent(ports, orgId, ctx.state.body as PublishInput & { name: string }), config.publicUrl);
       },
     },
     {
@@ -88,7 +72,7 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Read an agent; a soft-deleted one stays readable and shows deleted_at.',
       tag: 'agents',
       response: agentResponse,
-      handler: async (ctx) => agentView(await getAgent(requireAuth(ctx).orgId, ctx.params.agent_id), config.publicUrl),
+      handler: async (ctx) => agentView(await readAgent(stores.agents, requireAuth(ctx).orgId, ctx.params.agent_id), config.publicUrl),
     },
     {
       method: 'DELETE',
@@ -96,11 +80,7 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       summary: 'Soft-delete an agent; repeat calls keep the first deleted_at. Its sessions stay readable, and refuse new messages with 409 agent_deleted.',
       tag: 'agents',
       response: agentResponse,
-      handler: async (ctx) => {
-        const doc = await softDeleteAgent(deps, requireAuth(ctx).orgId, ctx.params.agent_id);
-        if (!doc) throw new NotFoundError('agent', ctx.params.agent_id);
-        return agentView(doc, config.publicUrl);
-      },
+      handler: async (ctx) => agentView(await deleteAgent(deps, requireAuth(ctx).orgId, ctx.params.agent_id), config.publicUrl),
     },
     {
       method: 'POST',
@@ -113,15 +93,8 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       response: versionResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const agentId = ctx.params.agent_id;
-        const live = await stores.agents.get(orgId, agentId);
-        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
-        const body = ctx.state.body as PublishInput & { activate: boolean };
-        const version = await publishFromSnapshot(stores, place, orgId, body, (snapshotId, content) =>
-          stores.agents.createVersion(orgId, agentId, { id: newId('version'), snapshotId, content }, body.activate),
-        );
-        if (!version) throw new NotFoundError('agent', agentId);
-        return versionView(version, body.activate ? version._id : live.active_version_id);
+        const { version, activeVersionId } = await publishVersion(ports, orgId, ctx.params.agent_id, ctx.state.body as PublishInput & { activate: boolean });
+        return versionView(version, activeVersionId);
       },
     },
     {
@@ -133,7 +106,7 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       response: versionListResponse,
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
-        const agent = await getAgent(orgId, ctx.params.agent_id);
+        const agent = await readAgent(stores.agents, orgId, ctx.params.agent_id);
         const page = requestedPage(ctx);
         const { items, has_more, next_cursor } = pageOf(await stores.agents.listVersions(orgId, agent._id, page), page.limit, (v) => v._id);
         return { versions: items.map((v) => versionView(v, agent.active_version_id)), has_more, next_cursor };
@@ -146,9 +119,8 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'agents',
       response: versionResponse,
       handler: async (ctx) => {
-        const { orgId } = requireAuth(ctx);
-        const agent = await getAgent(orgId, ctx.params.agent_id);
-        return versionView(await getVersionOf(orgId, agent._id, ctx.params.version_id), agent.active_version_id);
+        const { version, activeVersionId } = await readVersion(stores.agents, requireAuth(ctx).orgId, ctx.params.agent_id, ctx.params.version_id);
+        return versionView(version, activeVersionId);
       },
     },
     {
@@ -158,15 +130,8 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       tag: 'agents',
       response: versionResponse,
       handler: async (ctx) => {
-        const { orgId } = requireAuth(ctx);
-        const agentId = ctx.params.agent_id;
-        const live = await stores.agents.get(orgId, agentId);
-        // A soft-deleted agent takes no new work, activation included (spec: 404).
-        if (!live || live.deleted_at) throw new NotFoundError('agent', agentId);
-        const version = await getVersionOf(orgId, agentId, ctx.params.version_id);
-        const agent = await stores.agents.activate(orgId, agentId, version._id);
-        if (!agent) throw new NotFoundError('agent', agentId);
-        return versionView(version, agent.active_version_id);
+        const { version, activeVersionId } = await activateVersion(stores.agents, requireAuth(ctx).orgId, ctx.params.agent_id, ctx.params.version_id);
+        return versionView(version, activeVersionId);
       },
     },
   ];

@@ -1,15 +1,8 @@
 import type { IncomingMessage } from 'node:http';
-import type { Readable } from 'node:stream';
 import busboy from 'busboy';
+import type { FilePart } from '../../../../app/files/store-blob.js';
 import { InvalidRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../../../../domain/errors.js';
 import { withoutRefused } from '../../../../domain/name-text.js';
-
-/** The one file part of an upload, handed over as a stream before any of it is read. */
-export interface FilePart {
-  filename: string;
-  mimeType: string;
-  stream: Readable;
-}
 
 /** Multipart framing allowance on top of the file itself when judging a declared Content-Length. */
 const FRAMING_SLACK = 64 * 1024;

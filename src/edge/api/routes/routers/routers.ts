@@ -1,6 +1,5 @@
-import { InvalidRequestError, NotFoundError } from '../../../../domain/errors.js';
-import { PROVIDER_SPECS, providersWith } from '../../../../domain/providers.js';
-import { checkModelEndpoint } from '../../../../lib/net/model-endpoint.js';
+import { deleteRouter, putRouter, readRouter, type RouterServicePorts } from '../../../../app/routers/routers.js';
+import { InvalidRequestError } from '../../../../domain/errors.js';
 import type { RouterInput } from '../../../../store/routers.js';
 import { routerView } from '../../../../domain/views/router.js';
 import type { AppDeps } from '../../deps.js';
@@ -17,28 +16,10 @@ function routerIdParam(id: string): string {
   return id;
 }
 
-async function checkCandidates(deps: AppDeps, orgId: string, input: RouterInput): Promise<void> {
-  const seen = new Set<string>();
-  const stored = await deps.stores.credentials.stored(orgId, input.candidates.map((c) => c.api_key_credential));
-  for (const [i, c] of input.candidates.entries()) {
-    if (seen.has(c.model)) throw new InvalidRequestError(`candidates[${i}].model repeats ${c.model}; each candidate model appears once.`, `candidates[${i}].model`, 'duplicate_candidate');
-    seen.add(c.model);
-    if (!stored.has(c.api_key_credential)) {
-      throw new InvalidRequestError(`candidates[${i}].api_key_credential names ${c.api_key_credential}, which is not a stored credential; PUT /v1/credentials/${c.api_key_credential} first.`, `candidates[${i}].api_key_credential`, 'unknown_credential');
-    }
-    if (c.configuration_update && !PROVIDER_SPECS[c.provider].capabilities.configurationUpdate) {
-      throw new InvalidRequestError(`candidates[${i}].configuration_update applies to ${providersWith('configurationUpdate').join(', ')} models only.`, `candidates[${i}].configuration_update`);
-    }
-    if (c.thinking_mode && !PROVIDER_SPECS[c.provider].capabilities.thinkingMode) {
-      throw new InvalidRequestError(`candidates[${i}].thinking_mode applies to ${providersWith('thinkingMode').join(', ')} models only.`, `candidates[${i}].thinking_mode`);
-    }
-    if (c.base_url) await checkModelEndpoint(c.base_url, `candidates[${i}].base_url`, { allowPrivate: deps.config.modelsAllowPrivate });
-  }
-}
-
 /** Model routers for the routing interface (DESIGN §8). */
 export function routerRoutes(deps: AppDeps): RouteSpec[] {
   const { stores } = deps;
+  const ports: RouterServicePorts = { stores, models: { allowPrivate: deps.config.modelsAllowPrivate } };
   return [
     {
       method: 'PUT',
@@ -50,9 +31,7 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const { orgId } = requireAuth(ctx);
         const id = routerIdParam(ctx.params.router_id);
-        const input = ctx.state.body as RouterInput;
-        await checkCandidates(deps, orgId, input);
-        return routerView(await stores.routers.put(orgId, id, input));
+        return routerView(await putRouter(ports, orgId, id, ctx.state.body as RouterInput));
       },
     },
     {
@@ -76,9 +55,7 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       response: routerResponse,
       handler: async (ctx) => {
         const id = routerIdParam(ctx.params.router_id);
-        const doc = await stores.routers.get(requireAuth(ctx).orgId, id);
-        if (!doc) throw new NotFoundError('router', id);
-        return routerView(doc);
+        return routerView(await readRouter(stores.routers, requireAuth(ctx).orgId, id));
       },
     },
     {
@@ -89,7 +66,7 @@ export function routerRoutes(deps: AppDeps): RouteSpec[] {
       status: 204,
       handler: async (ctx) => {
         const id = routerIdParam(ctx.params.router_id);
-        if (!(await stores.routers.delete(requireAuth(ctx).orgId, id))) throw new NotFoundError('router', id);
+        await deleteRouter(stores.routers, requireAuth(ctx).orgId, id);
         return undefined;
       },
     },

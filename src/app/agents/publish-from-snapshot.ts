@@ -1,14 +1,20 @@
-import { validateManifest } from '../../../../app/agents/manifest.js';
-import { evaluateEntrypoint } from '../../../../app/agents/entrypoint.js';
-import { buildVersionContent, SnapshotArchive } from '../../../../app/agents/publish.js';
-import { ConflictError, NotFoundError } from '../../../../domain/errors.js';
-import { checkModelEndpoint, type ModelEndpointGuard } from '../../../../lib/net/model-endpoint.js';
-import type { VersionContent } from '../../../../store/agents.js';
-import type { Stores } from '../../../../store/stores.js';
+import { validateManifest } from './manifest.js';
+import { evaluateEntrypoint } from './entrypoint.js';
+import { buildVersionContent, SnapshotArchive } from './publish.js';
+import { ConflictError, NotFoundError } from '../../domain/errors.js';
+import { checkModelEndpoint, type ModelEndpointGuard } from '../../lib/net/model-endpoint.js';
+import type { VersionContent } from '../../store/agents.js';
+import type { Stores } from '../../store/stores.js';
 
 export interface PublishInput {
   manifest: unknown;
   source: { type: 'upload'; source_snapshot_id: string };
+}
+
+/** Where a publish runs the entrypoint, and which model endpoints a manifest may name. */
+export interface PublishPlace {
+  sandboxDir: string;
+  models: ModelEndpointGuard;
 }
 
 /**
@@ -18,8 +24,8 @@ export interface PublishInput {
  * releases the snapshot again.
  */
 export async function publishFromSnapshot<T>(
-  stores: Stores,
-  place: { sandboxDir: string; models: ModelEndpointGuard },
+  stores: Pick<Stores, 'snapshots' | 'blobs'>,
+  place: PublishPlace,
   orgId: string,
   input: PublishInput,
   write: (snapshotId: string, content: VersionContent) => Promise<T | null>,

@@ -1,11 +1,17 @@
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
-import type { GridFSBucketWriteStream } from 'mongodb';
-import { PayloadTooLargeError } from '../../../../domain/errors.js';
-import { newId } from '../../../../domain/ids.js';
-import type { BlobStore } from '../../../../store/blobs.js';
-import type { FileDoc } from '../../../../domain/views/file.js';
-import type { FilePart } from './multipart.js';
+import type { Readable } from 'node:stream';
+import { PayloadTooLargeError } from '../../domain/errors.js';
+import { newId } from '../../domain/ids.js';
+import type { BlobStore } from '../../store/blobs.js';
+import type { FileDoc } from '../../domain/views/file.js';
+
+/** The one file part of an upload, handed over as a stream before any of it is read. */
+export interface FilePart {
+  filename: string;
+  mimeType: string;
+  stream: Readable;
+}
 
 const MIME = /^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}\/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$/;
 
@@ -16,7 +22,7 @@ export function safeContentType(mime: string | undefined): string {
 }
 
 /**
- * Streams one file part into GridFS, counting as it goes, and returns the
+ * Streams one file part into the blob store, counting as it goes, and returns the
  * record to write once the request has been read in full. Passing `maxBytes`
  * stops the upload at once with 413 and removes the partial blob.
  */
@@ -47,7 +53,7 @@ export async function storeBlob(blobs: BlobStore, orgId: string, part: FilePart,
  * flight has landed before the delete; aborting instead could race a last
  * chunk insert and leave it behind.
  */
-async function discard(blobs: BlobStore, upload: GridFSBucketWriteStream, id: string): Promise<void> {
+async function discard(blobs: BlobStore, upload: ReturnType<BlobStore['upload']>, id: string): Promise<void> {
   if (!upload.writableFinished && !upload.destroyed) {
     if (!upload.writableEnded) upload.end();
     await finished(upload).catch(() => undefined);

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
-import type { Stores } from '../../../../store/stores.js';
-import type { SnapshotDoc } from '../../../../store/snapshots.js';
+import type { Stores } from '../../store/stores.js';
+import type { SnapshotDoc } from '../../store/snapshots.js';
 
 /** Hashes the stored object as it is now, so the verdict is about what publish will read, not what an upload once reported. */
-async function measure(stores: Stores, id: string): Promise<{ sha256: string; size_bytes: number } | null> {
+async function measure(stores: Pick<Stores, 'blobs'>, id: string): Promise<{ sha256: string; size_bytes: number } | null> {
   if (!(await stores.blobs.exists('snapshots', id))) return null;
   const hash = createHash('sha256');
   let size = 0;
@@ -15,7 +15,7 @@ async function measure(stores: Stores, id: string): Promise<{ sha256: string; si
 }
 
 /** `ready`, or `failed` with a reason naming exactly what differed from the reservation. */
-export async function verdictFor(stores: Stores, doc: SnapshotDoc): Promise<{ status: 'ready' | 'failed'; failure_reason: string | null }> {
+export async function verdictFor(stores: Pick<Stores, 'blobs'>, doc: SnapshotDoc): Promise<{ status: 'ready' | 'failed'; failure_reason: string | null }> {
   const got = await measure(stores, doc._id);
   if (!got) return { status: 'failed', failure_reason: 'No object was uploaded to the upload target.' };
   const diffs: string[] = [];
