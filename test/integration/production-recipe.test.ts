@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { freePort } from '../../infra/services/process.js';
@@ -40,7 +40,11 @@ function asScript(lines: string[], values: Record<string, string>): { script: st
 }
 
 function git(args: string[], cwd = ROOT): string {
-  return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  try {
+    return execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+  } catch (err) {
+    throw new Error(`git ${args.join(' ')} failed: ${String((err as { stderr?: string }).stderr ?? err).trim()}`);
+  }
 }
 
 /**
@@ -68,11 +72,15 @@ describe('README production recipe, in a clean clone', function () {
 
   it('builds with NODE_ENV=production, keeps no devDependency, and serves /readyz 200', async () => {
     const lines = readmeRecipe(readFileSync(join(ROOT, 'README.md'), 'utf8'));
-    // The working tree's tracked files, uncommitted changes included (`stash create` makes a commit and touches nothing).
-    const snapshot = git(['stash', 'create']) || git(['rev-parse', 'HEAD']);
+    // The working tree's tracked files, uncommitted changes included: HEAD, then each changed file copied over.
+    // Read-only on this checkout (no stash commit, no index lock), so nothing else running here can trip it.
     const clone = join(dir, 'troupe');
     git(['clone', '--quiet', '--shared', '--no-checkout', ROOT, clone]);
-    git(['checkout', '--quiet', '--detach', snapshot], clone);
+    git(['checkout', '--quiet', '--detach', git(['rev-parse', 'HEAD'])], clone);
+    for (const file of git(['diff-index', '--name-only', 'HEAD']).split('\n').filter(Boolean)) {
+      if (existsSync(join(ROOT, file))) cpSync(join(ROOT, file), join(clone, file));
+      else rmSync(join(clone, file), { force: true });
+    }
     const mongo = new URL(requiredEnv('MONGODB_URL'));
     mongo.pathname = `/${db}`;
     const port = await freePort();
