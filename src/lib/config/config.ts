@@ -16,7 +16,7 @@ export interface Config {
   readonly routerPort: number;
   /** `/metrics` and `/healthz` of a process running only worker and/or webhooks roles. */
   readonly metricsPort: number;
-  /** Who may read /metrics (METRICS_TOKEN, METRICS_PUBLIC; src/metrics/access.ts). */
+  /** Who may read /metrics (METRICS_TOKEN, METRICS_PUBLIC; src/lib/metrics/access.ts). */
   readonly metricsAccess: MetricsAccess;
   /** Interface the base API listens on; null = all interfaces. */
   readonly host: string | null;

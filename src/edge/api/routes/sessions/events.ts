@@ -8,7 +8,7 @@ import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { NotFoundError } from '../../../../domain/errors.js';
 import { sendUserMessage } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, runtimeOf, sessionForCommand, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
+import { ask, runtimeOf, sessionForCommand, sessionOr404, userMessagePorts, withIdempotency } from './session-commands.js';
 import { postEventBody, syncBody } from './schema.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
 import { sessionIdempotencyScope } from '../../../../app/sessions/delete-session.js';

@@ -10,7 +10,7 @@ import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { sendUserMessage, type MessageTarget } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
+import { ask, sessionOr404, userMessagePorts, withIdempotency } from './session-commands.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
 import { sessionListResponse, sessionResponse, turnReplyResponse } from './responses.js';
 
