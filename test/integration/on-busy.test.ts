@@ -120,6 +120,26 @@ describe('on_busy: reject, interrupt and rollback', function () {
     await until(async () => (await message(sid, queued)).status === 'completed', 10_000);
   });
 
+  it("another org cannot interrupt or roll back a session: 404, and the running message goes on", async () => {
+    const { sid, mid } = await busySession();
+    const other = await h.running.core.stores.orgs.create('on-busy-other-org');
+    const { key } = await h.running.core.stores.apiKeys.create(other._id, 'api');
+    const before = await events(sid);
+    for (const policy of ['interrupt', 'rollback', 'reject']) {
+      const res = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, json: { type: 'user.message', content: [{ type: 'text', text: 'mine now' }], on_busy: policy } });
+      assert.equal((await refusal(res, 404)).code, 'session_not_found', policy);
+      const sync = await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', headers: { Authorization: `Bearer ${key}` }, json: { parts: [{ type: 'text', text: 'mine now' }], on_busy: policy } });
+      assert.equal(sync.status, 404, policy);
+      await sync.arrayBuffer();
+    }
+    assert.deepEqual(await events(sid), before, 'nothing recorded');
+    assert.equal((await message(sid, mid)).status, 'running');
+    assert.equal(fake.abortedStreams + fake.closedEarly, 0, 'the provider call was not aborted');
+    await json(await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' }), 200);
+    // Its stream ends here, not in the next test's counts.
+    await until(async () => fake.abortedStreams >= 1, 10_000);
+  });
+
   it('interrupt cancels the slow model call in flight and starts the new message at once, which keeps the cancelled turn in its history', async () => {
     const { sid, mid } = await busySession();
     const started = Date.now();
