@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { ConflictError, TroupeClient } from '../../clients/typescript/src/index.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -92,6 +93,9 @@ describe('on_busy: reject, interrupt and rollback', function () {
     assert.deepEqual([err.code, err.param], ['session_busy', 'on_busy']);
     const sync = await refusal(await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: [{ type: 'text', text: 'not now' }], on_busy: 'reject' } }), 409);
     assert.equal(sync.code, 'session_busy');
+    // The typed client carries it too.
+    const client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
+    await assert.rejects(client.sessions.send(sid, 'not now', { onBusy: 'reject' }), (err: unknown) => err instanceof ConflictError && err.code === 'session_busy' && err.param === 'on_busy');
     assert.deepEqual(await events(sid), before, 'the ledger is as it was');
     const listed = await json<{ messages: { id: string }[] }>(await h.api(`/v1/sessions/${sid}/messages`), 200);
     assert.deepEqual(listed.messages.map((m) => m.id), [mid]);
