@@ -3,7 +3,9 @@ import { ConflictError, TroupeClient } from '../../clients/typescript/src/index.
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
+import { tmpdir } from 'node:os';
 
 interface Ev {
   sequence_number: number;
@@ -96,6 +98,12 @@ describe('on_busy: reject, interrupt and rollback', function () {
     // The typed client carries it too.
     const client = new TroupeClient({ baseUrl: h.baseUrl, apiKey: h.apiKey });
     await assert.rejects(client.sessions.send(sid, 'not now', { onBusy: 'reject' }), (err: unknown) => err instanceof ConflictError && err.code === 'session_busy' && err.param === 'on_busy');
+    // And the CLI: refused by the API (exit 3) with its message; a policy it does not know is a usage error (exit 2).
+    const cli = (args: string[]) => troupe(args, { TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey }, tmpdir(), 20_000);
+    const refused = await cli(['send', sid, 'not now', '--on-busy', 'reject']);
+    assert.equal(refused.code, 3, refused.stderr);
+    assert.match(refused.stderr, /session_busy|busy/);
+    assert.equal((await cli(['send', sid, 'not now', '--on-busy', 'sometimes'])).code, 2);
     assert.deepEqual(await events(sid), before, 'the ledger is as it was');
     const listed = await json<{ messages: { id: string }[] }>(await h.api(`/v1/sessions/${sid}/messages`), 200);
     assert.deepEqual(listed.messages.map((m) => m.id), [mid]);
