@@ -111,8 +111,15 @@ describe('on_busy: reject, interrupt and rollback', function () {
     // The default (enqueue) still waits its turn behind it.
     const queued = await send(sid, 'later');
     assert.equal((await message(sid, queued)).status, 'queued');
+    // A refusal keeps nothing of its Idempotency-Key either: the same key goes through once the session is free.
+    const keyed = (text: string) => h.api(`/v1/sessions/${sid}/events`, { method: 'POST', headers: { 'Idempotency-Key': 'on-busy-key' }, json: { type: 'user.message', content: [{ type: 'text', text }], on_busy: 'reject' } });
+    assert.equal((await refusal(await keyed('when free'), 409)).code, 'session_busy');
     await json(await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' }), 200);
+    fake.eventDelayMs = 0;
     await until(async () => (await message(sid, queued)).status === 'completed', 10_000);
+    await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${sid}`), 200)).status === 'idle', 10_000);
+    const accepted = await json<{ message: { id: string } }>(await keyed('when free'), 201);
+    await until(async () => (await message(sid, accepted.message.id)).status === 'completed', 10_000);
   });
 
   it('reject set as the session default at creation applies to messages without their own', async () => {
@@ -129,6 +136,7 @@ describe('on_busy: reject, interrupt and rollback', function () {
     // The default is the session's own: this session's first message did not change the other's.
     assert.equal((await refusal(await post(sid, 'still not now'), 409)).code, 'session_busy');
     await json(await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' }), 200);
+    fake.eventDelayMs = 0;
     await until(async () => (await message(sid, queued)).status === 'completed', 10_000);
   });
 
