@@ -90,6 +90,10 @@ export type MessageStatusChangedEvent = {
     error?: string;
     /** On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it. */
     retry_in_ms?: number;
+    /** When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message. */
+    interrupted_by?: string;
+    /** With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history. */
+    on_busy?: "interrupt" | "rollback";
   };
   created_at: string;
 };
@@ -1173,6 +1177,8 @@ export type PostV1AgentsAgentIdSessionsBody = {
   internet_access?: boolean;
   /** An llm_options id of the manifest; defaults to the first. */
   llm_id?: string;
+  /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+  on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
 };
 export type PostV1AgentsAgentIdSessionsResponse = {
   id: string;
@@ -1262,6 +1268,8 @@ export type PostV1AgentsAgentIdMessagesBody = {
   metadata?: {
     [key: string]: string;
   };
+  /** What the message does when the session is busy: `enqueue` (wait its turn, the default), `reject` (409 `session_busy`, nothing recorded), `interrupt` (the running message ends `cancelled`, keeping its output, and this one starts at once) or `rollback` (as `interrupt`, and the cancelled turn is left out of the model's history). */
+  on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   session?: {
     name?: string | null;
     storage_binding_id?: string | null;
@@ -1278,6 +1286,8 @@ export type PostV1AgentsAgentIdMessagesBody = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+    on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
 };
 export type PostV1AgentsAgentIdMessagesResponse = {
@@ -1323,6 +1333,8 @@ export type PostV1SessionsSessionIdEventsBody = {
   metadata?: {
     [key: string]: string;
   };
+  /** What the message does when the session is busy: `enqueue` (wait its turn, the default), `reject` (409 `session_busy`, nothing recorded), `interrupt` (the running message ends `cancelled`, keeping its output, and this one starts at once) or `rollback` (as `interrupt`, and the cancelled turn is left out of the model's history). */
+  on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
 } | {
   type: "tool.result_submitted";
   message_id: string;
@@ -1411,6 +1423,8 @@ export type PostV1SessionsSessionIdMessagesSyncBody = {
   metadata?: {
     [key: string]: string;
   };
+  /** What the message does when the session is busy: `enqueue` (wait its turn, the default), `reject` (409 `session_busy`, nothing recorded), `interrupt` (the running message ends `cancelled`, keeping its output, and this one starts at once) or `rollback` (as `interrupt`, and the cancelled turn is left out of the model's history). */
+  on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
 };
 export type PostV1SessionsSessionIdMessagesSyncResponse = {
   id: string;
