@@ -18,16 +18,21 @@ describe('routing circuit breaker', function () {
   this.timeout(30_000);
   let h: Harness;
   let fake: FakeLlmUpstream;
+  /** A second upstream that answers late, for the latency preference. */
+  let slow: FakeLlmUpstream;
   let seq = 0;
 
   before(async () => {
     fake = await FakeLlmUpstream.start();
+    slow = await FakeLlmUpstream.start();
+    slow.delayMs = 150;
     h = await startHarness({ roles: ['web', 'router'], env: { ROUTER_BREAKER_FAILURES: String(FAILURES), ROUTER_BREAKER_COOLDOWN_MS: String(COOL_DOWN_MS) } });
     assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-breaker' } })).status, 200);
   });
   after(async () => {
     await h?.close();
     await fake?.close();
+    await slow?.close();
   });
   beforeEach(() => fake.reset());
 
@@ -37,8 +42,8 @@ describe('routing circuit breaker', function () {
     assert.equal(res.status, 200, await res.text());
   }
 
-  async function call(id: string, stream = false): Promise<{ model: string; reason: string }> {
-    const body = { ...chatRequest({ messages: [{ role: 'user', content: `breaker ${++seq}` }], tools: undefined }), stream };
+  async function call(id: string, stream = false, content = `breaker ${++seq}`): Promise<{ model: string; reason: string }> {
+    const body = { ...chatRequest({ messages: [{ role: 'user', content }], tools: undefined }), stream };
     const res = await fetch(`${h.routerUrl}/${id}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${h.routingKey}` }, body: JSON.stringify(body) });
     assert.equal(res.status, 200);
     if (!stream) {
@@ -145,5 +150,39 @@ describe('routing circuit breaker', function () {
     assert.equal(tried.model, 'brk-all/first', 'opened first, so open longest');
     assert.match(tried.reason, /Every eligible model's circuit breaker is open/);
     assert.deepEqual(upstreamModels(), ['up-brk-all-first']);
+  });
+
+  /** Two equally priced candidates, the first on the slow upstream. */
+  async function tiedRouter(id: string, policy: 'cheapest' | 'priority'): Promise<void> {
+    const candidates = [candidate(slow, 'openai', `${id}/slow`), candidate(fake, 'openai', `${id}/fast`)];
+    const res = await h.api(`/v1/routers/${id}`, { method: 'PUT', json: { candidates, policy } });
+    assert.equal(res.status, 200, await res.text());
+  }
+
+  it('a cheapest router prefers the faster of equally priced candidates, and a conversation keeps its model', async () => {
+    await tiedRouter('lat', 'cheapest');
+    // Nothing measured yet: the policy's order; the slow answer is measured.
+    assert.equal((await call('lat', false, 'conversation on slow')).model, 'lat/slow');
+    for (const stream of [false, false, true, true]) {
+      const next = await call('lat', stream);
+      if (!stream) {
+        assert.equal(next.model, 'lat/fast');
+        assert.match(next.reason, /Among equally priced models, lat\/fast has the lowest recent answer time/);
+      }
+    }
+    const streamed = await call('lat', true);
+    assert.equal(streamed.model, 'lat/fast');
+    assert.match(streamed.reason, /lowest recent time to first token/);
+    // Stickiness first: the conversation that started on the slow model stays there.
+    assert.equal((await call('lat', false, 'conversation on slow')).model, 'lat/slow');
+  });
+
+  it("a priority router's order is never changed by latency", async () => {
+    await tiedRouter('lat-prio', 'priority');
+    for (let i = 0; i < 3; i++) {
+      const r = await call('lat-prio');
+      assert.equal(r.model, 'lat-prio/slow');
+      assert.doesNotMatch(r.reason, /lowest recent/);
+    }
   });
 });
