@@ -185,4 +185,28 @@ describe('routing circuit breaker', function () {
       assert.doesNotMatch(r.reason, /lowest recent/);
     }
   });
+
+  it('a dead upstream: calls move to the other candidate within N failures, and return after it recovers', async () => {
+    let dying = await FakeLlmUpstream.start();
+    const port = Number(new URL(dying.url).port);
+    const candidates = [candidate(dying, 'openai', 'brk-dead/first'), candidate(fake, 'openai', 'brk-dead/second')];
+    assert.equal((await h.api('/v1/routers/brk-dead', { method: 'PUT', json: { candidates } })).status, 200);
+    try {
+      assert.equal((await call('brk-dead')).model, 'brk-dead/first');
+      await dying.close();
+      const served: string[] = [];
+      for (let i = 0; i < FAILURES + 2; i++) served.push((await call('brk-dead')).model);
+      assert.deepEqual(served, Array(FAILURES + 2).fill('brk-dead/second'));
+      assert.equal(await transitions('brk-dead/first', 'open'), 1, `opened after ${FAILURES} connection failures`);
+      fake.reset();
+      await call('brk-dead');
+      assert.deepEqual(upstreamModels(), ['up-brk-dead-second'], 'the dead one is no longer tried');
+      dying = await FakeLlmUpstream.start(port);
+      await new Promise((r) => setTimeout(r, COOL_DOWN_MS + 100));
+      assert.equal((await call('brk-dead')).model, 'brk-dead/first', 'the probe found it back');
+      assert.equal((await call('brk-dead')).model, 'brk-dead/first');
+    } finally {
+      await dying.close();
+    }
+  });
 });
