@@ -44,6 +44,8 @@ redis.call('HSET', KEYS[1], 'p', p)
 return {1, f, o, p}`;
 
 interface Entry {
+  /** Its breaker's Redis key, built once. */
+  key: string;
   view: BreakerView;
   fetchedAt: number;
   refreshing: boolean;
@@ -71,7 +73,9 @@ const TRANSITIONS = new LabelSets<{ model: string; to: string }>(['model', 'to']
  * process's own measure: it only orders candidates the router's policy leaves equal.
  */
 export class CandidateHealth {
-  private readonly entries = new Map<string, Entry>();
+  /** org → router → model: the hot path looks a candidate up without building its key. */
+  private readonly entries = new Map<string, Map<string, Map<string, Entry>>>();
+  private size = 0;
   private readonly refreshMs: number;
   private readonly now: () => number;
 
@@ -94,14 +98,14 @@ export class CandidateHealth {
     if (this.policy.failures <= 0) return this.byLatency(orgId, router, eligible, timing, stickyFirst);
     const now = this.now();
     let slow = false;
+    const models = this.entries.get(orgId)?.get(router.router_id);
     for (const c of eligible) {
-      const key = this.keys.routingBreaker(orgId, router.router_id, c.model);
-      const e = this.entries.get(key);
+      const e = models?.get(c.model);
       if (!e) {
         slow = true;
         continue;
       }
-      if (now - e.fetchedAt > this.refreshMs) this.refresh(key, e);
+      if (now - e.fetchedAt > this.refreshMs) this.refresh(e);
       if (admission(e.view, now, this.policy) !== 'try') slow = true;
     }
     if (!slow) return this.byLatency(orgId, router, eligible, timing, stickyFirst);
@@ -114,11 +118,10 @@ export class CandidateHealth {
     const skipped: { c: CandidateDoc; openedAt: number }[] = [];
     let probed: string | null = null;
     for (const c of eligible) {
-      const key = this.keys.routingBreaker(orgId, rid, c.model);
-      const e = this.entries.get(key) ?? (await this.load(key));
+      const e = this.get(orgId, rid, c.model) ?? (await this.load(orgId, rid, c.model));
       const a = admission(e.view, now, this.policy);
       if (a === 'try') kept.push(c);
-      else if (a === 'probe' && (await this.claimProbe(key, c, e, now))) {
+      else if (a === 'probe' && (await this.claimProbe(c, e, now))) {
         kept.push(c);
         probed = c.model;
       } else skipped.push({ c, openedAt: e.view.openedAt });
@@ -142,7 +145,7 @@ export class CandidateHealth {
       while (j < order.length && order[j].input_price + order[j].output_price === price) j++;
       if (j - i > 1) {
         const run = order.slice(i, j);
-        const ms = (c: CandidateDoc) => this.entries.get(this.keys.routingBreaker(orgId, router.router_id, c.model))?.[timing] ?? 0;
+        const ms = (c: CandidateDoc) => this.get(orgId, router.router_id, c.model)?.[timing] ?? 0;
         const sorted = [...run].sort((a, b) => ms(a) - ms(b));
         if (sorted.some((c, k) => c !== run[k])) {
           out ??= [...order];
@@ -153,22 +156,20 @@ export class CandidateHealth {
     }
     if (!out) return { order, note: null };
     const first = out[from];
-    const ms = Math.round(this.entries.get(this.keys.routingBreaker(orgId, router.router_id, first.model))?.[timing] ?? 0);
+    const ms = Math.round(this.get(orgId, router.router_id, first.model)?.[timing] ?? 0);
     const what = timing === 'first_token' ? 'time to first token' : 'answer time';
     return { order: out, note: `Among equally priced models, ${first.model} has the lowest recent ${what} (${ms} ms).` };
   }
 
   /** A committed attempt: closes the breaker if this process knew it was not closed, and updates the latency. */
   succeeded(orgId: string, routerId: string, c: CandidateDoc, ms: number, timing: Timing): void {
-    const key = this.keys.routingBreaker(orgId, routerId, c.model);
-    let e = this.entries.get(key);
-    if (!e) e = this.put(key, CLOSED, 0);
+    const e = this.get(orgId, routerId, c.model) ?? this.put(orgId, routerId, c.model, CLOSED, 0);
     e[timing] = e[timing] === 0 ? ms : e[timing] + EWMA_WEIGHT * (ms - e[timing]);
     if (this.policy.failures <= 0 || (e.view.failures === 0 && e.view.openedAt === 0)) return;
     const wasOpen = e.view.openedAt !== 0;
     e.view = CLOSED;
     if (wasOpen) this.count(c.model, 'closed');
-    this.redis.eval(SUCCEED, 1, key).then(
+    this.redis.eval(SUCCEED, 1, e.key).then(
       (o) => {
         if (!wasOpen && Number(o) > 0) this.count(c.model, 'closed');
       },
@@ -179,12 +180,11 @@ export class CandidateHealth {
   /** A retryable failure (an error status, a network error, a timeout) before the call committed to `c`. */
   async failed(orgId: string, routerId: string, c: CandidateDoc): Promise<void> {
     if (this.policy.failures <= 0) return;
-    const key = this.keys.routingBreaker(orgId, routerId, c.model);
     const now = this.now();
-    const e = this.entries.get(key) ?? this.put(key, CLOSED, 0);
+    const e = this.get(orgId, routerId, c.model) ?? this.put(orgId, routerId, c.model, CLOSED, 0);
     const before = e.view;
     try {
-      const [f, o, p] = (await this.redis.eval(FAIL, 1, key, this.policy.failures, now, this.ttlMs)) as number[];
+      const [f, o, p] = (await this.redis.eval(FAIL, 1, e.key, this.policy.failures, now, this.ttlMs)) as number[];
       e.view = { failures: Number(f), openedAt: Number(o), probeUntil: Number(p) };
       e.fetchedAt = now;
       if (Number(o) === now && before.openedAt !== now) this.count(c.model, 'open');
@@ -195,9 +195,9 @@ export class CandidateHealth {
     }
   }
 
-  private async claimProbe(key: string, c: CandidateDoc, e: Entry, now: number): Promise<boolean> {
+  private async claimProbe(c: CandidateDoc, e: Entry, now: number): Promise<boolean> {
     try {
-      const [won, f, o, p] = (await this.redis.eval(PROBE, 1, key, now, this.policy.coolDownMs)) as number[];
+      const [won, f, o, p] = (await this.redis.eval(PROBE, 1, e.key, now, this.policy.coolDownMs)) as number[];
       e.view = { failures: Number(f), openedAt: Number(o), probeUntil: Number(p) };
       e.fetchedAt = now;
       if (Number(won) === 1) this.count(c.model, 'half_open');
@@ -207,19 +207,21 @@ export class CandidateHealth {
     }
   }
 
-  private async load(key: string): Promise<Entry> {
-    const now = this.now();
+  private async load(orgId: string, routerId: string, model: string): Promise<Entry> {
+    let view = CLOSED;
     try {
-      return this.put(key, viewOf(await this.redis.hmget(key, 'f', 'o', 'p')), now);
+      view = viewOf(await this.redis.hmget(this.keys.routingBreaker(orgId, routerId, model), 'f', 'o', 'p'));
     } catch {
-      return this.put(key, CLOSED, now);
+      // Unknown is closed: Redis being down never takes candidates out.
     }
+    // Put only once read: a call meanwhile waits for its own read rather than trusting an unread breaker.
+    return this.put(orgId, routerId, model, view, this.now());
   }
 
-  private refresh(key: string, e: Entry): void {
+  private refresh(e: Entry): void {
     if (e.refreshing) return;
     e.refreshing = true;
-    this.redis.hmget(key, 'f', 'o', 'p').then(
+    this.redis.hmget(e.key, 'f', 'o', 'p').then(
       (v) => {
         e.view = viewOf(v);
         e.fetchedAt = this.now();
@@ -232,11 +234,23 @@ export class CandidateHealth {
     );
   }
 
-  private put(key: string, view: BreakerView, fetchedAt: number): Entry {
+  private get(orgId: string, routerId: string, model: string): Entry | undefined {
+    return this.entries.get(orgId)?.get(routerId)?.get(model);
+  }
+
+  private put(orgId: string, routerId: string, model: string, view: BreakerView, fetchedAt: number): Entry {
     // Bounded: a process serving very many routers forgets them all at once and re-reads what it uses.
-    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    const e: Entry = { view, fetchedAt, refreshing: false, whole: 0, first_token: 0 };
-    this.entries.set(key, e);
+    if (this.size >= MAX_ENTRIES) {
+      this.entries.clear();
+      this.size = 0;
+    }
+    let routers = this.entries.get(orgId);
+    if (!routers) this.entries.set(orgId, (routers = new Map()));
+    let models = routers.get(routerId);
+    if (!models) routers.set(routerId, (models = new Map()));
+    const e: Entry = { key: this.keys.routingBreaker(orgId, routerId, model), view, fetchedAt, refreshing: false, whole: 0, first_token: 0 };
+    if (!models.has(model)) this.size++;
+    models.set(model, e);
     return e;
   }
 
