@@ -209,4 +209,33 @@ describe('routing circuit breaker', function () {
       await dying.close();
     }
   });
+
+  it('a call to closed candidates costs no Redis round trip once their breakers were read', async () => {
+    const redis = h.running.core.redis;
+    const sent: string[] = [];
+    // The real client, watched: every command this health object sends is counted.
+    const watched = new Proxy(redis, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver);
+        if (typeof v !== 'function' || (prop !== 'hmget' && prop !== 'eval')) return v;
+        return (...args: unknown[]) => {
+          sent.push(String(prop));
+          return v.apply(target, args);
+        };
+      },
+    });
+    const health = new CandidateHealth(watched, h.running.core.keys, { failures: FAILURES, coolDownMs: COOL_DOWN_MS }, { refreshMs: 60_000 });
+    const r = doc('brk-hot');
+    const cands = r.candidates as CandidateDoc[];
+    const first = health.plan('org_hot', r, cands, 'whole', false);
+    assert.ok(first instanceof Promise, 'the first look reads Redis');
+    await first;
+    assert.deepEqual(sent, ['hmget', 'hmget']);
+    for (let i = 0; i < 100; i++) {
+      const p = health.plan('org_hot', r, cands, 'whole', false);
+      assert.ok(!(p instanceof Promise), 'answered from the copy');
+      health.succeeded('org_hot', 'brk-hot', cands[0], 1, 'whole');
+    }
+    assert.equal(sent.length, 2, 'no command after the first look');
+  });
 });
