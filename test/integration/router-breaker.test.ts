@@ -3,6 +3,7 @@ import { CandidateHealth } from '../../src/lib/routing/health.js';
 import type { CandidateDoc, RouterDoc } from '../../src/domain/views/router.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, chatRequest } from '../fakes/llm-conversation.js';
+import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 
 type Json = Record<string, any>;
@@ -26,7 +27,7 @@ describe('routing circuit breaker', function () {
     fake = await FakeLlmUpstream.start();
     slow = await FakeLlmUpstream.start();
     slow.delayMs = 150;
-    h = await startHarness({ roles: ['web', 'router'], env: { ROUTER_BREAKER_FAILURES: String(FAILURES), ROUTER_BREAKER_COOLDOWN_MS: String(COOL_DOWN_MS) } });
+    h = await startHarness({ roles: ['web', 'router', 'worker'], env: { ROUTER_BREAKER_FAILURES: String(FAILURES), ROUTER_BREAKER_COOLDOWN_MS: String(COOL_DOWN_MS) } });
     assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-breaker' } })).status, 200);
   });
   after(async () => {
@@ -237,5 +238,22 @@ describe('routing circuit breaker', function () {
       health.succeeded('org_hot', 'brk-hot', cands[0], 1, 'whole');
     }
     assert.equal(sent.length, 2, 'no command after the first look');
+  });
+
+  it("an agent turn routed in-process skips a candidate the routing app's calls opened", async () => {
+    await router('brk-turn');
+    for (let i = 0; i < FAILURES; i++) {
+      fake.failNext(503);
+      assert.equal((await call('brk-turn')).model, 'brk-turn/second');
+    }
+    const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'routing', router_id: 'brk-turn' }] });
+    const created = await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} });
+    assert.equal(created.status, 201);
+    const sid = ((await created.json()) as { id: string }).id;
+    fake.reset();
+    const res = await h.api(`/v1/sessions/${sid}/messages/sync`, { method: 'POST', json: { parts: [{ type: 'text', text: `turn ${++seq}` }] } });
+    const m = (await res.json()) as { status: string };
+    assert.equal(m.status, 'completed', JSON.stringify(m));
+    assert.deepEqual(upstreamModels(), ['up-brk-turn-second'], "the worker's router-proxy read the shared breaker and never tried the open candidate");
   });
 });
