@@ -20,9 +20,12 @@ describe('circuit breaker state machine', () => {
   });
 
   it('a success in between resets the count: only consecutive failures open', () => {
-    const v = fail(afterSuccess(), 2, 100);
-    assert.equal(stateOf(fail(afterSuccess(), 2, 100), 100), 'closed');
-    assert.equal(v.failures, 2);
+    const two = fail(CLOSED, 2, 100);
+    // The success comes between the second and third failure: the count starts again.
+    const v = fail(afterSuccess(), 2, 200);
+    assert.equal(two.failures + v.failures, 4, 'four failures in all');
+    assert.equal(stateOf(v, 200), 'closed');
+    assert.equal(stateOf(afterFailure(v, 300, P), 300), 'open', 'the third in a row opens');
   });
 
   it('more failures while open do not push the cool-down back', () => {
