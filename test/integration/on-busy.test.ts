@@ -115,6 +115,8 @@ describe('on_busy: reject, interrupt and rollback', function () {
     const keyed = (text: string) => h.api(`/v1/sessions/${sid}/events`, { method: 'POST', headers: { 'Idempotency-Key': 'on-busy-key' }, json: { type: 'user.message', content: [{ type: 'text', text }], on_busy: 'reject' } });
     assert.equal((await refusal(await keyed('when free'), 409)).code, 'session_busy');
     await json(await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' }), 200);
+    // Its stream ends here, not in the next test's counts (on a loaded host the abort can arrive late).
+    await until(async () => fake.abortedStreams + fake.closedEarly >= 1, 10_000);
     fake.eventDelayMs = 0;
     await until(async () => (await message(sid, queued)).status === 'completed', 10_000);
     await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${sid}`), 200)).status === 'idle', 10_000);
@@ -136,6 +138,8 @@ describe('on_busy: reject, interrupt and rollback', function () {
     // The default is the session's own: this session's first message did not change the other's.
     assert.equal((await refusal(await post(sid, 'still not now'), 409)).code, 'session_busy');
     await json(await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' }), 200);
+    // Its stream ends here, not in the next test's counts (on a loaded host the abort can arrive late).
+    await until(async () => fake.abortedStreams + fake.closedEarly >= 1, 10_000);
     fake.eventDelayMs = 0;
     await until(async () => (await message(sid, queued)).status === 'completed', 10_000);
   });
