@@ -29,6 +29,8 @@ export interface ManifestTool {
   timeout_seconds: number;
   /** Custom tools only: optional definition JSON file giving description and input_schema. */
   definition?: string;
+  /** `always_ask`: each call waits for the client's confirmation (docs/approvals.md). Absent: `always_allow`. */
+  permission?: ToolPermission;
 }
 
 /** The validated manifest, defaults applied. */
@@ -44,12 +46,21 @@ export interface Manifest {
   llm_options: LlmOption[];
 }
 
+/** Whether a call runs at once, or waits for the client's `user.tool_confirmation` first (DESIGN §8). */
+export const TOOL_PERMISSIONS = ['always_allow', 'always_ask'] as const;
+export type ToolPermission = (typeof TOOL_PERMISSIONS)[number];
+
 /** A tool as a turn needs it: compiled once at publish, never re-read from the archive. */
 export interface ToolDef {
   name: string;
   kind: 'external' | 'custom';
   path: string;
   timeout_seconds: number;
+  /**
+   * Any kind of tool may carry it; absent means `always_allow`. An `always_ask` call is recorded as
+   * `tool.confirmation_requested` and runs only once allowed (src/domain/session/confirmation.ts).
+   */
+  permission?: ToolPermission;
   description: string | null;
   input_schema: Record<string, unknown> | null;
   output_schema: Record<string, unknown> | null;

@@ -2,7 +2,7 @@ import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../../
 import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest } from '../../domain/agent.js';
+import { TOOL_PERMISSIONS, type Manifest } from '../../domain/agent.js';
 import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
 
@@ -54,6 +54,7 @@ const tool: JsonSchema = {
     kind: { type: 'string', enum: ['external', 'custom'], default: 'custom' },
     timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_TOOL_TIMEOUT_SECONDS, default: DEFAULT_TOOL_TIMEOUT_SECONDS },
     definition: path,
+    permission: { type: 'string', enum: [...TOOL_PERMISSIONS], description: '`always_ask`: each call waits for a `user.tool_confirmation` (allow or deny) before it runs, at most timeout_seconds. Default `always_allow`.' },
   },
 };
 
