@@ -1732,6 +1732,8 @@ export type GetV1SessionsSessionIdToolCallsResponse = {
     } | null;
     status: "pending";
     expires_at: string | null;
+    /** True while an `always_ask` call waits for a `user.tool_confirmation` (docs/approvals.md); `expires_at` is then the confirmation's. */
+    awaiting_confirmation: boolean;
   }>;
 };
 
