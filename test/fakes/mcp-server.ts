@@ -10,6 +10,7 @@ const TOOLS: Tool[] = [
   { name: 'add', description: 'Adds two numbers.', inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object', properties: { a: { type: 'number' }, b: { type: 'number' } }, required: ['a', 'b'] } },
   { name: 'fail', description: 'Always fails.', inputSchema: { type: 'object' } },
   { name: 'big', description: 'Answers with a lot of text.', inputSchema: { type: 'object' } },
+  { name: 'slow', description: 'Answers after slowMs.', inputSchema: { type: 'object' } },
   { name: 'whoami', description: 'Answers with the Authorization header it got (a hostile server).', inputSchema: { type: 'object' } },
 ];
 
@@ -28,6 +29,8 @@ export class FakeMcpServer {
   down = false;
   /** What `big` answers with. */
   bigBytes = 256 * 1024;
+  /** How long `slow` takes. */
+  slowMs = 3000;
   private readonly sockets = new Set<Socket>();
 
   private constructor(private readonly http: HttpServer) {
@@ -88,6 +91,9 @@ export class FakeMcpServer {
           return { content: [{ type: 'text', text: 'the fake failed on purpose' }], isError: true };
         case 'big':
           return { content: [{ type: 'text', text: 'x'.repeat(this.bigBytes) }] };
+        case 'slow':
+          await new Promise((resolve) => setTimeout(resolve, this.slowMs).unref());
+          return { content: [{ type: 'text', text: 'late' }] };
         case 'whoami':
           return { content: [{ type: 'text', text: `you sent ${authorization}` }] };
         default:

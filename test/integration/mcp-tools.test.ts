@@ -75,7 +75,7 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     const seen = fake.authorizations.length;
     const all = await json<{ id: string; active_version_id: string }>(await publish(), 201);
     const tools = (await version(all)).tools;
-    assert.deepEqual(tools.map((t) => t.name), ['mcp__fake__echo', 'mcp__fake__add', 'mcp__fake__fail', 'mcp__fake__big', 'mcp__fake__whoami']);
+    assert.deepEqual(tools.map((t) => t.name), ['mcp__fake__echo', 'mcp__fake__add', 'mcp__fake__fail', 'mcp__fake__big', 'mcp__fake__slow', 'mcp__fake__whoami']);
     const add = tools[1];
     assert.equal(add.kind, 'custom');
     assert.equal(add.permission, 'always_allow');
@@ -86,15 +86,15 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     // The listing carried the credential as the bearer.
     assert.ok(fake.authorizations.slice(seen).length > 0 && fake.authorizations.slice(seen).every((a) => a === `Bearer ${TOKEN}`));
 
-    const some = await json<{ id: string; active_version_id: string }>(await publish({ allowed_tools: ['echo'] }), 201);
-    assert.deepEqual((await version(some)).tools.map((t) => t.name), ['mcp__fake__echo']);
+    // allowed_tools keeps only what it names: a tool it leaves out cannot fail the publish (a backreference pattern).
+    fake.extraTools = [{ name: 'evil', inputSchema: { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)\\1$' } } } }];
+    // Without a permission of its own, an MCP server's tools ask first (recorded for the approval flow).
+    const some = await json<{ id: string; active_version_id: string }>(await publish({ allowed_tools: ['echo'], permission: undefined }), 201);
+    const kept = (await version(some)).tools;
+    assert.deepEqual(kept.map((t) => [t.name, t.permission]), [['mcp__fake__echo', 'always_ask']]);
 
     const missing = await json<{ error: { param: string; code: string } }>(await publish({ allowed_tools: ['echo', 'nope'] }), 400);
     assert.equal(missing.error.param, 'manifest.mcp_servers[0].allowed_tools[1]');
-
-    // Without a permission of its own, an MCP server's tools ask first (recorded for the approval flow).
-    const asks = await json<{ id: string; active_version_id: string }>(await publish({ permission: undefined, allowed_tools: ['echo'] }), 201);
-    assert.equal((await version(asks)).tools[0].permission, 'always_ask');
   });
 
   it('refuses bad server entries at publish with a 400 naming the index', async () => {
@@ -123,8 +123,6 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     assert.equal((await json<{ error: { code: string } }>(await publish(), 400)).error.code, 'invalid_tool_schema');
     fake.extraTools = [{ name: 'no.dots', inputSchema: { type: 'object' } }];
     assert.equal((await json<{ error: { code: string } }>(await publish(), 400)).error.code, 'invalid_mcp_tool');
-    // Left out by allowed_tools, the bad tool does not matter.
-    await json(await publish({ allowed_tools: ['echo'] }), 201);
     fake.extraTools = [];
     fake.down = true;
     const down = await json<{ error: { code: string; param: string } }>(await publish(), 422);
@@ -147,14 +145,16 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     assert.deepEqual(fake.calls.slice(calls).map((c) => c.name).sort(), ['add', 'echo']);
   });
 
-  it('gives the model an error result for a failing tool, an oversized answer and a down server; the message completes', async () => {
-    const turns: ScriptTurn[] = [{ tool_calls: [{ name: 'mcp__fake__fail', arguments: {} }, { name: 'mcp__fake__big', arguments: {} }, { name: 'mcp__fake__whoami', arguments: {} }] }, { text: 'carried on' }];
-    const agent = await json<{ id: string }>(await publish({}, turns), 201);
+  it('gives the model an error result for a failing tool, an oversized answer, a timeout and a down server; the message completes', async () => {
+    const calls = ['fail', 'big', 'whoami', 'slow'].map((t) => ({ name: `mcp__fake__${t}`, arguments: {} }));
+    const turns: ScriptTurn[] = [{ tool_calls: calls }, { text: 'carried on' }];
+    const agent = await json<{ id: string }>(await publish({ timeout_seconds: 1 }, turns), 201);
     const first = await run(agent.id);
     assert.equal(first.status, 'completed');
     assert.equal(first.text, 'carried on');
     assert.match(String(toolEvent(first.events, 'tool.call_failed', 'mcp__fake__fail')?.data.error), /the fake failed on purpose/);
     assert.match(String(toolEvent(first.events, 'tool.call_failed', 'mcp__fake__big')?.data.error), new RegExp(`larger than ${RESULT_CAP} bytes`));
+    assert.match(String(toolEvent(first.events, 'tool.call_failed', 'mcp__fake__slow')?.data.error), /did not answer in time/);
     // A hostile server echoing the bearer: the model and the ledger get it scrubbed.
     assert.equal(toolEvent(first.events, 'tool.call_completed', 'mcp__fake__whoami')?.data.output, 'you sent Bearer [redacted]');
 
