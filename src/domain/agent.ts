@@ -33,6 +33,19 @@ export interface ManifestTool {
   permission?: ToolPermission;
 }
 
+/** A remote MCP server of a manifest (docs/mcp.md); its tools reach the model as `mcp__<name>__<tool>`. */
+export interface McpServerEntry {
+  name: string;
+  url: string;
+  /** Name of an org credential sent as `Authorization: Bearer`; the value is read at each use, never stored here. */
+  credential?: string;
+  /** Only these of the server's tools; all of them when absent. */
+  allowed_tools?: string[];
+  /** Of every tool of the server; `always_ask` when absent. */
+  permission?: ToolPermission;
+  timeout_seconds: number;
+}
+
 /** The validated manifest, defaults applied. */
 export interface Manifest {
   name: string;
@@ -44,6 +57,7 @@ export interface Manifest {
   sandbox: { secrets: string[]; internet_access: boolean; allowed_domains?: string[] };
   custom_tools: ManifestTool[];
   llm_options: LlmOption[];
+  mcp_servers?: McpServerEntry[];
 }
 
 /** Whether a call runs at once, or waits for the client's `user.tool_confirmation` first (DESIGN §8). */
@@ -64,6 +78,8 @@ export interface ToolDef {
   description: string | null;
   input_schema: Record<string, unknown> | null;
   output_schema: Record<string, unknown> | null;
+  /** A remote MCP server's tool (kind `custom`: Troupe runs it): the manifest's server and the tool's own name there. */
+  mcp?: { server: string; tool: string };
 }
 
 export interface ScriptToolCall {

@@ -607,6 +607,19 @@ export type PostV1AgentsBody = {
     } | {
       model: string;
     }>;
+    mcp_servers?: Array<{
+      /** Its tools reach the model as `mcp__<name>__<tool>`. */
+      name: string;
+      /** The Streamable HTTP endpoint; https (http only where private networks are allowed). */
+      url: string;
+      /** An org credential sent as `Authorization: Bearer`. */
+      credential?: string;
+      /** Only these of its tools; all when absent. */
+      allowed_tools?: Array<string>;
+      /** Of each of its tools; default `always_ask`. */
+      permission?: "always_allow" | "always_ask";
+      timeout_seconds?: number;
+    }>;
   };
   source: {
     /** Only uploaded snapshots. */
@@ -701,6 +714,19 @@ export type PostV1AgentsAgentIdVersionsBody = {
       script: string;
     } | {
       model: string;
+    }>;
+    mcp_servers?: Array<{
+      /** Its tools reach the model as `mcp__<name>__<tool>`. */
+      name: string;
+      /** The Streamable HTTP endpoint; https (http only where private networks are allowed). */
+      url: string;
+      /** An org credential sent as `Authorization: Bearer`. */
+      credential?: string;
+      /** Only these of its tools; all when absent. */
+      allowed_tools?: Array<string>;
+      /** Of each of its tools; default `always_ask`. */
+      permission?: "always_allow" | "always_ask";
+      timeout_seconds?: number;
     }>;
   };
   source: {
