@@ -7,6 +7,7 @@ import { sendCommand } from './commands/send.js';
 import { sessionCommands } from './commands/sessions.js';
 import { tailCommand } from './commands/tail.js';
 import { toolResultCommand } from './commands/tool-result.js';
+import { approvalCommands } from './commands/approve.js';
 import { describeError, EXIT, EXIT_HELP, exitCodeOf } from './exit-codes.js';
 
 /**
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
   sendCommand(program);
   tailCommand(program);
   toolResultCommand(program);
+  approvalCommands(program);
   batchCommands(program);
   configCommands(program);
   program

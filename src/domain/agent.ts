@@ -29,6 +29,8 @@ export interface ManifestTool {
   timeout_seconds: number;
   /** Custom tools only: optional definition JSON file giving description and input_schema. */
   definition?: string;
+  /** `always_ask`: each call waits for the client's confirmation (docs/approvals.md). Absent: `always_allow`. */
+  permission?: ToolPermission;
 }
 
 /** A remote MCP server of a manifest (docs/mcp.md); its tools reach the model as `mcp__<name>__<tool>`. */
@@ -40,7 +42,7 @@ export interface McpServerEntry {
   /** Only these of the server's tools; all of them when absent. */
   allowed_tools?: string[];
   /** Of every tool of the server; `always_ask` when absent. */
-  permission?: 'always_allow' | 'always_ask';
+  permission?: ToolPermission;
   timeout_seconds: number;
 }
 
@@ -58,16 +60,24 @@ export interface Manifest {
   mcp_servers?: McpServerEntry[];
 }
 
+/** Whether a call runs at once, or waits for the client's `user.tool_confirmation` first (DESIGN §8). */
+export const TOOL_PERMISSIONS = ['always_allow', 'always_ask'] as const;
+export type ToolPermission = (typeof TOOL_PERMISSIONS)[number];
+
 /** A tool as a turn needs it: compiled once at publish, never re-read from the archive. */
 export interface ToolDef {
   name: string;
   kind: 'external' | 'custom';
   path: string;
   timeout_seconds: number;
+  /**
+   * Any kind of tool may carry it; absent means `always_allow`. An `always_ask` call is recorded as
+   * `tool.confirmation_requested` and runs only once allowed (src/domain/session/confirmation.ts).
+   */
+  permission?: ToolPermission;
   description: string | null;
   input_schema: Record<string, unknown> | null;
   output_schema: Record<string, unknown> | null;
-  permission?: 'always_allow' | 'always_ask';
   /** A remote MCP server's tool (kind `custom`: Troupe runs it): the manifest's server and the tool's own name there. */
   mcp?: { server: string; tool: string };
 }

@@ -145,6 +145,27 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     assert.deepEqual(fake.calls.slice(calls).map((c) => c.name).sort(), ['add', 'echo']);
   });
 
+  it('asks before an MCP call by default (docs/approvals.md): nothing reaches the server until allowed, and a denied call never does', async () => {
+    const calls = fake.calls.length;
+    const turns: ScriptTurn[] = [{ tool_calls: [{ name: 'mcp__fake__echo', arguments: { text: 'asked' }, id: 'call_e' }, { name: 'mcp__fake__add', arguments: { a: 1, b: 1 }, id: 'call_a' }] }, { text: 'done' }];
+    // No permission in the entry: MCP tools default to always_ask.
+    const agent = await json<{ id: string }>(await publish({ permission: undefined }, turns), 201);
+    const session = await json<{ id: string }>(await h.api(`/v1/agents/${agent.id}/sessions`, { method: 'POST', json: {} }), 201);
+    const sent = await json<{ message: { id: string } }>(await h.api(`/v1/sessions/${session.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'go' }] } }), 201);
+    const events = async () => (await json<{ events: Ev[] }>(await h.api(`/v1/sessions/${session.id}/events?limit=100`), 200)).events;
+    const deadline = Date.now() + 10_000;
+    while ((await events()).filter((e) => e.type === 'tool.confirmation_requested').length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(fake.calls.length, calls, 'nothing called before an answer');
+    const answer = (id: string, result: string) => h.api(`/v1/sessions/${session.id}/events`, { method: 'POST', json: { type: 'user.tool_confirmation', message_id: sent.message.id, tool_call_id: id, result } });
+    await json(await answer('call_a', 'deny'), 201);
+    await json(await answer('call_e', 'allow'), 201);
+    while (!(await events()).some((e) => e.type === 'message.status_changed' && e.data.to === 'completed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const all = await events();
+    assert.equal(toolEvent(all, 'tool.call_completed', 'mcp__fake__echo')?.data.output, '{"echo":"asked"}');
+    assert.equal(toolEvent(all, 'tool.call_failed', 'mcp__fake__add')?.data.reason, 'denied');
+    assert.deepEqual(fake.calls.slice(calls).map((c) => c.name), ['echo'], 'the allowed call ran once, the denied one never');
+  });
+
   it('gives the model an error result for a failing tool, an oversized answer, a timeout and a down server; the message completes', async () => {
     const calls = ['fail', 'big', 'whoami', 'slow'].map((t) => ({ name: `mcp__fake__${t}`, arguments: {} }));
     const turns: ScriptTurn[] = [{ tool_calls: calls }, { text: 'carried on' }];

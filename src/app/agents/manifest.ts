@@ -2,7 +2,7 @@ import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../../
 import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest } from '../../domain/agent.js';
+import { TOOL_PERMISSIONS, type Manifest } from '../../domain/agent.js';
 import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
 import { MCP_SERVER_NAME, mcpServerNameProblem } from '../../domain/mcp-tools.js';
@@ -55,6 +55,7 @@ const tool: JsonSchema = {
     kind: { type: 'string', enum: ['external', 'custom'], default: 'custom' },
     timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_TOOL_TIMEOUT_SECONDS, default: DEFAULT_TOOL_TIMEOUT_SECONDS },
     definition: path,
+    permission: { type: 'string', enum: [...TOOL_PERMISSIONS], description: '`always_ask`: each call waits for a `user.tool_confirmation` (allow or deny) before it runs, at most timeout_seconds. Default `always_allow`.' },
   },
 };
 
@@ -68,7 +69,7 @@ const mcpServer: JsonSchema = {
     url: { type: 'string', minLength: 1, maxLength: 2048, description: 'The Streamable HTTP endpoint; https (http only where private networks are allowed).' },
     credential: { type: 'string', pattern: SECRET_NAME, maxLength: 128, description: 'An org credential sent as `Authorization: Bearer`.' },
     allowed_tools: { type: 'array', maxItems: 128, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 128 }, description: 'Only these of its tools; all when absent.' },
-    permission: { type: 'string', enum: ['always_allow', 'always_ask'], description: 'Of each of its tools; default `always_ask`.' },
+    permission: { type: 'string', enum: [...TOOL_PERMISSIONS], description: 'Of each of its tools; default `always_ask`.' },
     timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_TOOL_TIMEOUT_SECONDS, default: DEFAULT_TOOL_TIMEOUT_SECONDS },
   },
 };
