@@ -22,6 +22,10 @@ export interface EventData {
   'tool.call_failed': Derived<'tool.call_failed'>;
   'tool.result_submitted': Derived<'tool.result_submitted'>;
   'webhook.delivery_failed': Derived<'webhook.delivery_failed'>;
+  'agent.call_started': Derived<'agent.call_started'>;
+  'agent.call_completed': Derived<'agent.call_completed'>;
+  'agent.call_failed': Derived<'agent.call_failed'>;
+  'agent.progress': Derived<'agent.progress'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */
