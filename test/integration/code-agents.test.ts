@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { createAgentFrom } from '../support/archives.js';
-import { codeAgentFiles, codeAgentManifest } from '../support/code-agent.js';
+import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -18,6 +18,7 @@ describe('code agents (JavaScript)', function () {
   let h: Harness;
   let fake: FakeLlmUpstream;
   let agentId: string;
+  let pyAgentId: string;
 
   before(async () => {
     fake = await FakeLlmUpstream.start();
@@ -26,14 +27,19 @@ describe('code agents (JavaScript)', function () {
     const body = await res.text();
     assert.equal(res.status, 201, body);
     agentId = (JSON.parse(body) as { id: string }).id;
+    const py = pythonCodeAgent(fake.openaiBase);
+    const pyRes = await createAgentFrom(h, py.manifest, py.files, 'code-agent-py');
+    const pyBody = await pyRes.text();
+    assert.equal(pyRes.status, 201, pyBody);
+    pyAgentId = (JSON.parse(pyBody) as { id: string }).id;
   });
   after(async () => {
     await h?.close();
     await fake?.close();
   });
 
-  async function send(text: string, extra: Record<string, unknown> = {}): Promise<{ sid: string; mid: string }> {
-    const res = await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } });
+  async function send(text: string, extra: Record<string, unknown> = {}, agent = agentId): Promise<{ sid: string; mid: string }> {
+    const res = await h.api(`/v1/agents/${agent}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } });
     const sid = ((await res.json()) as { id: string }).id;
     const sent = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text }], ...extra } });
     const body = await sent.text();
@@ -141,5 +147,43 @@ describe('code agents (JavaScript)', function () {
     const all = await settled(sid);
     assert.equal(final(all).data.to, 'cancelled');
     assert.ok(!all.some((e) => e.type === 'assistant.message_completed'));
+  });
+
+  describe('in Python (troupe-py@1)', () => {
+    it('runs tools in parallel, suspends on the external one, replays, and answers', async () => {
+      const { sid, mid } = await send('parallel', {}, pyAgentId);
+      await settled(sid, ['requires_action']);
+      const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'ctx_1', result: { summary: 'rain' } } });
+      assert.equal(submit.status, 201, await submit.text());
+      const all = await settled(sid);
+      assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+      assert.deepEqual(all.filter((e) => e.type === 'agent.call_started').map((e) => [e.data.position, e.data.kind, e.data.name]), [[0, 'tool', 'add'], [1, 'tool', 'lookup'], [3, 'model', 'script']]);
+      assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'scripted hello / 5 / rain' }]);
+      assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['tools done']);
+    });
+
+    it('fails a divergent replay with nondeterministic_replay', async () => {
+      const end = final(await settled((await send('diverge', {}, pyAgentId)).sid));
+      assert.equal(end.data.to, 'failed');
+      assert.match(String(end.data.error), /^nondeterministic_replay: at position 0 the run called tool add\(\{"a":[0-9.e-]+,"b":1\}\), but the journal has tool add\(/);
+    });
+
+    it('runs under the sandbox rules: no host files, no network', async () => {
+      const all = await settled((await send('probe', {}, pyAgentId)).sid);
+      const text = (all.find((e) => e.type === 'assistant.message_completed')!.data.parts as { text: string }[])[0].text;
+      const probe = JSON.parse(text) as { fs: string; net: string };
+      assert.match(probe.fs, /^refused /, text);
+      assert.match(probe.net, /^refused /, text);
+    });
+
+    it('refuses a Python run function published under sdk troupe-js@1', async () => {
+      const py = pythonCodeAgent(fake.openaiBase);
+      const manifest = { ...py.manifest, sdk: 'troupe-js@1' };
+      const res = await createAgentFrom(h, manifest, py.files.map((f) => (f.name === 'troupe.json' ? { name: 'troupe.json', content: JSON.stringify(manifest) } : f)), 'wrong-sdk');
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { error: { code: string; param: string } };
+      assert.equal(body.error.code, 'invalid_entrypoint');
+      assert.equal(body.error.param, 'manifest.sdk');
+    });
   });
 });

@@ -91,3 +91,49 @@ export function codeAgentManifest(fakeBase: string): Record<string, unknown> {
     ],
   };
 }
+
+/** The Python twin (troupe-py@1): the same cases, run by runner.py's shim. */
+export const CODE_AGENT_PY = `
+import asyncio
+import random
+import socket
+
+
+def probe():
+    try:
+        with open("/etc/passwd") as f:
+            fs = "read %d" % len(f.read())
+    except OSError as e:
+        fs = "refused %s" % type(e).__name__
+    try:
+        socket.create_connection(("127.0.0.1", 8), timeout=2).close()
+        net = "connected"
+    except OSError as e:
+        net = "refused %s" % type(e).__name__
+    return {"fs": fs, "net": net}
+
+
+async def run(ctx, input):
+    word = input.split(" ")[0]
+    if word == "parallel":
+        a, w = await asyncio.gather(ctx.tool("add", {"a": 2, "b": 3}), ctx.tool("lookup", {"city": "Oslo"}))
+        ctx.emit("tools done")
+        r = await ctx.model(llm_id="script", input="hi")
+        return "%s / %s / %s" % (r["text"], a["sum"], w["summary"])
+    if word == "diverge":
+        await ctx.tool("add", {"a": random.random(), "b": 1})
+        return "unreachable"
+    if word == "probe":
+        import json
+        return json.dumps(probe())
+    return "echo " + input
+
+
+agent = {"instructions": "A Python code agent.", "run": run}
+`;
+
+export function pythonCodeAgent(fakeBase: string): { manifest: Record<string, unknown>; files: TarEntry[] } {
+  const manifest = { ...codeAgentManifest(fakeBase), name: 'code-agent-py', sdk: 'troupe-py@1', entrypoint: 'agent.py:agent' };
+  const files = codeAgentFiles(manifest).map((f) => (f.name === 'agent.js' ? { name: 'agent.py', content: CODE_AGENT_PY } : f));
+  return { manifest, files };
+}
