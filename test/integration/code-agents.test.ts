@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
-import { createAgentFrom } from '../support/archives.js';
+import { join } from 'node:path';
+import { createAgentFrom, entriesOfDir } from '../support/archives.js';
 import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -186,4 +187,25 @@ describe('code agents (JavaScript)', function () {
       assert.equal(body.error.param, 'manifest.sdk');
     });
   });
+
+  for (const example of ['triage-agent-js', 'triage-agent-py']) {
+    it(`deploys examples/${example} and completes a message: route, parallel tools, a rule check and one retry`, async () => {
+      const dir = join(__dirname, '../../../examples', example);
+      const files = await entriesOfDir(dir);
+      const manifest = JSON.parse(String(files.find((f) => f.name === 'troupe.json')!.content)) as Record<string, unknown>;
+      const res = await createAgentFrom(h, manifest, files, example);
+      const body = await res.text();
+      assert.equal(res.status, 201, body);
+      const { sid, mid } = await send('When does my plan renew?', {}, (JSON.parse(body) as { id: string }).id);
+      const waiting = await settled(sid, ['requires_action']);
+      const requested = waiting.find((e) => e.type === 'tool.call_requested')!;
+      assert.deepEqual(requested.data.arguments, { area: 'billing' });
+      const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: requested.data.tool_call_id, result: { status: 'all systems normal' } } });
+      assert.equal(submit.status, 201, await submit.text());
+      const all = await settled(sid);
+      assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+      assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'Answer: your Team plan renews on 2026-12-01; service status: all systems normal.' }]);
+      assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['routed to billing', 'the answer broke the format rule; retrying once']);
+    });
+  }
 });
