@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { createAgentFrom, entriesOfDir } from '../support/archives.js';
 import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
@@ -80,8 +81,12 @@ describe('code agents (JavaScript)', function () {
     const requested = waiting.find((e) => e.type === 'tool.call_requested')!;
     assert.equal(requested.data.tool_call_id, 'ctx_1');
     assert.deepEqual(requested.data.arguments, { city: 'Oslo' });
-    // The custom tool completes while the external one waits; nothing runs the agent meanwhile.
+    // The custom tool completes while the external one waits; then nothing of the agent runs: no process holds it.
     await until(async () => (await events(sid)).some((e) => e.type === 'tool.call_completed'));
+    const org = (await h.running.core.stores.orgs.byName('default'))!;
+    const versionId = (await h.running.core.stores.agents.activeVersion(org._id, agentId))!._id;
+    const held = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(versionId));
+    assert.deepEqual(held, [], 'no sandbox process of the agent while it waits on the external tool');
     const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'ctx_1', result: { summary: 'sunny' } } });
     assert.equal(submit.status, 201, await submit.text());
     const all = await settled(sid);
