@@ -35,5 +35,5 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall, signal?: A
   const message = current ? await deps.message(call.org_id, call.session_id, call.message_id) : null;
   const live = liveCall(call, r.option, current, message);
   if (live.kind === 'fail') return live.result;
-  return live.kind === 'provider' ? callProvider(deps, live.session, r.version, r.option, call, live.message, signal) : callRouter(deps, live.session, r.version, r.option, live.message, signal);
+  return live.kind === 'provider' ? callProvider(deps, live.session, r.version, r.option, call, live.message, signal) : callRouter(deps, live.session, r.version, r.option, live.message, signal, call.request);
 }

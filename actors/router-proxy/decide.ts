@@ -4,7 +4,8 @@ import type { LlmOption, Script } from '../../src/domain/agent.js';
 import { isProvider } from '../../src/domain/providers.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
+import { agentCallDone, modelAnswerCommandId, sessionCommand, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
+import { agentCallResult } from './agent-request.js';
 import { quotesToolResults } from './scripted.js';
 
 /**
@@ -27,7 +28,9 @@ export function needsSession(call: ModelCall): boolean {
 /** The version and llm option the call goes to: named by the call, else the session's (undefined: not read). */
 export function callTarget(call: ModelCall, session: SessionDoc | null | undefined): { kind: 'fail'; result: ModelResult } | { kind: 'target'; version_id: string; llm_id: string } {
   const version_id = call.version_id ?? session?.version_id;
-  const llm_id = call.llm_id ?? session?.llm_id;
+  // A code agent's call may name its llm option; else the session's.
+  const named = typeof call.request?.llm_id === 'string' ? call.request.llm_id : undefined;
+  const llm_id = named ?? call.llm_id ?? session?.llm_id;
   if (!version_id || !llm_id) return failed(`Session ${call.session_id} no longer exists.`);
   return { kind: 'target', version_id, llm_id };
 }
@@ -73,6 +76,10 @@ export function liveCall(call: ModelCall, option: LlmOption, session: SessionDoc
  */
 export function answer(call: ModelCall, result: ModelResult, cancelled = false): Outcome {
   if (cancelled) return DONE;
+  if (call.position !== undefined) {
+    // A code agent's ctx.model: the answer goes back to its journal position.
+    return { sends: [sessionCommand(call.session_id, agentCallDone({ id: call.message_id, attempt: call.attempt }, call.position, agentCallResult(result), 'model'), call.priority)] };
+  }
   const command_id = modelAnswerCommandId(call);
   return { sends: [sessionCommand(call.session_id, { kind: 'model.responded', command_id, message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result }, call.priority)] };
 }

@@ -21,6 +21,7 @@ import { conversationItems, responseParts, sentMessages } from './transcript.js'
 import { PartRefused, resolveFileParts, type FileSource } from '../../src/lib/llm/file-parts.js';
 import type { Item } from '../../src/lib/llm/types.js';
 import type { UsageBuffer } from '../../src/lib/routing/usage-buffer.js';
+import { agentRequest } from './agent-request.js';
 
 /** The llm option's price, when the manifest sets one. */
 function optionPrice(o: LlmOption): Price | null {
@@ -88,9 +89,14 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const apiKey = await providerKey(deps, session, option, secrets);
   if (!apiKey) return { ok: false, error: `No API key for ${option.provider}: set llm_api_key on the session or api_key_credential on llm option ${option.id}.` };
   const target: Target = { provider, model: option.model ?? '', baseUrl: option.base_url ?? DEFAULT_BASE_URL[provider], apiKey, redact: secrets.ownValues() };
-  const items = await conversation(deps, session, current);
-  if (!Array.isArray(items)) return items;
-  const req = request(version, items);
+  let req: LlmRequest;
+  if (call.request) {
+    req = agentRequest(version, call.request);
+  } else {
+    const items = await conversation(deps, session, current);
+    if (!Array.isArray(items)) return items;
+    req = request(version, items);
+  }
   const acc = new Accumulator();
   try {
     for await (const ev of deps.client.stream(req, target, signal)) {
@@ -115,10 +121,15 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
-export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
-  const items = await conversation(deps, session, current);
-  if (!Array.isArray(items)) return items;
-  const req = { ...request(version, items), stream: false };
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal, agentCall?: Record<string, unknown>): Promise<ModelResult> {
+  let req: LlmRequest;
+  if (agentCall) {
+    req = { ...agentRequest(version, agentCall), stream: false };
+  } else {
+    const items = await conversation(deps, session, current);
+    if (!Array.isArray(items)) return items;
+    req = { ...request(version, items), stream: false };
+  }
   try {
     const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal);
     const { parts, stop_reason } = responseParts(res);

@@ -2,19 +2,13 @@ import type { ModelAnswer } from '../../src/domain/actors/session.js';
 import type { ContentBlock, MessageState, OutputPart } from '../../src/domain/ledger.js';
 import { fileKey } from '../../src/lib/llm/file-parts.js';
 import type { Item, LlmResponse, Part } from '../../src/lib/llm/types.js';
+import { inHistory } from '../../src/domain/session/history.js';
+
+export { inHistory };
 
 /** File and image blocks become the parts `resolveFileParts` loaded for them. */
 function userParts(parts: ContentBlock[], files: Map<string, Part>): Part[] {
   return parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text ?? '' } : files.get(fileKey(p)) ?? { type: 'text', text: `[${p.type} ${p.file_id} unavailable]` }));
-}
-
-/**
- * Whether an earlier message's turn is in the model's history: a completed one, and one a later message
- * interrupted (`on_busy` `interrupt`: its content and output so far stay). A failed or cancelled turn is
- * left out, and so is one a later message rolled back (`on_busy` `rollback`), which the ledger still holds.
- */
-export function inHistory(m: MessageState): boolean {
-  return m.status === 'completed' || (m.status === 'cancelled' && m.interrupted === 'interrupt');
 }
 
 /** The messages whose user parts a call sends (the same selection as conversationItems). */

@@ -3,9 +3,12 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { McpServerEntry, ToolDef } from '../../src/domain/agent.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
-import { sessionCommand, type ToolRunResult } from '../../src/domain/actors/session.js';
+import { agentStepped, sessionCommand, type ToolRunResult } from '../../src/domain/actors/session.js';
+import type { StepOutcome } from '../../src/domain/session/code-step.js';
+import type { JournalEntry } from '../../src/domain/session/journal.js';
+import { inHistory } from '../../src/domain/session/history.js';
 import { checkArguments } from './input-check.js';
-import { toolAnswerCommandId, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
+import { toolAnswerCommandId, type AgentStepJob, type ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 
 /**
  * The tool-runner's decisions, pure so unit tests call them directly: before
@@ -99,4 +102,66 @@ export function answer(job: ToolRunJob, result: ToolRunResult, cancelled = false
   if (cancelled) return DONE;
   const command_id = toolAnswerCommandId(job);
   return { sends: [sessionCommand(job.session_id, { kind: 'tool.completed', command_id, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result }, job.priority)] };
+}
+
+/** A code agent's step to run, or why not (the message fails with it), or nothing (the step is stale). */
+export type StepPlan =
+  | { kind: 'fail'; error: string }
+  | { kind: 'stale' }
+  | {
+      kind: 'run';
+      session: SessionDoc;
+      version: AgentVersionDoc;
+      message: MessageState;
+      /** The entrypoint's module path in the archive, and its export. */
+      file: string;
+      export_name: string;
+      secrets: readonly string[];
+      internet_access: boolean;
+      allowed_domains?: readonly string[];
+    };
+
+/**
+ * Whether the step still stands: its message runs, at its attempt, with the journal length the step was issued
+ * for and nothing in flight. Anything else means the session moved on (a cancel, a redelivered job).
+ */
+export function planStep(job: AgentStepJob, session: SessionDoc | null, version: AgentVersionDoc | null, message: MessageState | null): StepPlan {
+  if (!session) return { kind: 'fail', error: `session ${job.session_id} not found` };
+  if (!message || message.status !== 'running' || message.attempt !== job.attempt || (message.agent?.positions ?? 0) !== job.at) return { kind: 'stale' };
+  if (message.pending_tool_calls.length > 0 || message.agent?.pending.length) return { kind: 'stale' };
+  if (!version) return { kind: 'fail', error: `agent version ${session.version_id} not found` };
+  if (!version.agent_config?.code) return { kind: 'fail', error: 'The agent version has no run function.' };
+  const at = version.entrypoint.lastIndexOf(':');
+  return {
+    kind: 'run',
+    session,
+    version,
+    message,
+    file: version.entrypoint.slice(0, at),
+    export_name: version.entrypoint.slice(at + 1),
+    secrets: version.manifest.sandbox?.secrets ?? [],
+    internet_access: session.internet_access,
+    ...(version.manifest.sandbox?.allowed_domains ? { allowed_domains: version.manifest.sandbox.allowed_domains } : {}),
+  };
+}
+
+function textOf(parts: readonly { type: string; text?: string }[]): string {
+  return parts.flatMap((p) => (p.type === 'text' && typeof p.text === 'string' ? [p.text] : [])).join('\n');
+}
+
+/**
+ * What the run function sees: `input` (the message's text), `ctx.message` (its parts and metadata), `ctx.transcript()`
+ * (the session's earlier turns in the model's history, as user and assistant text), and the journal to replay.
+ */
+export function stepInput(m: MessageState, history: readonly MessageState[], journal: JournalEntry[]) {
+  const transcript = history
+    .filter((h) => h.sequence_number < m.sequence_number && inHistory(h))
+    .flatMap((h) => [{ role: 'user', text: textOf(h.parts) }, { role: 'assistant', text: textOf(h.output.parts) }]);
+  return { input: textOf(m.parts), message: { id: m.id, parts: m.parts, metadata: m.metadata }, transcript, journal };
+}
+
+/** The step's outcome for the session: an `agent.stepped` command, one per journal length; nothing after a cancel. */
+export function stepAnswer(job: AgentStepJob, outcome: StepOutcome, cancelled = false): Outcome {
+  if (cancelled) return DONE;
+  return { sends: [sessionCommand(job.session_id, agentStepped(job, outcome), job.priority)] };
 }

@@ -39,6 +39,14 @@ export function describeEvent(item: StreamItem): string | null {
       return `${head}  ${item.data.result === 'allow' ? 'allowed ' : 'denied  '}   ${item.data.tool_call_id}${item.data.deny_message ? `: ${clip(item.data.deny_message)}` : ''}`;
     case 'webhook.delivery_failed':
       return `${head}  webhook    ${item.data.event_type} delivery failed after ${item.data.attempts} attempts: ${clip(item.data.last_error)}`;
+    case 'agent.call_started':
+      return `${head}  agent      #${item.data.position} ${item.data.kind} ${item.data.name}(${clip(JSON.stringify(item.data.arguments))})`;
+    case 'agent.call_completed':
+      return `${head}  agent      #${item.data.position} ${item.data.kind} done${item.data.kind === 'model' ? `: ${clip(String((item.data.output as { text?: unknown } | undefined)?.text ?? ''))}` : ''}`;
+    case 'agent.call_failed':
+      return `${head}  agent      #${item.data.position} ${item.data.kind} failed: ${clip(item.data.error)}`;
+    case 'agent.progress':
+      return `${head}  progress   ${clip(item.data.text, 400)}`;
     default:
       // A type this build does not know yet (a newer server): named, not dropped.
       return `${head}  ${(item as { type: string }).type}`;

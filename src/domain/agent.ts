@@ -46,10 +46,14 @@ export interface McpServerEntry {
   timeout_seconds: number;
 }
 
+/** The runtimes an entrypoint may name: JavaScript/TypeScript and Python (docs/code-agents.md). */
+export const AGENT_SDKS = ['troupe-js@1', 'troupe-py@1'] as const;
+export type AgentSdk = (typeof AGENT_SDKS)[number];
+
 /** The validated manifest, defaults applied. */
 export interface Manifest {
   name: string;
-  sdk: 'troupe-js@1';
+  sdk: AgentSdk;
   entrypoint: string;
   description?: string;
   version?: string;
@@ -102,4 +106,6 @@ export interface AgentConfig {
   /** Tools offered to the model; all of the manifest's when absent. */
   tools?: string[];
   max_turns?: number;
+  /** The export carries a run function: the agent's own code runs each message (docs/code-agents.md). */
+  code?: boolean;
 }

@@ -24,6 +24,10 @@ export interface EventData {
   'webhook.delivery_failed': Derived<'webhook.delivery_failed'>;
   'tool.confirmation_requested': Derived<'tool.confirmation_requested'>;
   'user.tool_confirmation': Derived<'user.tool_confirmation'>;
+  'agent.call_started': Derived<'agent.call_started'>;
+  'agent.call_completed': Derived<'agent.call_completed'>;
+  'agent.call_failed': Derived<'agent.call_failed'>;
+  'agent.progress': Derived<'agent.progress'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */

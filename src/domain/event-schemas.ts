@@ -57,6 +57,9 @@ export const toolCallRequestedData = {
 
 const call = { message_id: str, tool_call_id: str, tool_name: str } as const;
 
+/** A code agent's `ctx` call (docs/code-agents.md): its place in the message's journal, counted from 0. */
+const position = { type: 'integer', minimum: 0, description: "The call's place in the message's journal: the run's ctx calls counted from 0." } as const;
+
 /** Each event type's `data`. `satisfies`: a type of EVENT_TYPES without its schema, or a schema of no type, does not build. */
 export const EVENT_DATA_SCHEMAS = {
   'user.message': data(['content', 'metadata', 'message_id'], { content: contentSchema, metadata: { oneOf: [metadataSchema, { type: 'null' }] }, message_id: str }),
@@ -113,4 +116,21 @@ export const EVENT_DATA_SCHEMAS = {
     result: { type: 'string', enum: ['allow', 'deny'] },
     deny_message: { type: 'string', description: 'With deny: what the model is told as the error result.' },
   }),
+  'agent.call_started': data(['message_id', 'position', 'kind', 'name', 'arguments'], {
+    message_id: str,
+    position,
+    kind: { type: 'string', enum: ['model', 'tool', 'sleep'] },
+    name: { type: 'string', description: 'The llm_id (`default`: the session\'s), the tool name, or `sleep`.' },
+    arguments: { ...anyObject, description: 'What the run passed: the model request, the tool arguments, or `{ms}`.' },
+    tool_call_id: { type: 'string', description: 'Tools: `ctx_<position>`, the id its tool.* events carry.' },
+    until: { ...time, description: 'Sleeps: when it ends.' },
+  }),
+  'agent.call_completed': data(['message_id', 'position', 'kind'], {
+    message_id: str,
+    position,
+    kind: { type: 'string', enum: ['model', 'sleep'] },
+    output: { description: 'Models: `{text, parts, stop_reason, usage}`; sleeps: null.' },
+  }),
+  'agent.call_failed': data(['message_id', 'position', 'kind', 'error'], { message_id: str, position, kind: { type: 'string', enum: ['model', 'sleep'] }, error: str }),
+  'agent.progress': data(['message_id', 'position', 'text'], { message_id: str, position, text: str }),
 } as const satisfies Record<EventType, JSONSchema>;

@@ -22,6 +22,10 @@ export const EVENT_TYPES = [
   'webhook.delivery_failed',
   'tool.confirmation_requested',
   'user.tool_confirmation',
+  'agent.call_started',
+  'agent.call_completed',
+  'agent.call_failed',
+  'agent.progress',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -125,6 +129,8 @@ export interface MessageState {
    * that saved its messages but not its session skips what is already here.
    */
   last_sequence?: number;
+  /** A code agent's journal bookkeeping (code-agent.ts); absent for declarative agents. */
+  agent?: AgentJournalState;
   /** Tool calls of the last model response still waiting for a result. */
   pending_tool_calls: PendingToolCall[];
   output: { parts: OutputPart[] };
@@ -136,6 +142,17 @@ export interface MessageState {
    * model's history (its content and output so far), after `rollback` it is left out. Absent otherwise.
    */
   interrupted?: 'interrupt' | 'rollback';
+}
+
+/**
+ * What a code agent's message tracks besides its tool calls: how many journal positions are recorded (the next
+ * step's fence), how many model calls it made (the scripted provider's turn), and its model calls and sleeps in
+ * flight. A model call's request is JSON text: it is the agent's own JSON, which FerretDB v1 may not store as keys.
+ */
+export interface AgentJournalState {
+  positions: number;
+  model_calls: number;
+  pending: { position: number; kind: 'model' | 'sleep'; call_index?: number; request_json?: string; until?: string }[];
 }
 
 /** Whether a tool call still waits for its result: the one rule for the session's turn and for the tool-runner, which runs nothing for a call that no longer waits. */

@@ -33,6 +33,8 @@ import { BlobStore } from '../store/blobs.js';
 import { LedgerWriter } from '../store/ledger-writer.js';
 import { ProjectionWriter } from '../store/projection-writer.js';
 import { messageState } from '../domain/views/message.js';
+import type { EventEnvelope } from '../domain/ledger.js';
+import { envelope } from '../store/ledger.js';
 import { VersionCache } from '../store/version-cache.js';
 import { countedLedger } from '../../actors/runtime/prometheus-observer.js';
 import { modelCallMetrics } from '../lib/metrics/model-metrics.js';
@@ -135,8 +137,22 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
     },
     memoryMb: core.config.sandboxMemoryMb,
     mcp: mcpCaller(mcp, (org, name) => core.stores.credentials.reveal(org, name)),
+    events: async (sessionId, afterSequence) => journalEvents(core, sessionId, afterSequence),
+    history: async (org, sessionId) => (await core.stores.messages.list(org, sessionId, HISTORY_LIMIT, 0)).map(messageState),
+    stepTimeoutMs: core.config.agentStepTimeoutMs,
     cancels,
   };
+}
+
+/** A code agent's message's ledger, from its user message on (its journal is read from it: src/domain/session/journal.ts). */
+async function journalEvents(core: Core, sessionId: string, afterSequence: number): Promise<EventEnvelope[]> {
+  const out: EventEnvelope[] = [];
+  for (let from = afterSequence; ; ) {
+    const docs = await core.stores.ledger.after(sessionId, from, 500);
+    out.push(...docs.map(envelope));
+    if (docs.length < 500) return out;
+    from = docs[docs.length - 1].sequence_number;
+  }
 }
 
 /** How this worker's tool calls with internet access get out: the proxy's rules from the configuration, refusals counted. */

@@ -36,6 +36,15 @@ const custom = (name: string): ToolDef => ({ name, kind: 'custom', path: `tools/
  * by the per-type schemas of the document the server serves. The shapes are
  * closed (additionalProperties false), so an extra or a missing field fails.
  */
+const CODE_RUN = `exports.agent = {
+  async run(ctx) {
+    ctx.emit('go');
+    const [r] = await Promise.all([ctx.model({ llm_id: 'plain', input: 'hi' }), ctx.sleep(10)]);
+    try { await ctx.model({ llm_id: 'flaky', input: 'x' }); } catch (e) { return r.text + ' / ' + e.name; }
+    return r.text;
+  },
+};`;
+
 describe('event and webhook shapes match /v1/openapi.json', function () {
   this.timeout(120_000);
   let h: Harness;
@@ -58,7 +67,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
   });
 
   /** An agent whose first model response calls every kind of tool: external (answered, and one left to time out), custom (succeeds, throws) and one it does not have. */
-  async function agent(): Promise<string> {
+  async function agent(opts: { code?: boolean } = {}): Promise<string> {
     const core = h.running.core;
     const org = (await core.stores.orgs.byName('default'))!;
     // `ask` is always_ask (docs/approvals.md): denied in the first message, cancelled while it waits in the second.
@@ -77,7 +86,8 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     };
     const archive = await tarGz([
       { name: 'troupe.json', content: JSON.stringify(manifest) },
-      { name: 'agent.js', content: 'exports.agent = {};' },
+      // A code agent's run (the same archive as a declarative agent's, which ignores it): an emit, a model call and a sleep in parallel, a failed model call.
+      { name: 'agent.js', content: CODE_RUN },
       { name: 'tools/add.js', content: 'exports.handler = async ({ a, b }) => ({ sum: a + b });' },
       { name: 'tools/boom.js', content: 'exports.handler = async () => { throw new Error("boom"); };' },
     ]);
@@ -94,7 +104,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     const scripts = { main: { turns: [{ tool_calls: calls }, { text: 'Mild.' }] }, plain: { turns: [{ text: 'Hello.' }] } };
     const { agent } = await new AgentStore(core.db).create(
       { id: newId('agent'), orgId: org._id, name: 'shapes' },
-      { id: newId('version'), snapshotId, content: { manifest, llm_options: manifest.llm_options, tools, scripts, entrypoint: manifest.entrypoint } },
+      { id: newId('version'), snapshotId, content: { manifest, llm_options: manifest.llm_options, tools, scripts, entrypoint: manifest.entrypoint, ...(opts.code ? { agent_config: { code: true } } : {}) } },
     );
     return agent._id;
   }
@@ -157,6 +167,12 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     replies.push(third.event!);
     await messageStatus(b.id, third.message!.id, ['failed']);
 
+    // Session C: a code agent (agent.* events).
+    fake.failNext(400, 1);
+    const c = await troupe.sessions.create(await agent({ code: true }), { llm_id: 'plain', llm_api_key: 'sk-test' });
+    const fourth = await troupe.sessions.send(c.id, 'Run.');
+    await messageStatus(c.id, fourth.message!.id, ['completed']);
+
     // A batch, for the batch lifecycle body.
     const batch = await troupe.batches.create([{ agent_id: agentId, llm_id: 'plain', message: { content: [{ type: 'text', text: 'Hi' }] } }]);
     assert.equal((await troupe.batches.wait(batch.batch_id, { timeoutMs: 30_000, pollMs: 200 })).status, 'completed');
@@ -172,7 +188,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
       stream.stop();
       assert.deepEqual(stream.events, ledger, 'the stream carries exactly what the list returns');
     }
-    const all = [...ledgers.flat(), ...replies];
+    const all = [...ledgers.flat(), ...(await listed(c.id)), ...replies];
     for (const ev of all) assert.equal(problem('LedgerEvent', ev), null, `${ev.type} #${ev.sequence_number}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(all.map((e) => e.type))].sort(), [...EVENT_TYPES].sort(), 'every event type was produced');
     const reasons = all.flatMap((e) => (e.type === 'tool.call_failed' ? [e.data.reason] : []));

@@ -8,7 +8,7 @@ import { packageOf, type Edge } from './architecture-graph.js';
 
 /** The layers, top to bottom: an import may point to its own layer or a lower one, never up (type-only imports too). */
 export const LAYERS: readonly { name: string; folders: readonly string[] }[] = [
-  { name: 'entry', folders: ['src/main.ts', 'src/roles', 'src/admin', 'infra', 'clients', 'bench', 'test'] },
+  { name: 'entry', folders: ['src/main.ts', 'src/roles', 'src/admin', 'infra', 'clients', 'bench', 'test', 'sdks'] },
   { name: 'edge', folders: ['src/edge'] },
   { name: 'actors', folders: ['actors'] },
   { name: 'app', folders: ['src/app'] },
@@ -18,7 +18,7 @@ export const LAYERS: readonly { name: string; folders: readonly string[] }[] = [
 ];
 
 /** The folders the graph is read from: every layer's files, and so every importer. */
-export const SCANNED = ['src', 'actors', 'infra', 'clients', 'bench', 'test'];
+export const SCANNED = ['src', 'actors', 'infra', 'clients', 'bench', 'test', 'sdks'];
 
 export const under = (folder: string) => (path: string) => path === folder || path.startsWith(`${folder}/`);
 const inAny = (folders: readonly string[], path: string) => folders.some((f) => under(f)(path));
@@ -79,7 +79,7 @@ export const EDGE_RULES: readonly EdgeRule[] = [
   },
   {
     name: 'server code (src/, actors/) imports nothing from clients/, bench/ or test/',
-    broken: (e) => (inAny(['src', 'actors'], e.from) && inAny(['clients', 'bench', 'test'], e.to) ? `server code may not import ${e.to.split('/')[0]}/` : null),
+    broken: (e) => (inAny(['src', 'actors'], e.from) && inAny(['clients', 'bench', 'test', 'sdks'], e.to) ? `server code may not import ${e.to.split('/')[0]}/` : null),
   },
   {
     name: 'the actor runtime imports no specific actor',

@@ -64,6 +64,15 @@ function describeEvent(ev: StreamItem): string {
       const result: 'allow' | 'deny' = ev.data.result;
       return `confirmation ${result} ${ev.data.deny_message ?? '-'}`;
     }
+    case 'agent.call_started': {
+      const kind: 'model' | 'tool' | 'sleep' = ev.data.kind;
+      return `call ${ev.data.position} ${kind} ${ev.data.name}`;
+    }
+    case 'agent.call_completed':
+    case 'agent.call_failed':
+      return `call ${ev.data.position} ended`;
+    case 'agent.progress':
+      return `progress ${ev.data.text}`;
   }
 }
 

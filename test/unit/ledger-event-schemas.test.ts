@@ -39,8 +39,9 @@ describe('ledger events the session decision writes match /v1/openapi.json', () 
     const messages = new Map<string, MessageState>();
     const written: EventEnvelope[] = [];
     let n = 0;
+    let as = agent;
     const run = (cmd: Record<string, unknown>) => {
-      const d = decide({ session, messages, agent }, { command_id: `cmd-${++n}`, ...cmd } as SessionCommand);
+      const d = decide({ session, messages, agent: as }, { command_id: `cmd-${++n}`, ...cmd } as SessionCommand);
       for (const e of d.events) {
         const seq = session.last_sequence + 1;
         const ev = JSON.parse(JSON.stringify({ ...e, id: `s:${seq}`, session_id: 's', sequence_number: seq, created_at: new Date(seq * 1000).toISOString() })) as EventEnvelope;
@@ -72,12 +73,29 @@ describe('ledger events the session decision writes match /v1/openapi.json', () 
     const [a1, a2] = messages.get('m4')!.pending_tool_calls.map((c) => c.id);
     run({ kind: 'tool.confirmation', message_id: 'm4', tool_call_id: a1, result: 'allow' });
     run({ kind: 'tool.confirmation', message_id: 'm4', tool_call_id: a2, result: 'deny', deny_message: 'no' });
+    run({ kind: 'message.cancel', message_id: 'm4' });
     run({ kind: 'webhook.delivery_failed', message_id: 'm3', delivery: { delivery_id: 'whd_1', webhook_id: 's:m3:c', event_type: 'tool.call_requested', url: 'https://hooks.test/x', attempts: 3, last_error: 'HTTP 500', reason: 'retries_exhausted' } });
+    // m5, a code agent's: a step with an emit, a model call, a tool and a sleep in parallel; a failed model call; the answer.
+    as = { ...agent, code: true };
+    run({ kind: 'user.message', message_id: 'm5', content: [{ type: 'text', text: 'code' }], metadata: null });
+    const calls4 = [
+      { position: 1, kind: 'model', name: 'default', arguments: { input: 'x' } },
+      { position: 2, kind: 'tool', name: 'cus', arguments: { a: 1 } },
+      { position: 3, kind: 'sleep', name: 'sleep', arguments: { ms: 5 } },
+    ];
+    run({ kind: 'agent.stepped', message_id: 'm5', attempt: 1, at: 0, outcome: { kind: 'suspend', emits: [{ position: 0, text: 'go' }], calls: calls4 } });
+    run({ kind: 'agent.call_done', message_id: 'm5', attempt: 1, position: 1, result: { ok: true, output: { text: 'hi' } } });
+    run({ kind: 'tool.completed', message_id: 'm5', attempt: 1, tool_call_id: 'ctx_2', result: { ok: true, output: 2 } });
+    run({ kind: 'agent.call_done', message_id: 'm5', attempt: 1, position: 3, result: { ok: true, output: null } });
+    run({ kind: 'agent.stepped', message_id: 'm5', attempt: 1, at: 4, outcome: { kind: 'suspend', emits: [], calls: [{ position: 4, kind: 'model', name: 'default', arguments: {} }] } });
+    run({ kind: 'agent.call_done', message_id: 'm5', attempt: 1, position: 4, result: { ok: false, error: 'HTTP 400' } });
+    run({ kind: 'agent.stepped', message_id: 'm5', attempt: 1, at: 5, outcome: { kind: 'done', emits: [], answer: 'fin' } });
+    assert.equal(messages.get('m5')!.status, 'completed');
 
     for (const ev of written) assert.equal(problem('LedgerEvent', ev), null, `${ev.type}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(written.map((e) => e.type))].sort(), [...EVENT_TYPES].sort());
     const failed = written.filter((e) => e.type === 'tool.call_failed').map((e) => e.data.reason);
     assert.deepEqual([...new Set(failed)].sort(), ['cancelled', 'denied', 'error', 'timeout', 'unknown_tool']);
-    assert.deepEqual(written.filter((e) => e.type === 'message.status_changed').filter((e) => ['failed', 'cancelled', 'completed'].includes(e.data.to)).map((e) => e.data.to), ['completed', 'failed', 'cancelled']);
+    assert.deepEqual(written.filter((e) => e.type === 'message.status_changed').filter((e) => ['failed', 'cancelled', 'completed'].includes(e.data.to)).map((e) => e.data.to), ['completed', 'failed', 'cancelled', 'cancelled', 'completed']);
   });
 });

@@ -57,7 +57,7 @@ describe('manifest validation', () => {
     refused({ ...base(), sandbox: { allowed_domains: Array.from({ length: 101 }, (_, i) => `h${i}.example.com`) } }, 'manifest.sandbox.allowed_domains');
   });
 
-  it('refuses an unsupported sdk', () => refused({ ...base(), sdk: 'troupe-py@1' }, 'manifest.sdk'));
+  it('refuses an unsupported sdk', () => refused({ ...base(), sdk: 'troupe-rb@1' }, 'manifest.sdk'));
 
   it('refuses a bad secret name', () => refused({ ...base(), sandbox: { secrets: ['lower_case'] } }, 'manifest.sandbox.secrets[0]'));
 

@@ -38,6 +38,15 @@ function extractionRefused(e: unknown): never {
   throw new TroupeError(503, ErrorType.unavailable, 'extraction_failed', 'The archive could not be unpacked on this host; retry.');
 }
 
+/** What the sandbox's runner puts in place of an export's `run` function, which JSON would drop (runner.ts, runner.py). */
+const RUN_MARK = '[run function]';
+
+/** A code agent's `sdk` names the runtime its run function needs: a Python module's is troupe-py@1, any other's troupe-js@1. */
+function checkCodeSdk(manifest: Manifest, file: string): void {
+  const want = file.endsWith('.py') ? 'troupe-py@1' : 'troupe-js@1';
+  if (manifest.sdk !== want) throw new InvalidRequestError(`The entrypoint ${manifest.entrypoint} has a run function, so sdk must be ${want} (it is ${manifest.sdk}).`, 'manifest.sdk', 'invalid_entrypoint');
+}
+
 export interface EntrypointDeps {
   blobs: BlobStore;
   sandboxDir: string;
@@ -63,7 +72,9 @@ export async function evaluateEntrypoint(deps: EntrypointDeps, manifest: Manifes
     if (config.llm && !manifest.llm_options.some((o) => o.id === config.llm)) {
       throw new InvalidRequestError(`The entrypoint names llm ${config.llm}, which is not an llm option.`, 'entrypoint.llm', 'invalid_entrypoint');
     }
-    return { instructions: config.instructions, llm: config.llm, tools: config.tools, max_turns: config.max_turns };
+    const code = (result.output as { run?: unknown } | null)?.run === RUN_MARK;
+    if (code) checkCodeSdk(manifest, file);
+    return { instructions: config.instructions, llm: config.llm, tools: config.tools, max_turns: config.max_turns, ...(code ? { code: true } : {}) };
   } finally {
     await scratch.remove();
   }

@@ -2,11 +2,12 @@ import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../../
 import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import { TOOL_PERMISSIONS, type Manifest } from '../../domain/agent.js';
+import { AGENT_SDKS, TOOL_PERMISSIONS, type Manifest } from '../../domain/agent.js';
 import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
 import { MCP_SERVER_NAME, mcpServerNameProblem } from '../../domain/mcp-tools.js';
 
+/** The first is what a declarative agent names; code agents name their runtime (docs/code-agents.md). */
 export const SUPPORTED_SDK = 'troupe-js@1';
 export const SECRET_NAME = '^[A-Z_][A-Z0-9_]*$';
 export const TOOL_NAME = '^[A-Za-z0-9_-]{1,64}$';
@@ -83,7 +84,7 @@ export const manifestSchema: JsonSchema = {
     name: { ...nameString(200), minLength: 1 },
     description: { type: 'string', maxLength: 2000 },
     version: { type: 'string', maxLength: 100 },
-    sdk: { type: 'string', const: SUPPORTED_SDK },
+    sdk: { type: 'string', enum: [...AGENT_SDKS] },
     entrypoint: { type: 'string', maxLength: 1100, pattern: ENTRYPOINT },
     sandbox: {
       type: 'object',

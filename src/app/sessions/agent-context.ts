@@ -23,6 +23,7 @@ export function agentContext(session: SessionDoc, version: AgentVersionDoc | nul
     ...(session.on_busy ? { default_on_busy: session.on_busy } : {}),
     tools: new Map((version?.tools ?? []).map((t) => [t.name, t])),
     max_turns: config?.max_turns ?? DEFAULT_MAX_TURNS,
+    code: config?.code === true,
     max_attempts: MAX_ATTEMPTS,
     now,
     submit_url: `${publicUrl}/v1/sessions/${session._id}/events`,

@@ -4,7 +4,8 @@ import type { OnBusy } from '../session/on-busy.js';
 import type { EventData } from '../event-data.js';
 import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
 import type { BatchChildSettled } from './batch.js';
-import type { ToolRunJob } from './tool-runner.js';
+import type { AgentStepJob, ToolRunJob } from './tool-runner.js';
+import type { AgentCallResult, StepOutcome } from '../session/code-step.js';
 import type { WebhookJob } from './webhook.js';
 
 /**
@@ -35,6 +36,10 @@ export type SessionCommand =
   | { kind: 'tool.completed'; command_id: string; message_id: string; attempt: number; tool_call_id: string; result: ToolRunResult }
   | { kind: 'tool.deadline_passed'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'webhook.delivery_failed'; command_id: string; message_id: string | null; delivery: WebhookFailure }
+  /** A code agent's step ran (the tool-runner): what the run function did up to its first unjournaled calls. `at`: the journal length it saw. */
+  | { kind: 'agent.stepped'; command_id: string; message_id: string; attempt: number; at: number; outcome: StepOutcome }
+  /** A code agent's model call or sleep at `position` ended. */
+  | { kind: 'agent.call_done'; command_id: string; message_id: string; attempt: number; position: number; result: AgentCallResult }
   /** From the runtime, never sent: a command of this message was poison work (onQuarantine); the message fails with `error`. */
   | { kind: 'message.quarantine'; command_id: string; message_id: string; error: string }
   /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
@@ -68,6 +73,9 @@ export interface ModelCall {
   llm_id?: string;
   /** The session's priority, which its answer keeps. */
   priority?: Priority;
+  /** A code agent's `ctx.model` call: its journal position and the request the run made (the answer is an `agent.call_done`). */
+  position?: number;
+  request?: Record<string, unknown>;
 }
 
 /** Side effects a decision asks the runtime to carry out after the append. */
@@ -75,12 +83,15 @@ export type Effect =
   | { kind: 'model.call'; job_id: string; call: ModelCall; delay_ms?: number }
   | { kind: 'session.command'; command: SessionCommand; delay_ms?: number }
   | { kind: 'tool.run'; job_id: string; job: ToolRunJob }
+  /** Runs a code agent's function once more, replaying its journal, up to its next unjournaled calls (the tool-runner). */
+  | { kind: 'agent.step'; job_id: string; job: AgentStepJob }
   | { kind: 'webhook'; job_id: string; job: WebhookJob }
   | { kind: 'batch.child_settled'; job_id: string; job: BatchChildSettled }
   /** Stop the message's work in flight (model calls, custom tools): published on the cancel channel, not sent. */
   | { kind: 'work.abort'; message_id: string };
 
 export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  if (call.position !== undefined) return `model-${call.message_id}-${call.attempt}-p${call.position}`;
   return `model-${call.message_id}-${call.attempt}-${call.call_index}`;
 }
 
@@ -172,6 +183,16 @@ export function deliveryFailed(messageId: string | null, delivery: WebhookFailur
 /** The `model.responded` command that carries a model call's answer back to the session. */
 export function modelAnswerCommandId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
   return `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
+}
+
+/** The answer to a code agent's model call at `position`. */
+export function agentCallDone(message: { id: string; attempt: number }, position: number, result: AgentCallResult, by: 'model' | 'sleep'): Extract<SessionCommand, { kind: 'agent.call_done' }> {
+  return { kind: 'agent.call_done', command_id: `${by === 'model' ? 'agentres' : 'sleep'}-${message.id}-${message.attempt}-${position}`, message_id: message.id, attempt: message.attempt, position, result };
+}
+
+/** The result of a code agent's step at journal length `at`. */
+export function agentStepped(job: { message_id: string; attempt: number; at: number }, outcome: StepOutcome): Extract<SessionCommand, { kind: 'agent.stepped' }> {
+  return { kind: 'agent.stepped', command_id: `stepped-${job.message_id}-${job.attempt}-${job.at}`, message_id: job.message_id, attempt: job.attempt, at: job.at, outcome };
 }
 
 /** A session command's job id: the command id, so a retried send is still one job. */

@@ -20,6 +20,24 @@ export interface ToolRunJob {
   priority?: Priority;
 }
 
+/**
+ * A code agent's step, also run by the tool-runner (it runs tenant code in the sandbox): the message's run function
+ * replayed against its journal of `at` positions. Answered with an `agent.stepped` session command.
+ */
+export interface AgentStepJob {
+  kind: 'agent.step';
+  org_id: string;
+  session_id: string;
+  message_id: string;
+  attempt: number;
+  at: number;
+  priority?: Priority;
+}
+
+export function agentStepJobId(job: Pick<AgentStepJob, 'message_id' | 'attempt' | 'at'>): string {
+  return safeJobId(`step-${job.message_id}-${job.attempt}-${job.at}`);
+}
+
 export function toolRunJobId(job: Pick<ToolRunJob, 'message_id' | 'attempt' | 'tool_call_id'>): string {
   return safeJobId(`tool-${job.message_id}-${job.attempt}-${job.tool_call_id}`);
 }

@@ -1,12 +1,13 @@
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
 import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
-import { NOTHING, messageStatus, modelCall, platform, startLater, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import { NOTHING, messageStatus, nextWork, platform, startLater, type Decision, type DecideInput, type StatusExtra } from './decision.js';
 import type { Interruption } from './on-busy.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
 import type { Effect, SessionCommand } from '../actors/session.js';
 import { outstanding } from './outstanding.js';
 import { confirmationExpired, toolConfirmation } from './confirmation.js';
+import { agentCallDone, agentStepped } from './code-agent.js';
 
 /**
  * Messages that may wait behind the running one. The queue lives on the
@@ -54,7 +55,7 @@ function userMessage(input: DecideInput, cmd: UserMessageCommand): Decision {
     // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
     // turn (FIFO) and the message before it starts it when it finishes.
     events.push(messageStatus(fresh.message, 'running'));
-    effects.push(modelCall(fresh.message, input.session));
+    effects.push(nextWork(input, fresh.message));
   }
   return { events, effects, reply: { event_index: 0, message_id: cmd.message_id, as_of: recorded } };
 }
@@ -81,14 +82,14 @@ function interruptWith(input: DecideInput, cmd: UserMessageCommand, running: Mes
   const events = [...stopped.events, ...fresh.events];
   const recorded = events.length;
   events.push(messageStatus(fresh.message, 'running'));
-  const effects = [...stopped.effects, modelCall(fresh.message, input.session)];
+  const effects = [...stopped.effects, nextWork(input, fresh.message)];
   return { events, effects, reply: { event_index: stopped.events.length, message_id: cmd.message_id, as_of: recorded } };
 }
 
 function startMessage(input: DecideInput, messageId: string): Decision {
   const m = input.messages.get(messageId);
   if (!m || m.status !== 'queued' || input.session.running_message_id || input.session.queued_message_ids[0] !== messageId) return NOTHING;
-  return { events: [messageStatus(m, 'running')], effects: [modelCall(m, input.session)], reply: { event_index: 0, message_id: m.id } };
+  return { events: [messageStatus(m, 'running')], effects: [nextWork(input, m)], reply: { event_index: 0, message_id: m.id } };
 }
 
 function cancel(input: DecideInput, messageId: string): Decision {
@@ -155,6 +156,10 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
     case 'session.delete':
       // The runtime handles it before any decision (delete.ts); nothing to record.
       return NOTHING;
+    case 'agent.stepped':
+      return agentStepped(input, cmd);
+    case 'agent.call_done':
+      return agentCallDone(input, cmd);
     case 'webhook.delivery_failed':
       return { events: [platform('webhook.delivery_failed', cmd.message_id, { ...cmd.delivery })], effects: [], reply: { event_index: 0, message_id: cmd.message_id } };
   }

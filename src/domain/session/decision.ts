@@ -1,7 +1,7 @@
 import { SYSTEM_ACTOR, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
 import type { EventData } from '../event-data.js';
-import { toolRunJobId } from '../actors/tool-runner.js';
-import { confirmationExpired, deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
+import { agentStepJobId, toolRunJobId } from '../actors/tool-runner.js';
+import { agentCallDone, confirmationExpired, deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
 import type { ToolDef } from '../agent.js';
 import type { OnBusy } from './on-busy.js';
 
@@ -30,6 +30,8 @@ export interface AgentContext {
   tools: ReadonlyMap<string, ToolDef>;
   max_turns: number;
   max_attempts: number;
+  /** The entrypoint carries a run function (troupe-js@1 / troupe-py@1): the message's work is the agent's own steps, not the built-in loop. */
+  code?: boolean;
   now: Date;
   /** The session events endpoint, for `tool.call_requested`'s submit_url. */
   submit_url: string;
@@ -68,6 +70,28 @@ export function messageStatus(m: MessageState, to: MessageStatus, extra: StatusE
 export function modelCall(m: MessageState, session: SessionState, opts: { attempt?: number; delay_ms?: number } = {}): Effect {
   const call = { message_id: m.id, attempt: opts.attempt ?? m.attempt, call_index: m.model_calls };
   return { kind: 'model.call', job_id: modelCallJobId(call), call: { ...call, org_id: '', session_id: session.id }, ...(opts.delay_ms ? { delay_ms: opts.delay_ms } : {}) };
+}
+
+/** A code agent's next step: its run replayed against the journal as it stands (its length is the job's fence). */
+export function agentStep(m: MessageState, session: SessionState): Effect {
+  const job = { kind: 'agent.step' as const, org_id: '', session_id: session.id, message_id: m.id, attempt: m.attempt, at: m.agent?.positions ?? 0 };
+  return { kind: 'agent.step', job_id: agentStepJobId(job), job };
+}
+
+/** What a running message with nothing in flight waits on next: a code agent's step, else the built-in loop's model call. */
+export function nextWork(input: DecideInput, m: MessageState, opts: { attempt?: number; delay_ms?: number } = {}): Effect {
+  return input.agent.code ? agentStep(m, input.session) : modelCall(m, input.session, opts);
+}
+
+/** A code agent's model call in flight, by its journal position; `call_index` counts its model calls (the scripted provider's turn). */
+export function agentModelCall(m: MessageState, session: SessionState, call: { position: number; call_index: number; request: Record<string, unknown> }): Effect {
+  const c = { message_id: m.id, attempt: m.attempt, call_index: call.call_index, position: call.position, request: call.request };
+  return { kind: 'model.call', job_id: modelCallJobId(c), call: { ...c, org_id: '', session_id: session.id } };
+}
+
+/** A code agent's durable sleep: a session command due when it ends. */
+export function sleepEnd(m: MessageState, position: number, delayMs: number): Effect {
+  return { kind: 'session.command', command: agentCallDone(m, position, { ok: true, output: null }, 'sleep'), ...(delayMs > 0 ? { delay_ms: delayMs } : {}) };
 }
 
 /** A custom tool call of the message's current attempt, run by the tool-runner actor. */

@@ -44,6 +44,7 @@ function sendOf(session: Sender, priority: Priority, e: Exclude<Effect, { kind: 
     case 'session.command':
       return sessionCommand(session._id, e.command, priority, e.delay_ms);
     case 'tool.run':
+    case 'agent.step':
       return { to: TOOL_RUNNER, name: e.kind, data: { ...e.job, org_id: session.org_id, priority }, job_id: e.job_id, priority };
     case 'webhook': {
       const data = e.job.kind === 'session.lifecycle' ? { ...e.job, org_id: session.org_id, session: lifecycleSession(session) } : { ...e.job, org_id: session.org_id };

@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError 
 import { pendingCall, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
 import { batchJobId } from '../actors/batch.js';
 import { webhookJobId, type WebhookJob } from '../actors/webhook.js';
-import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import { messageStatus, modelCall, nextWork, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
 import { dispatchCall, type ToolCall } from './dispatch.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
 import type { Effect, ModelResult, SessionCommand } from '../actors/session.js';
@@ -14,7 +14,7 @@ const RETRY_MAX_MS = 60_000;
 export function advance(input: DecideInput, finished: string): { events: NewEvent[]; effects: Effect[] } {
   const next = input.session.queued_message_ids.find((id) => id !== finished);
   const m = next ? input.messages.get(next) : undefined;
-  if (m) return { events: [messageStatus(m, 'running')], effects: [modelCall(m, input.session)] };
+  if (m) return { events: [messageStatus(m, 'running')], effects: [nextWork(input, m)] };
   return { events: [platform('session.status_changed', null, { from: 'running', to: 'idle' })], effects: [] };
 }
 
@@ -61,8 +61,8 @@ function retry(input: DecideInput, m: MessageState, result: Extract<ModelResult,
   };
 }
 
-/** Events and effects for the tool calls of one model response; `waiting`: calls the client must answer. */
-function dispatchTools(input: DecideInput, m: MessageState, calls: ToolCall[]): { events: NewEvent[]; effects: Effect[]; waiting: number; unknown: number } {
+/** Events and effects for the tool calls of one model response (or a code agent's step); `waiting`: calls the client must answer. */
+export function dispatchTools(input: DecideInput, m: MessageState, calls: ToolCall[]): { events: NewEvent[]; effects: Effect[]; waiting: number; unknown: number } {
   const events: NewEvent[] = [];
   const effects: Effect[] = [];
   let waiting = 0;
@@ -110,9 +110,10 @@ export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, 
 export function resume(input: DecideInput, m: MessageState, resolved: string, events: NewEvent[]): Decision {
   const stillPending = m.pending_tool_calls.filter((c) => c.id !== resolved);
   const effects: Effect[] = [];
-  if (stillPending.length === 0) {
+  // A code agent's step also waits for its model calls and sleeps in flight.
+  if (stillPending.length === 0 && !m.agent?.pending.length) {
     if (m.status === 'requires_action') events.push(messageStatus(m, 'running'));
-    effects.push(modelCall(m, input.session));
+    effects.push(nextWork(input, m));
   }
   return { events, effects, reply: { event_index: 0, message_id: m.id } };
 }

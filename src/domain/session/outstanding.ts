@@ -1,5 +1,5 @@
 import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../ledger.js';
-import { confirmationDeadline, modelCall, startLater, toolDeadline, toolRun, type DecideInput } from './decision.js';
+import { agentModelCall, confirmationDeadline, nextWork, sleepEnd, startLater, toolDeadline, toolRun, type DecideInput } from './decision.js';
 import type { Effect } from '../actors/session.js';
 
 /**
@@ -19,8 +19,13 @@ export function outstanding(input: DecideInput): Effect[] {
   }
   const m = messages.get(session.running_message_id);
   if (!m || TERMINAL_MESSAGE_STATUSES.includes(m.status)) return [];
-  if (m.pending_tool_calls.length === 0) return m.status === 'running' ? [modelCall(m, session)] : [];
+  const inFlight = m.agent?.pending ?? [];
+  if (m.pending_tool_calls.length === 0 && inFlight.length === 0) return m.status === 'running' ? [nextWork(input, m)] : [];
   const effects: Effect[] = [];
+  for (const p of inFlight) {
+    if (p.kind === 'model') effects.push(agentModelCall(m, session, { position: p.position, call_index: p.call_index ?? 0, request: JSON.parse(p.request_json ?? '{}') as Record<string, unknown> }));
+    else effects.push(sleepEnd(m, p.position, p.until ? Date.parse(p.until) - agent.now.getTime() : 0));
+  }
   for (const c of m.pending_tool_calls) {
     const tool = agent.tools.get(c.name);
     if (c.awaiting_confirmation) {
@@ -43,6 +48,7 @@ function owedKey(e: Effect): string | null {
   switch (e.kind) {
     case 'model.call':
     case 'tool.run':
+    case 'agent.step':
       return `${e.kind}:${e.job_id}`;
     case 'session.command':
       return `${e.kind}:${e.command.command_id}`;

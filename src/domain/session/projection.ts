@@ -85,8 +85,42 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
     case 'tool.result_submitted':
       applyToolResult(messages, ev);
       break;
+    case 'agent.call_started':
+    case 'agent.progress':
+    case 'agent.call_completed':
+    case 'agent.call_failed':
+      applyAgentCall(messages.get(ev.message_id!), ev);
+      break;
     default:
       break;
+  }
+}
+
+type AgentCallEvent = Extract<EventEnvelope, { type: 'agent.call_started' | 'agent.progress' | 'agent.call_completed' | 'agent.call_failed' }>;
+
+/**
+ * A code agent's journal bookkeeping: positions recorded, and what is in flight. A tool call is pending as a model's
+ * is (`pending_tool_calls`, its call in the output), so results, deadlines and cancels treat both loops alike.
+ */
+function applyAgentCall(m: MessageState | undefined, ev: AgentCallEvent): void {
+  if (!m) return;
+  const a = (m.agent ??= { positions: 0, model_calls: 0, pending: [] });
+  if (ev.type === 'agent.call_completed' || ev.type === 'agent.call_failed') {
+    a.pending = a.pending.filter((p) => p.position !== ev.data.position);
+    return;
+  }
+  a.positions = Math.max(a.positions, ev.data.position + 1);
+  if (ev.type === 'agent.progress') return;
+  const d = ev.data;
+  if (d.kind === 'tool') {
+    const id = d.tool_call_id ?? `ctx_${d.position}`;
+    m.pending_tool_calls = [...m.pending_tool_calls, { id, name: d.name }];
+    m.output = { parts: [...m.output.parts, { type: 'tool_call', id, name: d.name, arguments: d.arguments }] };
+  } else if (d.kind === 'model') {
+    a.pending = [...a.pending, { position: d.position, kind: 'model', call_index: a.model_calls, request_json: JSON.stringify(d.arguments) }];
+    a.model_calls += 1;
+  } else {
+    a.pending = [...a.pending, { position: d.position, kind: 'sleep', ...(d.until ? { until: d.until } : {}) }];
   }
 }
 

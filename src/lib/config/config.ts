@@ -76,6 +76,8 @@ export interface Config {
   readonly sandboxDir: string;
   /** V8 heap cap of one custom tool call, in MiB. */
   readonly sandboxMemoryMb: number;
+  /** Wall clock of one code agent step (its run function replayed up to its next ctx calls), in ms. */
+  readonly agentStepTimeoutMs: number;
   /** Extracted agent versions' disk size at most before the least recently used are evicted (0 = no cap). */
   readonly sandboxVersionsMaxBytes: number;
   /** Which sandbox runs tools, its scratch quota, and whether production may run tools below bwrap+seccomp (docs/operations.md). */
@@ -432,6 +434,7 @@ export function loadConfig(env: Env = process.env): Config {
     turnBudgetMs: int(env, 'TROUPE_TURN_BUDGET_MS', 120_000, 0, 3_600_000),
     sandboxDir: sandboxDir(env),
     sandboxMemoryMb: int(env, 'TROUPE_SANDBOX_MEMORY_MB', 256, 32, 16_384),
+    agentStepTimeoutMs: int(env, 'TROUPE_AGENT_STEP_TIMEOUT_MS', 30_000, 1000, 600_000),
     sandboxVersionsMaxBytes: int(env, 'TROUPE_SANDBOX_VERSIONS_MAX_BYTES', 2 * 1024 ** 3, 0, 2 ** 50),
     sandbox: sandboxConfig(env, production),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),

@@ -193,7 +193,7 @@ async function runBwrapCall(req: SandboxRequest, files: SandboxFiles, host: Host
     const runtime = req.egressSocket ? withEgress(base) : base;
     const argv = bwrapCommand(req, { runtime, hostUid, scratchMb: sandboxPolicy().scratchMb, maxProcesses: over.maxProcesses });
     const storage = req.storageDir ? SANDBOX_PATHS.storage : undefined;
-    const input = { handler: sandboxHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };
+    const input = { handler: sandboxHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName, agentStep: req.agentStep };
     const env = { ...childEnv(req.env, SANDBOX_PATHS.scratch, storage), ...runtime.env };
     return await supervise(req, { file: argv[0], args: argv.slice(1), env, cwd: '/', input, viaBwrap: true });
   } finally {
@@ -240,7 +240,7 @@ async function runRunscCall(req: SandboxRequest, files: SandboxFiles, over: Sand
     const env = { ...childEnv(req.env, SANDBOX_PATHS.scratch, storage), ...runtime.env };
     await writeFile(join(bundle, 'config.json'), JSON.stringify(runscSpec(req, { runtime, scratchMb: sandboxPolicy().scratchMb, resultDir: out, env })), { mode: 0o600 });
     const argv = runscCommand(state, bundle, `troupe-${id}`, !!req.egressSocket);
-    const input = { handler: runscHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName };
+    const input = { handler: runscHandlerPath(req), args: req.args, secrets: req.env, scratchDir: SANDBOX_PATHS.scratch, storageDir: storage, exportName: req.exportName, agentStep: req.agentStep };
     return await supervise(req, { file: argv[0], args: argv.slice(1), env: {}, cwd: '/', input, viaBwrap: false, resultFile: join(out, 'result') });
   } finally {
     // A killed `runsc run` leaves its sandbox and gofer: delete --force stops them.
@@ -269,6 +269,6 @@ export function runInSandbox(req: SandboxRequest, files: SandboxFiles = SANDBOX_
   } catch (e) {
     return Promise.resolve(unavailable(e));
   }
-  const input = { handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName };
+  const input = { handler: req.handlerPath, args: req.args, secrets: req.env, scratchDir: req.scratchDir, storageDir: req.storageDir, exportName: req.exportName, agentStep: req.agentStep };
   return supervise(req, { file: cmd.file, args: cmd.args, env: childEnv(req.env, req.scratchDir, req.storageDir), cwd: req.rootDir, input, viaBwrap: false });
 }

@@ -15,6 +15,8 @@ interface RunnerInput {
   scratchDir: string;
   storageDir?: string;
   exportName?: string;
+  /** With exportName: run one step of the export's run function (args is the step's input). */
+  agentStep?: boolean;
 }
 
 type Outcome = { ok: true; output: unknown } | { ok: false; error: string };
@@ -57,17 +59,112 @@ async function run(): Promise<Outcome> {
   if (Object.hasOwn(input.secrets, 'PWD')) process.env.PWD = input.secrets.PWD;
   else delete process.env.PWD;
   if (input.exportName !== undefined) {
-    // The entrypoint object, as data: JSON drops any functions it carries.
     const mod = await loadModule(input.handler);
     const value = mod[input.exportName] ?? (mod.default as Record<string, unknown> | undefined)?.[input.exportName];
     if (value === undefined) return { ok: false, error: `The module does not export ${input.exportName}.` };
-    return { ok: true, output: JSON.parse(JSON.stringify(value)) as unknown };
+    const run = (value as { run?: unknown } | null)?.run;
+    if (input.agentStep) return typeof run === 'function' ? { ok: true, output: await agentStep(value as object, run as AgentRun, input.args as StepInput) } : { ok: false, error: `${input.exportName} has no run function.` };
+    // The entrypoint object, as data: JSON drops any functions it carries; a run function is marked (a code agent).
+    const data = JSON.parse(JSON.stringify(value)) as unknown;
+    if (typeof run === 'function' && data && typeof data === 'object') (data as Record<string, unknown>).run = '[run function]';
+    return { ok: true, output: data };
   }
   const handler = await loadHandler(input.handler);
   if (typeof handler !== 'function') return { ok: false, error: 'The tool module does not export a handler function.' };
   const context = { secrets: { ...input.secrets }, scratchDir: input.scratchDir, storageDir: input.storageDir ?? null };
   const output = await (handler as (a: unknown, c: typeof context) => unknown)(input.args, context);
   return { ok: true, output: output === undefined ? null : output };
+}
+
+/*
+ * A code agent's step (docs/code-agents.md): the run function runs from the start with a `ctx` whose calls are
+ * numbered in the order they are made. A call the journal holds returns its recorded result at once (a microtask);
+ * the first calls past it are reported, with every other call started before the run waits, and the process
+ * exits without waiting for them: the session actor records them, has them carried out, and runs the next step.
+ */
+interface JournalEntry {
+  position: number;
+  kind: string;
+  name: string;
+  arguments: unknown;
+  result?: { ok: true; output: unknown } | { ok: false; error: string };
+}
+interface StepInput {
+  input: string;
+  message: unknown;
+  transcript: unknown;
+  journal: JournalEntry[];
+}
+type AgentRun = (ctx: unknown, input: string) => unknown;
+type StepCall = { position: number; kind: string; name: string; arguments: Record<string, unknown> };
+
+/** JSON with sorted keys: the same arguments compare equal however their keys were ordered when stored. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v ?? null);
+}
+
+function describe(kind: string, name: string, args: unknown): string {
+  const text = `${kind} ${name}(${canonical(args)})`;
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+/** What ctx.model and ctx.tool reject with when the journaled call failed. */
+class CallFailed extends Error {
+  override name = 'CallFailed';
+}
+
+async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<unknown> {
+  const journal = new Map(step.journal.map((e) => [e.position, e]));
+  const calls: StepCall[] = [];
+  const emits: { position: number; text: string }[] = [];
+  let next = 0;
+  let diverged: string | null = null;
+  const check = (position: number, kind: string, name: string, args: unknown): JournalEntry | undefined => {
+    const recorded = journal.get(position);
+    if (recorded && !diverged && (recorded.kind !== kind || recorded.name !== name || canonical(recorded.arguments) !== canonical(args))) {
+      diverged = `nondeterministic_replay: at position ${position} the run called ${describe(kind, name, args)}, but the journal has ${describe(recorded.kind, recorded.name, recorded.arguments)}.`;
+    }
+    return recorded;
+  };
+  const call = (kind: string, name: string, raw: unknown): Promise<unknown> => {
+    const position = next++;
+    const args = JSON.parse(JSON.stringify(raw ?? {})) as Record<string, unknown>;
+    const recorded = check(position, kind, name, args);
+    if (diverged) return new Promise(() => undefined);
+    if (recorded?.result) return recorded.result.ok ? Promise.resolve(recorded.result.output) : Promise.reject(new CallFailed(recorded.result.error));
+    if (!recorded) calls.push({ position, kind, name, arguments: args });
+    return new Promise(() => undefined);
+  };
+  const ctx = Object.freeze({
+    input: step.input,
+    message: step.message,
+    model: (req: Record<string, unknown> = {}) => call('model', typeof req.llm_id === 'string' ? req.llm_id : 'default', req),
+    tool: (name: string, args: Record<string, unknown> = {}) => call('tool', String(name), args),
+    sleep: (ms: number) => call('sleep', 'sleep', { ms: Number(ms) }),
+    emit: (text: unknown) => {
+      const position = next++;
+      if (!check(position, 'emit', 'emit', { text: String(text) }) && !diverged) emits.push({ position, text: String(text) });
+    },
+    transcript: () => step.transcript,
+  });
+  const end: { settled: { ok: true; value: unknown } | { ok: false; error: unknown } | null } = { settled: null };
+  Promise.resolve()
+    .then(() => run.call(self, ctx, step.input))
+    .then((value) => (end.settled = { ok: true, value }), (error: unknown) => (end.settled = { ok: false, error }));
+  // Journaled results resolve as microtasks, so one macrotask turn sees the run at its first real wait; a second
+  // one with no new call confirms every parallel call has been started. A run awaiting its own timers is waited for.
+  let seen = -1;
+  for (let turn = 0; ; turn++) {
+    // Past the first turns the run waits on something of its own: poll gently until it settles or calls (the timeout bounds it).
+    await new Promise((resolve) => (turn < 3 ? setImmediate(resolve) : setTimeout(resolve, 20)));
+    if (diverged) return { kind: 'failed', emits, error: diverged };
+    const done = end.settled;
+    if (done) return done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) };
+    if (calls.length > 0 && calls.length === seen) return { kind: 'suspend', emits, calls };
+    seen = calls.length;
+  }
 }
 
 function serialize(outcome: Outcome): string {

@@ -21,6 +21,8 @@ export interface SandboxRequest {
    * (the agent's entrypoint object), with functions dropped.
    */
   exportName?: string;
+  /** With exportName: run one step of the export's run function, `args` its input (a code agent's step, docs/code-agents.md). */
+  agentStep?: boolean;
   /** Cap on the serialized result; default OUTPUT_LIMIT_BYTES. */
   outputLimitBytes?: number;
   /** Forces a network isolation level (tests); default: the best the host allows. */

@@ -8,7 +8,7 @@ interface EventRow {
   type: string;
   message_id: string | null;
   data_json: string;
-  data: { to?: string; call_index?: number };
+  data: { to?: string; call_index?: number; position?: number; tool_call_id?: string };
 }
 
 export interface Audit {
@@ -51,6 +51,10 @@ export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string,
       if (e.type === 'user.message') return [`user.message ${e.message_id}`];
       if (e.type === 'assistant.message_completed') return [`answer ${e.message_id} ${e.data.call_index}`];
       if (e.type === 'message.status_changed' && (TERMINAL.includes(e.data.to ?? '') || e.data.to === 'queued')) return [`${e.data.to} ${e.message_id}`];
+      // A code agent's journal: each position requested once and ended once; each tool call answered once.
+      if (e.type === 'agent.call_started' || e.type === 'agent.progress') return [`journal ${e.message_id} ${e.data.position}`];
+      if (e.type === 'agent.call_completed' || e.type === 'agent.call_failed') return [`journal result ${e.message_id} ${e.data.position}`];
+      if (e.type === 'tool.call_completed' || e.type === 'tool.call_failed' || e.type === 'tool.result_submitted') return [`tool result ${e.message_id} ${e.data.tool_call_id}`];
       return [];
     });
     for (const [k, n] of count(keys)) {

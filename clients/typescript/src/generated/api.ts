@@ -16,7 +16,7 @@ export type Error = {
 };
 
 /** One ledger event; `type` says which, and fixes the shape of `data`. */
-export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | ToolConfirmationRequestedEvent | UserToolConfirmationEvent;
+export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | ToolConfirmationRequestedEvent | UserToolConfirmationEvent | AgentCallStartedEvent | AgentCallCompletedEvent | AgentCallFailedEvent | AgentProgressEvent;
 
 export type UserMessageEvent = {
   /** `<session_id>:<sequence_number>`; also the SSE id. */
@@ -291,6 +291,103 @@ export type UserToolConfirmationEvent = {
     result: "allow" | "deny";
     /** With deny: what the model is told as the error result. */
     deny_message?: string;
+  };
+  created_at: string;
+};
+
+export type AgentCallStartedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "agent.call_started";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** The call's place in the message's journal: the run's ctx calls counted from 0. */
+    position: number;
+    kind: "model" | "tool" | "sleep";
+    /** The llm_id (`default`: the session's), the tool name, or `sleep`. */
+    name: string;
+    /** What the run passed: the model request, the tool arguments, or `{ms}`. */
+    arguments: {
+      [key: string]: unknown;
+    };
+    /** Tools: `ctx_<position>`, the id its tool.* events carry. */
+    tool_call_id?: string;
+    /** Sleeps: when it ends. */
+    until?: string;
+  };
+  created_at: string;
+};
+
+export type AgentCallCompletedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "agent.call_completed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** The call's place in the message's journal: the run's ctx calls counted from 0. */
+    position: number;
+    kind: "model" | "sleep";
+    /** Models: `{text, parts, stop_reason, usage}`; sleeps: null. */
+    output?: unknown;
+  };
+  created_at: string;
+};
+
+export type AgentCallFailedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "agent.call_failed";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** The call's place in the message's journal: the run's ctx calls counted from 0. */
+    position: number;
+    kind: "model" | "sleep";
+    error: string;
+  };
+  created_at: string;
+};
+
+export type AgentProgressEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "agent.progress";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    /** The call's place in the message's journal: the run's ctx calls counted from 0. */
+    position: number;
+    text: string;
   };
   created_at: string;
 };
@@ -585,7 +682,7 @@ export type PostV1AgentsBody = {
     name: string;
     description?: string;
     version?: string;
-    sdk: "troupe-js@1";
+    sdk: "troupe-js@1" | "troupe-py@1";
     entrypoint: string;
     sandbox?: {
       secrets?: Array<string>;
@@ -693,7 +790,7 @@ export type PostV1AgentsAgentIdVersionsBody = {
     name: string;
     description?: string;
     version?: string;
-    sdk: "troupe-js@1";
+    sdk: "troupe-js@1" | "troupe-py@1";
     entrypoint: string;
     sandbox?: {
       secrets?: Array<string>;

@@ -116,6 +116,123 @@ def as_data(value):
 def _is_code(value):
     return callable(value) or inspect.ismodule(value)
 
+# A code agent's step (docs/code-agents.md), as in runner.ts: the run coroutine runs from the start with a ``ctx``
+# whose calls are numbered in the order they are made. A call the journal holds returns its recorded result at once;
+# the first calls past it are reported, with every other call started before the run waits, and the process exits.
+
+RUN_MARK = "[run function]"
+
+
+class CallFailed(Exception):
+    """What ctx.model and ctx.tool raise when the journaled call failed."""
+
+
+def _canonical(value):
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _describe(kind, name, args):
+    text = "%s %s(%s)" % (kind, name, _canonical(args))
+    return text if len(text) <= 300 else text[:300] + "\u2026"
+
+
+class AgentContext:
+    """``ctx``: model, tool, sleep (seconds), emit, transcript, and the message (``input``, ``message``)."""
+
+    def __init__(self, step):
+        self.input = step.get("input", "")
+        self.message = step.get("message")
+        self._transcript = step.get("transcript") or []
+        self._journal = {e["position"]: e for e in step.get("journal") or []}
+        self._next = 0
+        self.calls = []
+        self.emits = []
+        self.diverged = None
+
+    def _check(self, position, kind, name, args):
+        recorded = self._journal.get(position)
+        if recorded is not None and self.diverged is None and (recorded["kind"] != kind or recorded["name"] != name or _canonical(recorded["arguments"]) != _canonical(args)):
+            self.diverged = "nondeterministic_replay: at position %d the run called %s, but the journal has %s." % (
+                position, _describe(kind, name, args), _describe(recorded["kind"], recorded["name"], recorded["arguments"]))
+        return recorded
+
+    def _call(self, kind, name, raw):
+        position = self._next
+        self._next += 1
+        args = json.loads(json.dumps(raw if raw is not None else {}))
+        recorded = self._check(position, kind, name, args)
+        future = asyncio.get_running_loop().create_future()
+        if self.diverged is None:
+            if recorded is not None and recorded.get("result") is not None:
+                result = recorded["result"]
+                if result.get("ok"):
+                    future.set_result(result.get("output"))
+                else:
+                    future.set_exception(CallFailed(result.get("error")))
+            elif recorded is None:
+                self.calls.append({"position": position, "kind": kind, "name": name, "arguments": args})
+        return future
+
+    def model(self, request=None, **fields):
+        req = dict(request or {}, **fields)
+        return self._call("model", req["llm_id"] if isinstance(req.get("llm_id"), str) else "default", req)
+
+    def tool(self, name, args=None):
+        return self._call("tool", str(name), args or {})
+
+    def sleep(self, seconds):
+        return self._call("sleep", "sleep", {"ms": int(float(seconds) * 1000)})
+
+    def emit(self, text):
+        position = self._next
+        self._next += 1
+        if self._check(position, "emit", "emit", {"text": str(text)}) is None and self.diverged is None:
+            self.emits.append({"position": position, "text": str(text)})
+
+    def transcript(self):
+        return self._transcript
+
+
+def _answer(value):
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("text"), str):
+        return value["text"]
+    return value
+
+
+async def _step(run_fn, ctx):
+    task = asyncio.ensure_future(run_fn(ctx, ctx.input))
+    seen = -1
+    turn = 0
+    while True:
+        # Journaled results resolve within a few loop turns; past them the run waits on something of its own.
+        await asyncio.sleep(0 if turn < 5 else 0.02)
+        turn += 1
+        if ctx.diverged is not None:
+            return {"kind": "failed", "emits": ctx.emits, "error": ctx.diverged}
+        if task.done():
+            exc = task.exception()
+            if exc is not None:
+                return {"kind": "failed", "emits": ctx.emits, "error": error_text(exc)}
+            return {"kind": "done", "emits": ctx.emits, "answer": _answer(task.result())}
+        if ctx.calls and len(ctx.calls) == seen and turn >= 3:
+            return {"kind": "suspend", "emits": ctx.emits, "calls": ctx.calls}
+        seen = len(ctx.calls)
+
+
+def _run_function(value):
+    run_fn = value.get("run") if isinstance(value, dict) else getattr(value, "run", None)
+    return run_fn if callable(run_fn) else None
+
+
+def agent_step(value, step):
+    run_fn = _run_function(value)
+    if run_fn is None:
+        return {"ok": False, "error": "The entrypoint export has no run function."}
+    ctx = AgentContext(step)
+    return {"ok": True, "output": asyncio.run(_step(run_fn, ctx))}
+
 
 def restore_environment(secrets):
     """The tool's environment is its secrets and TMPDIR, as for JS tools: nothing of the sandbox's making
@@ -135,7 +252,15 @@ def run(request):
         module = load_module(path)
         if not hasattr(module, export_name):
             return {"ok": False, "error": "The module does not export %s." % export_name}
-        return {"ok": True, "output": as_data(getattr(module, export_name))}
+        value = getattr(module, export_name)
+        if request.get("agentStep"):
+            return agent_step(value, request.get("args") or {})
+        data = as_data(value)
+        # A run function is marked (a code agent), as runner.ts does.
+        if _run_function(value) is not None:
+            data = dict(data) if isinstance(data, dict) else {}
+            data["run"] = RUN_MARK
+        return {"ok": True, "output": data}
     module = load_module(path)
     handler = getattr(module, "handler", None)
     if not callable(handler):

@@ -1,0 +1,216 @@
+import assert from 'node:assert/strict';
+import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { createAgentFrom, entriesOfDir } from '../support/archives.js';
+import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
+import { startHarness, type Harness } from '../support/harness.js';
+import { until } from '../support/wait.js';
+
+interface Ev {
+  type: string;
+  message_id: string | null;
+  sequence_number: number;
+  data: Record<string, unknown>;
+}
+
+/** Code agents (troupe-js@1) end to end: published from an archive, their run function stepped in the sandbox, journaled in the ledger. */
+describe('code agents (JavaScript)', function () {
+  this.timeout(60_000);
+  let h: Harness;
+  let fake: FakeLlmUpstream;
+  let agentId: string;
+  let pyAgentId: string;
+
+  before(async () => {
+    fake = await FakeLlmUpstream.start();
+    h = await startHarness();
+    const res = await createAgentFrom(h, codeAgentManifest(fake.openaiBase), codeAgentFiles(codeAgentManifest(fake.openaiBase)), 'code-agent');
+    const body = await res.text();
+    assert.equal(res.status, 201, body);
+    agentId = (JSON.parse(body) as { id: string }).id;
+    const py = pythonCodeAgent(fake.openaiBase);
+    const pyRes = await createAgentFrom(h, py.manifest, py.files, 'code-agent-py');
+    const pyBody = await pyRes.text();
+    assert.equal(pyRes.status, 201, pyBody);
+    pyAgentId = (JSON.parse(pyBody) as { id: string }).id;
+  });
+  after(async () => {
+    await h?.close();
+    await fake?.close();
+  });
+
+  async function send(text: string, extra: Record<string, unknown> = {}, agent = agentId): Promise<{ sid: string; mid: string }> {
+    const res = await h.api(`/v1/agents/${agent}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } });
+    const sid = ((await res.json()) as { id: string }).id;
+    const sent = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text }], ...extra } });
+    const body = await sent.text();
+    assert.equal(sent.status, 201, body);
+    return { sid, mid: (JSON.parse(body) as { message: { id: string } }).message.id };
+  }
+
+  async function events(sid: string): Promise<Ev[]> {
+    return ((await (await h.api(`/v1/sessions/${sid}/events?limit=100`)).json()) as { events: Ev[] }).events;
+  }
+
+  async function settled(sid: string, statuses = ['completed', 'failed', 'cancelled'], ms = 25_000): Promise<Ev[]> {
+    return until(async () => {
+      const all = await events(sid);
+      return all.some((e) => e.type === 'message.status_changed' && statuses.includes(String(e.data.to))) ? all : undefined;
+    }, ms);
+  }
+
+  function final(all: Ev[]): Ev {
+    return all.filter((e) => e.type === 'message.status_changed').pop()!;
+  }
+
+  it('publishes an entrypoint with a run function as a code agent', async () => {
+    const org = (await h.running.core.stores.orgs.byName('default'))!;
+    const version = await h.running.core.stores.agents.activeVersion(org._id, agentId);
+    assert.equal(version?.agent_config?.code, true);
+    assert.equal(version?.agent_config?.instructions, 'You are a code agent.');
+  });
+
+  it('runs a custom and an external tool in parallel, suspends, resumes on the result, and replays without calling anything twice', async () => {
+    fake.reply = { text: 'Model says hi' };
+    const before = fake.requests.length;
+    const { sid, mid } = await send('parallel Oslo');
+    const waiting = await settled(sid, ['requires_action']);
+    const started = waiting.filter((e) => e.type === 'agent.call_started');
+    assert.deepEqual(started.map((e) => [e.data.position, e.data.kind, e.data.name]), [[0, 'tool', 'add'], [1, 'tool', 'lookup']], 'both calls of Promise.all were started in one step');
+    const requested = waiting.find((e) => e.type === 'tool.call_requested')!;
+    assert.equal(requested.data.tool_call_id, 'ctx_1');
+    assert.deepEqual(requested.data.arguments, { city: 'Oslo' });
+    // The custom tool completes while the external one waits; then nothing of the agent runs: no process holds it.
+    await until(async () => (await events(sid)).some((e) => e.type === 'tool.call_completed'));
+    const org = (await h.running.core.stores.orgs.byName('default'))!;
+    const versionId = (await h.running.core.stores.agents.activeVersion(org._id, agentId))!._id;
+    const held = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(versionId));
+    assert.deepEqual(held, [], 'no sandbox process of the agent while it waits on the external tool');
+    const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'ctx_1', result: { summary: 'sunny' } } });
+    assert.equal(submit.status, 201, await submit.text());
+    const all = await settled(sid);
+    assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+    const answer = all.find((e) => e.type === 'assistant.message_completed')!;
+    assert.deepEqual(answer.data.parts, [{ type: 'text', text: 'Model says hi / 5 / sunny' }]);
+    assert.equal(fake.requests.length - before, 1, 'the model was called once, though the run was replayed three times');
+    const sent = fake.requests[fake.requests.length - 1].body as { messages: { role: string; content: unknown }[] };
+    assert.ok(JSON.stringify(sent.messages).includes('sum 5 in sunny'), JSON.stringify(sent.messages));
+    assert.equal(all.filter((e) => e.type === 'tool.call_completed').length, 1, 'the custom tool ran once');
+    assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['tools done'], 'an emit is journaled once, not repeated by replays');
+    const modelDone = all.find((e) => e.type === 'agent.call_completed')!;
+    assert.equal(modelDone.data.kind, 'model');
+    assert.equal((modelDone.data.output as { text: string }).text, 'Model says hi');
+    const message = (await (await h.api(`/v1/sessions/${sid}/messages/${mid}`)).json()) as { status: string; output: { parts: { type: string }[] } };
+    assert.equal(message.status, 'completed');
+    assert.deepEqual(message.output.parts.map((p) => p.type), ['tool_call', 'tool_call', 'tool_result', 'tool_result', 'text']);
+  });
+
+  it('fails the message with nondeterministic_replay, naming both calls, when a replay makes a different call', async () => {
+    const { sid } = await send('diverge');
+    const all = await settled(sid);
+    const end = final(all);
+    assert.equal(end.data.to, 'failed');
+    const error = String(end.data.error);
+    assert.match(error, /^nondeterministic_replay: at position 0 the run called tool add\(\{"a":[0-9.e-]+,"b":1\}\), but the journal has tool add\(\{"a":[0-9.e-]+,"b":1\}\)\.$/, error);
+    assert.equal(all.filter((e) => e.type === 'tool.call_completed').length, 1, 'the tool ran once; the divergent call was not run');
+  });
+
+  it('sleeps durably, calls a named llm option, reads its message, and emits once', async () => {
+    const { sid } = await send('chain', { metadata: { k: 'v1' } });
+    const all = await settled(sid);
+    assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+    const sleep = all.find((e) => e.type === 'agent.call_started' && e.data.kind === 'sleep')!;
+    assert.deepEqual(sleep.data.arguments, { ms: 150 });
+    assert.ok(sleep.data.until, 'the sleep records when it ends');
+    const model = all.find((e) => e.type === 'agent.call_started' && e.data.kind === 'model')!;
+    assert.equal(model.data.name, 'script');
+    assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'scripted hello|v1|0' }]);
+    assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => [e.data.position, e.data.text]), [[0, 'starting']]);
+  });
+
+  it('hands a failed call to the run as an exception it can catch, and fails the message when the run throws', async () => {
+    const caught = await settled((await send('catch')).sid);
+    assert.deepEqual(caught.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'caught: The agent has no tool named missing_tool.' }]);
+    const thrown = final(await settled((await send('throws now')).sid));
+    assert.equal(thrown.data.to, 'failed');
+    assert.equal(thrown.data.error, 'TypeError: bad input now');
+  });
+
+  it('runs agent code under the sandbox rules of tools: no host files, no network', async () => {
+    const all = await settled((await send('probe')).sid);
+    const text = (all.find((e) => e.type === 'assistant.message_completed')!.data.parts as { text: string }[])[0].text;
+    const probe = JSON.parse(text) as { fs: string; net: string };
+    assert.match(probe.fs, /^refused /, text);
+    assert.match(probe.net, /^refused /, text);
+  });
+
+  it('cancels a code agent waiting in a sleep: its message ends cancelled and the sleep does not wake it', async () => {
+    const { sid, mid } = await send('wait');
+    await until(async () => (await events(sid)).some((e) => e.type === 'agent.call_started'));
+    const res = await h.api(`/v1/sessions/${sid}/messages/${mid}/cancel`, { method: 'POST' });
+    assert.equal(res.status, 200, await res.text());
+    const all = await settled(sid);
+    assert.equal(final(all).data.to, 'cancelled');
+    assert.ok(!all.some((e) => e.type === 'assistant.message_completed'));
+  });
+
+  describe('in Python (troupe-py@1)', () => {
+    it('runs tools in parallel, suspends on the external one, replays, and answers', async () => {
+      const { sid, mid } = await send('parallel', {}, pyAgentId);
+      await settled(sid, ['requires_action']);
+      const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: 'ctx_1', result: { summary: 'rain' } } });
+      assert.equal(submit.status, 201, await submit.text());
+      const all = await settled(sid);
+      assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+      assert.deepEqual(all.filter((e) => e.type === 'agent.call_started').map((e) => [e.data.position, e.data.kind, e.data.name]), [[0, 'tool', 'add'], [1, 'tool', 'lookup'], [3, 'model', 'script']]);
+      assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'scripted hello / 5 / rain' }]);
+      assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['tools done']);
+    });
+
+    it('fails a divergent replay with nondeterministic_replay', async () => {
+      const end = final(await settled((await send('diverge', {}, pyAgentId)).sid));
+      assert.equal(end.data.to, 'failed');
+      assert.match(String(end.data.error), /^nondeterministic_replay: at position 0 the run called tool add\(\{"a":[0-9.e-]+,"b":1\}\), but the journal has tool add\(/);
+    });
+
+    it('runs under the sandbox rules: no host files, no network', async () => {
+      const all = await settled((await send('probe', {}, pyAgentId)).sid);
+      const text = (all.find((e) => e.type === 'assistant.message_completed')!.data.parts as { text: string }[])[0].text;
+      const probe = JSON.parse(text) as { fs: string; net: string };
+      assert.match(probe.fs, /^refused /, text);
+      assert.match(probe.net, /^refused /, text);
+    });
+
+    it('refuses a Python run function published under sdk troupe-js@1', async () => {
+      const py = pythonCodeAgent(fake.openaiBase);
+      const manifest = { ...py.manifest, sdk: 'troupe-js@1' };
+      const res = await createAgentFrom(h, manifest, py.files.map((f) => (f.name === 'troupe.json' ? { name: 'troupe.json', content: JSON.stringify(manifest) } : f)), 'wrong-sdk');
+      assert.equal(res.status, 400);
+      const body = (await res.json()) as { error: { code: string; param: string } };
+      assert.equal(body.error.code, 'invalid_entrypoint');
+      assert.equal(body.error.param, 'manifest.sdk');
+    });
+  });
+
+  for (const example of ['triage-agent-js', 'triage-agent-py']) {
+    it(`deploys examples/${example} and completes a message: route, parallel tools, a rule check and one retry`, async () => {
+      const dir = join(__dirname, '../../../examples', example);
+      const files = await entriesOfDir(dir);
+      const manifest = JSON.parse(String(files.find((f) => f.name === 'troupe.json')!.content)) as Record<string, unknown>;
+      const res = await createAgentFrom(h, manifest, files, example);
+      const body = await res.text();
+      assert.equal(res.status, 201, body);
+      const { sid, mid } = await send('When does my plan renew?', {}, (JSON.parse(body) as { id: string }).id);
+      const waiting = await settled(sid, ['requires_action']);
+      const requested = waiting.find((e) => e.type === 'tool.call_requested')!;
+      assert.deepEqual(requested.data.arguments, { area: 'billing' });
+      const submit = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'tool.result_submitted', message_id: mid, tool_call_id: requested.data.tool_call_id, result: { status: 'all systems normal' } } });
+      assert.equal(submit.status, 201, await submit.text());
+      const all = await settled(sid);
+      assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+      assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'Answer: your Team plan renews on 2026-12-01; service status: all systems normal.' }]);
+      assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['routed to billing', 'the answer broke the format rule; retrying once']);
+    });
+  }
+});
