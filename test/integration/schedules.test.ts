@@ -153,6 +153,15 @@ describe('schedules', function () {
     await json(await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE', headers: as }), 404);
     await json(await h.api(`/v1/agents/${agentId}/schedules`, { headers: as }), 404);
     await json(await h.api(`/v1/agents/${agentId}/schedules`, { method: 'POST', json: { cron: '* * * * *', message }, headers: as }), 404);
+    // Nor park a reference to another org's file or storage binding in one of its own.
+    const { agentId: theirs } = await scriptedAgent(h, [{ text: 'done' }], { orgName: other.name });
+    const file = await json<{ id: string }>(await h.api('/v1/files', { method: 'POST', body: (() => { const f = new FormData(); f.append('file', new Blob(['x']), 'x.txt'); return f; })() }), 201);
+    const fileMessage = { content: [{ type: 'text', text: 'see' }, { type: 'file', file_id: file.id }] };
+    await json(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message: fileMessage }, headers: as }), 404);
+    const mine = await json<Schedule>(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message, paused: true }, headers: as }), 201);
+    await json(await h.api(`/v1/schedules/${mine.id}`, { method: 'PATCH', json: { message: fileMessage }, headers: as }), 404);
+    const binding = await json<{ id: string }>(await h.api('/v1/storage-bindings', { method: 'POST', json: { name: `b${Date.now()}` } }), 201);
+    await json(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message, session: { storage_binding_id: binding.id } }, headers: as }), 404);
     const still = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`), 200);
     assert.equal(still.paused, true);
   });

@@ -18,13 +18,17 @@ export interface SchedulePorts {
   schedules: ScheduleStore;
   /** A live (not soft-deleted) agent of the org, else 404. */
   liveAgent(orgId: string, agentId: string): Promise<void>;
+  /** The message's references (404 file_not_found) and the template's binding (404 storage_binding_not_found), as a tick will check them. */
+  checkRefs(orgId: string, message: ScheduleMessage | undefined, session: SessionTemplate | undefined): Promise<void>;
   clock: ScheduleClock;
   minIntervalMs: number;
 }
 
 /**
- * Creates a schedule: the agent must be live (404), the zone known and the
- * cron valid and no faster than the minimum interval (400 naming the field).
+ * Creates a schedule: the zone known and the cron valid and no faster than
+ * the minimum interval (400 naming the field), the agent live and the files
+ * and binding named the org's (404), so that a tenant cannot park a reference
+ * to another org's records in a schedule.
  * Stored first, then armed: a crash between leaves a stored schedule that
  * fires nothing until it is patched, never a job scheduler without a record
  * (a tick for an unknown schedule removes its scheduler, run-tick.ts).
@@ -34,6 +38,7 @@ export async function createSchedule(ports: SchedulePorts, orgId: string, agentI
   checkTimezone(timezone);
   checkCron(input.cron, timezone, ports.minIntervalMs);
   await ports.liveAgent(orgId, agentId);
+  await ports.checkRefs(orgId, input.message, input.session);
   const now = new Date();
   const doc: ScheduleDoc = {
     _id: newId('schedule'),
@@ -65,6 +70,7 @@ export async function updateSchedule(ports: SchedulePorts, orgId: string, id: st
   const timezone = change.timezone ?? current.timezone;
   if (change.timezone !== undefined) checkTimezone(timezone);
   if (change.cron !== undefined || change.timezone !== undefined) checkCron(change.cron ?? current.cron, timezone, ports.minIntervalMs);
+  if (change.message) await ports.checkRefs(orgId, change.message, undefined);
   const clean: ScheduleChange = { ...change };
   if (clean.cron !== undefined) clean.cron = clean.cron.trim();
   if (clean.message) clean.message = { content: clean.message.content, metadata: clean.message.metadata ?? null };

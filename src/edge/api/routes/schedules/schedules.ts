@@ -1,6 +1,7 @@
 import { NotFoundError } from '../../../../domain/errors.js';
 import { scheduleRunView, scheduleView, type ScheduleDoc } from '../../../../domain/schedule.js';
 import { createSchedule, deleteSchedule, scheduleOr404, updateSchedule, type ScheduleInput, type SchedulePorts } from '../../../../app/schedules/manage-schedules.js';
+import { checkUserMessage } from '../../../../app/sessions/send-user-message.js';
 import { nextRunAt } from '../../../../lib/schedules/cron.js';
 import type { ScheduleChange } from '../../../../store/schedules.js';
 import type { AppDeps } from '../../deps.js';
@@ -19,6 +20,11 @@ export function scheduleRoutes(deps: AppDeps): RouteSpec[] {
     liveAgent: async (orgId, agentId) => {
       const agent = await deps.stores.agents.get(orgId, agentId);
       if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
+    },
+    checkRefs: async (orgId, message, session) => {
+      if (message) await checkUserMessage(deps.stores.files, orgId, { content: message.content, param: 'message.content' });
+      const bindingId = session?.storage_binding_id;
+      if (bindingId && !(await deps.stores.storageBindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
     },
   };
   return [
