@@ -68,7 +68,7 @@ export function scheduleView(s: ScheduleDoc, nextRunAt: Date | null): ScheduleVi
     paused: s.paused,
     next_run_at: s.paused || !nextRunAt ? null : nextRunAt.toISOString(),
     created_at: s.created_at.toISOString(),
-    message: { content: s.message.content, metadata: s.message.metadata ?? null },
+    message: { content: s.message.content, metadata: s.message.metadata ?? {} },
     session: s.session,
   };
 }

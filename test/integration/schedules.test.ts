@@ -67,6 +67,8 @@ describe('schedules', function () {
     assert.equal(s.agent_id, agentId);
     assert.equal(s.timezone, 'Europe/Paris');
     assert.equal(s.paused, false);
+    // Metadata reads back as an object when none was given (the document's shape for it).
+    assert.deepEqual((s as unknown as { message: { metadata: unknown } }).message.metadata, {});
     assert.ok(s.next_run_at && Date.parse(s.next_run_at) > Date.now() - 1000);
     const sent = await until(async () => {
       const { runs } = await runsOf(s.id);
@@ -126,20 +128,28 @@ describe('schedules', function () {
     assert.ok(later <= before + 1, `a deleted schedule went on ticking: ${before} then ${later} sessions`);
   });
 
-  it('stops the schedules of a deleted agent', async () => {
-    const { agentId: doomed } = await scriptedAgent(h, [{ text: 'done' }]);
-    const s = await json<Schedule>(await create({ cron: '* * * * * *', message }, doomed), 201);
-    await until(async () => (await runsOf(s.id)).runs.some((r) => r.status === 'sent'), 8000);
-    assert.equal((await h.api(`/v1/agents/${doomed}`, { method: 'DELETE' })).status, 200);
-    // The next tick finds the agent gone, records itself skipped and removes the scheduler.
-    await until(async () => (await runsOf(s.id)).runs.some((r) => r.status === 'skipped'), 5000);
-    const settled = (await runsOf(s.id)).runs.length;
+  it('stops the schedules of a deleted agent, whether its deletion or its next tick sees them first', async () => {
+    const { agentId: viaApi, orgId } = await scriptedAgent(h, [{ text: 'done' }]);
+    const { agentId: viaStore } = await scriptedAgent(h, [{ text: 'done' }]);
+    const a = await json<Schedule>(await create({ cron: '* * * * * *', message }, viaApi), 201);
+    const b = await json<Schedule>(await create({ cron: '* * * * * *', message }, viaStore), 201);
+    await until(async () => (await runsOf(a.id)).runs.some((r) => r.status === 'sent') && (await runsOf(b.id)).runs.some((r) => r.status === 'sent'), 8000);
+    // Through the API, which removes the agent's job schedulers at once; and straight in the store, as a deletion that
+    // died before it reached them would leave it: the next tick finds the agent gone, records itself skipped and stops.
+    const deletedAt = Date.now();
+    assert.equal((await h.api(`/v1/agents/${viaApi}`, { method: 'DELETE' })).status, 200);
+    await h.running.core.stores.agents.softDelete(orgId, viaStore);
+    await until(async () => (await runsOf(b.id)).runs.some((r) => r.status === 'skipped'), 5000);
+    await new Promise((r) => setTimeout(r, 1000));
+    const settled = [(await runsOf(a.id)).runs.length, (await runsOf(b.id)).runs.length];
     await new Promise((r) => setTimeout(r, 2000));
-    const { runs } = await runsOf(s.id);
-    assert.ok(runs.length <= settled + 1, 'ticks went on after the agent was deleted');
-    assert.ok(runs.filter((r) => r.status === 'skipped').length <= 2);
-    await json(await h.api(`/v1/agents/${doomed}/schedules`), 404);
-    await json(await create({ cron: '* * * * *', message }, doomed), 404);
+    assert.deepEqual([(await runsOf(a.id)).runs.length, (await runsOf(b.id)).runs.length], settled, 'ticks went on after the agent was deleted');
+    for (const id of [a.id, b.id]) {
+      const late = (await runsOf(id)).runs.filter((r) => Date.parse(r.scheduled_for) > deletedAt + 1000);
+      assert.ok(late.every((r) => r.status !== 'sent'), `a tick of ${id} after the deletion opened a session`);
+    }
+    await json(await h.api(`/v1/agents/${viaApi}/schedules`), 404);
+    await json(await create({ cron: '* * * * *', message }, viaApi), 404);
   });
 
   it('keeps an org’s schedules from every other org', async () => {
