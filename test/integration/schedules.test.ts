@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { runTick } from '../../src/app/schedules/run-tick.js';
+import { tickPorts } from '../../src/roles/schedule-ticks.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
@@ -18,11 +20,12 @@ describe('schedules', function () {
   let h: Harness;
   let child: RoleProcess | undefined;
   let agentId: string;
+  let orgId: string;
   const message = { content: [{ type: 'text', text: 'tick' }] };
 
   before(async () => {
     h = await startHarness({ roles: ['web', 'worker'] });
-    ({ agentId } = await scriptedAgent(h, [{ text: 'done' }]));
+    ({ agentId, orgId } = await scriptedAgent(h, [{ text: 'done' }]));
     // A second worker process over the same Redis and database.
     child = await startRoleProcess(['worker'], { ...h.env, LOG_LEVEL: 'info', PORT: '0' }, { readyMs: 20_000 });
   });
@@ -150,6 +153,30 @@ describe('schedules', function () {
     }
     await json(await h.api(`/v1/agents/${viaApi}/schedules`), 404);
     await json(await create({ cron: '* * * * *', message }, viaApi), 404);
+  });
+
+  it('runs a tick retried after its worker died once: the same session and the same message', async () => {
+    const marker = `r${Date.now()}`;
+    // Armed, but not due before the test ends.
+    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, session: { metadata: { marker } } }), 201);
+    const ports = tickPorts(h.running.core);
+    const at = Date.UTC(2030, 0, 1);
+    assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
+    // A worker that sent the message and died before it settled the run: BullMQ runs the tick's job again.
+    await h.running.core.stores.schedules.settleRun(orgId, `${s.id}:${at}`, 'pending');
+    assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
+    // And once it settled, a repeat does nothing at all.
+    assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
+    const { runs } = await runsOf(s.id);
+    assert.equal(runs.length, 1);
+    const run = runs[0];
+    assert.equal(run.scheduled_for, new Date(at).toISOString());
+    await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${run.session_id}/messages/${run.message_id}`), 200)).status === 'completed', 10_000);
+    const sessions = await json<{ sessions: { id: string }[] }>(await h.api(`/v1/sessions?metadata.marker=${marker}`), 200);
+    assert.deepEqual(sessions.sessions.map((x) => x.id), [run.session_id], 'the retried tick opened a second session');
+    const msgs = await json<{ messages: { id: string }[] }>(await h.api(`/v1/sessions/${run.session_id}/messages`), 200);
+    assert.deepEqual(msgs.messages.map((m) => m.id), [run.message_id], 'the retried tick sent its message twice');
+    assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
   });
 
   it('keeps an org’s schedules from every other org', async () => {
