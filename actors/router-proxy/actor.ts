@@ -6,7 +6,7 @@ import { answer } from './decide.js';
 import { ROUTER_PROXY } from '../../src/domain/actors/router-proxy.js';
 
 export type RouterProxyPorts = ModelCallDeps & {
-  /** Aborts the calls of a cancelled message (the session publishes the cancel; src/pubsub/cancels.ts). */
+  /** Aborts the calls of a cancelled message (the session publishes the cancel; src/lib/pubsub/cancels.ts). */
   cancels: CancelTracker;
 };
 

@@ -8,9 +8,18 @@ function userParts(parts: ContentBlock[], files: Map<string, Part>): Part[] {
   return parts.map((p) => (p.type === 'text' ? { type: 'text', text: p.text ?? '' } : files.get(fileKey(p)) ?? { type: 'text', text: `[${p.type} ${p.file_id} unavailable]` }));
 }
 
+/**
+ * Whether an earlier message's turn is in the model's history: a completed one, and one a later message
+ * interrupted (`on_busy` `interrupt`: its content and output so far stay). A failed or cancelled turn is
+ * left out, and so is one a later message rolled back (`on_busy` `rollback`), which the ledger still holds.
+ */
+export function inHistory(m: MessageState): boolean {
+  return m.status === 'completed' || (m.status === 'cancelled' && m.interrupted === 'interrupt');
+}
+
 /** The messages whose user parts a call sends (the same selection as conversationItems). */
 export function sentMessages(history: MessageState[], current: MessageState): MessageState[] {
-  return [...history.filter((m) => m.sequence_number < current.sequence_number && m.status === 'completed'), current];
+  return [...history.filter((m) => m.sequence_number < current.sequence_number && inHistory(m)), current];
 }
 
 function outputItems(parts: OutputPart[]): Item[] {

@@ -30,9 +30,9 @@ export interface SessionPorts {
   versions: { get(orgId: string, id: string): Promise<AgentVersionDoc | null> };
   /** The pub/sub channel of a session's ledger envelopes. */
   eventsChannel(sessionId: string): string;
-  /** The pub/sub channel on which workers hear that a message's work must stop (src/pubsub/cancels.ts). */
+  /** The pub/sub channel on which workers hear that a message's work must stop (src/lib/pubsub/cancels.ts). */
   cancelsChannel: string;
-  /** Deletes a session and everything recorded under it (src/sessions/delete-session.ts). */
+  /** Deletes a session and everything recorded under it (src/app/sessions/delete-session.ts). */
   purge(orgId: string, sessionId: string): Promise<void>;
   publicUrl: string;
   cache: SessionCache;
@@ -159,7 +159,7 @@ async function append(deps: TurnDeps, l: Loaded, decision: Decision, commandId: 
 }
 
 function publications(deps: TurnDeps, l: Loaded): Publication[] {
-  // One message for the whole turn (src/pubsub/session-events.ts).
+  // One message for the whole turn (src/lib/pubsub/session-events.ts).
   return l.publish.length ? [{ channel: deps.eventsChannel(l.state.id), payload: encodeSessionEvents(l.publish) }] : [];
 }
 

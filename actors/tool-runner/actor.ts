@@ -5,7 +5,7 @@ import { TOOL_RUNNER, type ToolRunJob } from '../../src/domain/actors/tool-runne
 import { runToolJob, type ToolRunnerDeps } from './run-tool-job.js';
 
 export type ToolRunnerPorts = ToolRunnerDeps & {
-  /** Kills the tool runs of a cancelled message (src/pubsub/cancels.ts). */
+  /** Kills the tool runs of a cancelled message (src/lib/pubsub/cancels.ts). */
   cancels: CancelTracker;
 };
 

@@ -18,7 +18,7 @@ export interface ToolRunnerDeps {
   versionDir(version: AgentVersionDoc): Promise<VersionLease>;
   scratch(): Promise<Scratch>;
   sandbox(req: SandboxRequest): Promise<SandboxResult>;
-  /** Checks out the session's storage binding for one call (src/storage/area.ts). */
+  /** Checks out the session's storage binding for one call (src/app/storage-area.ts). */
   storage?(session: SessionDoc): Promise<StorageMount>;
   memoryMb: number;
 }

@@ -5,7 +5,7 @@
  * what the bench's own requests need), forwards the same bytes the bare Node
  * proxy does (floor-proxy.ts), and answers a whole answer in one write, a
  * stream as chunks relayed as they come.
- *  - default: the upstream call goes through undici's dispatch, as the router's does (src/llm/upstream-post.ts)
+ *  - default: the upstream call goes through undici's dispatch, as the router's does (src/lib/llm/upstream-post.ts)
  *  - `--net`: the upstream call is written on a kept-alive `net` socket too, and the answer's bytes (its
  *    Content-Length body, or its chunked body as it is, framing included) are relayed after a head of our own
  * Not a server to deploy: no limits, no timeouts, no error handling beyond a 502.

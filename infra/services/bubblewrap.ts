@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 const BWRAP = '/usr/bin/bwrap';
 
 /**
- * Debian's bubblewrap, the sandbox every tool call runs in (src/sandbox/bwrap.ts).
+ * Debian's bubblewrap, the sandbox every tool call runs in (src/lib/sandbox/bwrap.ts).
  * Installed with apt-get when missing and running as root, the way
  * ensureRedisServer does; the package index is refreshed only when a plain
  * install fails. Not root and missing: a clear error, since the tool tests

@@ -9,7 +9,7 @@ const DEBIAN_PYTHON = '/usr/bin/python3';
  * running as root, the way ensureRedisServer does. As root, tools run as
  * nobody, who cannot use an interpreter under /root (pyenv's), so only
  * Debian's counts then; the sandbox finds the one to use itself
- * (src/sandbox/python.ts).
+ * (src/lib/sandbox/python.ts).
  */
 export function ensurePython3(log: (msg: string) => void): string {
   const isRoot = process.getuid?.() === 0;

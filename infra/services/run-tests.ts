@@ -85,7 +85,8 @@ function banner(text: string): void {
 
 /**
  * Suites whose subject does not touch the MongoDB-wire server (the OS sandbox, egress, tenant code, the HTTP
- * parsers), so a second server adds nothing but minutes: they run on the first leg only. Every other leg exists to
+ * parsers, process start and drain, slow readers, Redis-only limits and breakers), so a second server adds nothing
+ * but minutes: they run on the first leg only. Every other leg exists to
  * catch one server's leniency, which these cannot show. Named here once, so a leg's coverage is read in one place.
  */
 export const FIRST_LEG_ONLY = [
@@ -103,6 +104,15 @@ export const FIRST_LEG_ONLY = [
   'redis-tls',
   'production-recipe',
   'addon-variables',
+  'sse-slow-client',
+  'drain',
+  'hostile-input',
+  'metrics',
+  'startup-errors',
+  'webhook-fairness',
+  'dev-start',
+  'router-backpressure',
+  'router-breaker',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */

@@ -5,7 +5,7 @@ const RUNSC = '/usr/bin/runsc';
 
 /**
  * Debian's runsc (gVisor), the opt-in TROUPE_SANDBOX=runsc tier
- * (src/sandbox/runsc.ts). Installed like bubblewrap (bubblewrap.ts) so that
+ * (src/lib/sandbox/runsc.ts). Installed like bubblewrap (bubblewrap.ts) so that
  * test/integration/sandbox-runsc.test.ts fails, not skips, without it.
  */
 export function ensureRunsc(log: (msg: string) => void): string {

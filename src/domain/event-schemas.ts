@@ -68,6 +68,8 @@ export const EVENT_DATA_SCHEMAS = {
     attempt: { type: 'integer', minimum: 1 },
     error: { type: 'string', description: 'Why, when `to` is `failed`, or the retryable failure on a retry.' },
     retry_in_ms: { type: 'integer', minimum: 0, description: 'On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it.' },
+    interrupted_by: { type: 'string', description: 'When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message.' },
+    on_busy: { type: 'string', enum: ['interrupt', 'rollback'], description: "With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history." },
   }),
   'assistant.message_completed': data(['message_id', 'call_index', 'parts', 'stop_reason', 'usage', 'final'], {
     message_id: str,

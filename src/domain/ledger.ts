@@ -119,6 +119,11 @@ export interface MessageState {
   error: string | null;
   created_at: string;
   completed_at: string | null;
+  /**
+   * Set when the message was cancelled by a later message's `on_busy`: after `interrupt` its turn stays in the
+   * model's history (its content and output so far), after `rollback` it is left out. Absent otherwise.
+   */
+  interrupted?: 'interrupt' | 'rollback';
 }
 
 /** Whether a tool call still waits for its result: the one rule for the session's turn and for the tool-runner, which runs nothing for a call that no longer waits. */

@@ -12,6 +12,7 @@ import { once } from '../lib/lifecycle/shutdown.js';
 import { LlmClient } from '../lib/llm/client.js';
 import type { FileSource } from '../lib/llm/file-parts.js';
 import type { Resolver } from '../lib/net/resolver.js';
+import { CandidateHealth } from '../lib/routing/health.js';
 import { Stickiness } from '../lib/routing/conversation.js';
 import { RoutingLookup } from '../lib/routing/lookup.js';
 import { UsageBuffer } from '../lib/routing/usage-buffer.js';
@@ -89,7 +90,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
-    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics, limiter: core.limits.requests },
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics, limiter: core.limits.requests, health: new CandidateHealth(core.redis, core.keys, core.config.routerBreaker, { metrics: core.metrics }) },
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),

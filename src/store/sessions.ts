@@ -101,7 +101,7 @@ export class SessionStore {
     return rows.map((r) => r._id);
   }
 
-  /** Removes the session record only; `src/sessions/delete-session.ts` removes the rest. */
+  /** Removes the session record only; `src/app/sessions/delete-session.ts` removes the rest. */
   async remove(orgId: string, id: string): Promise<boolean> {
     const r = await this.col.deleteOne({ _id: id, org_id: orgId });
     return r.deletedCount === 1;

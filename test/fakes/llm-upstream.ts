@@ -55,10 +55,11 @@ export class FakeLlmUpstream {
   private server!: Server;
   url = '';
 
-  static async start(): Promise<FakeLlmUpstream> {
+  /** `port`: listen where a closed fake listened, to stand for an upstream that came back. */
+  static async start(port = 0): Promise<FakeLlmUpstream> {
     const f = new FakeLlmUpstream();
     f.server = createServer((req, res) => void f.handle(req, res));
-    await new Promise<void>((resolve) => f.server.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve, reject) => f.server.once('error', reject).listen(port, '127.0.0.1', resolve));
     f.url = `http://127.0.0.1:${(f.server.address() as { port: number }).port}`;
     return f;
   }

@@ -32,7 +32,7 @@ describe('authentication hardening', function () {
     await fake?.close();
   });
 
-  // The harness's peer is loopback, so X-Forwarded-For's last entry is the client address (src/http/client-address.ts).
+  // The harness's peer is loopback, so X-Forwarded-For's last entry is the client address (src/edge/api/client-address.ts).
   const from = (address: string, key: string) => ({ 'X-Forwarded-For': address, Authorization: `Bearer ${key}` });
   const agents = (address: string, key: string) => fetch(`${h.baseUrl}/v1/agents`, { headers: from(address, key) });
   const routed = (address: string, key: string, path = '/v1/messages') =>

@@ -118,7 +118,7 @@ describe('PubSubHub on a Redis Cluster: a silent shard subscriber', function () 
       proxies.set(m.port, proxy);
       natMap[`${m.host}:${m.port}`] = { host: '127.0.0.1', port: proxy.port };
     }
-    // The subscriber role's options (infra/redis/connection.ts), plus the map to the proxies.
+    // The subscriber role's options (src/lib/redis/connection.ts), plus the map to the proxies.
     sub = new Cluster(
       masters.map((m) => natMap[`${m.host}:${m.port}`]),
       { shardedSubscribers: true, natMap, enableReadyCheck: true, clusterRetryStrategy: (n) => Math.min(n * 100, 2000), redisOptions: { connectionName: 'troupe:hub-test', maxRetriesPerRequest: null, connectTimeout: 2000 } },

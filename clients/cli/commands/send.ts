@@ -1,5 +1,5 @@
-import type { Command } from 'commander';
-import { isTerminal, type Message } from '../../typescript/src/client.js';
+import { Option, type Command } from 'commander';
+import { isTerminal, type Message, type OnBusy } from '../../typescript/src/client.js';
 import { context, pairs, positiveSeconds } from '../context.js';
 import { CliError, EXIT } from '../exit-codes.js';
 import { answerText } from '../format.js';
@@ -13,12 +13,13 @@ export function sendCommand(program: Command): void {
     .option('--wait', 'wait until the message is completed, failed or cancelled')
     .option('--timeout <seconds>', 'how long --wait waits', positiveSeconds, 120)
     .option('--metadata <key=value>', 'message metadata (repeatable)', pairs)
+    .addOption(new Option('--on-busy <policy>', 'if a message is running: wait (enqueue, the default), refuse (reject), cancel it (interrupt), or cancel it and leave it out of the history (rollback)').choices(['enqueue', 'reject', 'interrupt', 'rollback']))
     .addHelpText('after', '\nWith --wait, a message that needs an external tool result waits for it; answer it from another terminal with `troupe tool-result`.\nExit code 5 when the message failed or was cancelled, 6 when --timeout passed first.')
     .option('--json', 'print JSON instead of text')
-    .action(async (sid: string, text: string, o: { wait?: boolean; timeout: number; metadata?: Record<string, string> }, cmd: Command) => {
+    .action(async (sid: string, text: string, o: { wait?: boolean; timeout: number; metadata?: Record<string, string>; onBusy?: OnBusy }, cmd: Command) => {
       const ctx = context(cmd);
       if (!o.wait) {
-        const r = await ctx.client.sessions.send(sid, text, { metadata: o.metadata });
+        const r = await ctx.client.sessions.send(sid, text, { metadata: o.metadata, onBusy: o.onBusy });
         return ctx.out(ctx.json ? JSON.stringify(r) : (r.message?.id ?? ''));
       }
       const told = new Set<string>();
@@ -31,7 +32,7 @@ export function sendCommand(program: Command): void {
         }
       };
       // Send, then poll here rather than hold the server's sync wait: a message waiting on a tool says so at once.
-      const sent = await ctx.client.sessions.send(sid, text, { metadata: o.metadata });
+      const sent = await ctx.client.sessions.send(sid, text, { metadata: o.metadata, onBusy: o.onBusy });
       const m = await ctx.client.sessions.waitForMessage(sid, sent.message!.id, { timeoutMs: o.timeout * 1000, pollMs: 300, onPoll });
       if (ctx.json) ctx.out(JSON.stringify(m));
       else if (m.status === 'completed') ctx.out(answerText(m.output.parts));

@@ -9,6 +9,8 @@ export type Session = Api.GetV1SessionsSessionIdResponse;
 export type Message = Api.GetV1SessionsSessionIdMessagesMessageIdResponse;
 export type TurnReply = Api.PostV1SessionsSessionIdEventsResponse;
 export type PendingToolCall = Api.GetV1SessionsSessionIdToolCallsResponse['tool_calls'][number];
+/** What a user message does when the session is busy (docs/sessions.md). */
+export type OnBusy = NonNullable<Api.PostV1SessionsSessionIdMessagesSyncBody['on_busy']>;
 type BatchRead = Api.GetV1SessionBatchesBatchIdResponse;
 /** A batch with its items, as `GET /v1/session-batches/{id}` answers by default. */
 export type Batch = Omit<BatchRead, 'sessions'> & Required<Pick<BatchRead, 'sessions'>>;
@@ -199,10 +201,10 @@ export class TroupeClient {
   readonly sessions = {
     create: (agentId: string, body: Api.PostV1AgentsAgentIdSessionsBody = {}) => this.data('postV1AgentsAgentIdSessions', { path: { agent_id: agentId }, body }),
     /** Creates a session and sends its first message in one request. */
-    start: (agentId: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; session?: Api.PostV1AgentsAgentIdSessionsBody; idempotencyKey?: string } = {}) =>
+    start: (agentId: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; onBusy?: OnBusy; session?: Api.PostV1AgentsAgentIdSessionsBody; idempotencyKey?: string } = {}) =>
       this.data(
         'postV1AgentsAgentIdMessages',
-        { path: { agent_id: agentId }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata, session: opts.session } },
+        { path: { agent_id: agentId }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata, on_busy: opts.onBusy, session: opts.session } },
         { headers: idem(opts.idempotencyKey) },
       ),
     get: (id: string) => this.data('getV1SessionsSessionId', { path: { session_id: id } }),
@@ -211,9 +213,9 @@ export class TroupeClient {
     /** Newest first; `metadata` filters on exact values (every pair must match). */
     list: (opts: Page & { metadata?: Record<string, string> } = {}) =>
       this.data('getV1Sessions', { query: { limit: opts.limit, after: opts.after } }, { extraQuery: Object.fromEntries(Object.entries(opts.metadata ?? {}).map(([k, v]) => [`metadata.${k}`, v])) }),
-    /** Appends a user message; answers at once with the queued message. */
-    send: (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; idempotencyKey?: string } = {}) =>
-      this.data('postV1SessionsSessionIdEvents', { path: { session_id: id }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata } }, { headers: idem(opts.idempotencyKey) }),
+    /** Appends a user message; answers at once with the queued message. `onBusy`: what it does if the session is busy (409 `session_busy` for `reject`). */
+    send: (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; onBusy?: OnBusy; idempotencyKey?: string } = {}) =>
+      this.data('postV1SessionsSessionIdEvents', { path: { session_id: id }, body: { type: 'user.message', content: parts(content), metadata: opts.metadata, on_busy: opts.onBusy } }, { headers: idem(opts.idempotencyKey) }),
     /** Answers an external tool call (or reports it failed with isError). */
     submitToolResult: (id: string, call: { message_id: string; tool_call_id: string }, result: unknown, opts: { isError?: boolean; idempotencyKey?: string } = {}) =>
       this.data(
@@ -233,14 +235,14 @@ export class TroupeClient {
      * wait (60 s by default) would outlast a shorter `timeoutMs`, and `onPoll`
      * is how a caller sees a message waiting on an external tool and answers it.
      */
-    sync: async (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; timeoutMs?: number; pollMs?: number; onPoll?: (m: Message) => void | Promise<void> } = {}): Promise<Message> => {
+    sync: async (id: string, content: string | ContentPart[], opts: { metadata?: Record<string, string>; onBusy?: OnBusy; timeoutMs?: number; pollMs?: number; onPoll?: (m: Message) => void | Promise<void> } = {}): Promise<Message> => {
       const deadline = Date.now() + (opts.timeoutMs ?? 120_000);
       if (opts.timeoutMs !== undefined || opts.onPoll) {
-        const sent = await this.sessions.send(id, content, { metadata: opts.metadata });
+        const sent = await this.sessions.send(id, content, { metadata: opts.metadata, onBusy: opts.onBusy });
         if (!sent.message) throw new Error('the server accepted the message without a message record');
         return this.sessions.waitForMessage(id, sent.message.id, { ...opts, deadline });
       }
-      const first = await this.transport.call('postV1SessionsSessionIdMessagesSync', { path: { session_id: id }, body: { parts: parts(content), metadata: opts.metadata } }, { timeoutMs: 0 });
+      const first = await this.transport.call('postV1SessionsSessionIdMessagesSync', { path: { session_id: id }, body: { parts: parts(content), metadata: opts.metadata, on_busy: opts.onBusy } }, { timeoutMs: 0 });
       return this.sessions.waitForMessage(id, first.data, { ...opts, deadline });
     },
     /** Polls a message until it is terminal or the deadline passes. */

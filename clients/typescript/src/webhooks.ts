@@ -3,7 +3,7 @@ import type { WebhookBody } from './generated/api.js';
 
 /**
  * Webhook signature verification for receivers. The one implementation is
- * the server's own (src/webhooks), so client and server cannot disagree.
+ * the server's own (src/lib/webhooks), so client and server cannot disagree.
  */
 export { DEFAULT_TOLERANCE_SECONDS, isValidWebhook, verifyWebhook, WebhookVerificationError, type HeaderSource, type VerificationFailure, type VerifyWebhookInput } from '../../../src/lib/webhooks/verify.js';
 export { WEBHOOK_HEADERS } from '../../../src/lib/webhooks/signature.js';

@@ -20,6 +20,7 @@ export function agentContext(session: SessionDoc, version: AgentVersionDoc | nul
     agent_id: session.agent_id,
     agent_deleted: session.agent_deleted_at != null,
     batch_id: session.batch_id ?? null,
+    ...(session.on_busy ? { default_on_busy: session.on_busy } : {}),
     tools: new Map((version?.tools ?? []).map((t) => [t.name, t])),
     max_turns: config?.max_turns ?? DEFAULT_MAX_TURNS,
     max_attempts: MAX_ATTEMPTS,

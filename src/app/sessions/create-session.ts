@@ -4,6 +4,7 @@ import type { SecretBox } from '../../lib/crypto/secret-box.js';
 import { llmKeyAad, secretsAad } from '../../lib/crypto/session-secrets.js';
 import type { AgentStore, AgentVersionDoc } from '../../store/agents.js';
 import type { SessionDoc } from '../../domain/views/session.js';
+import type { OnBusy } from '../../domain/session/on-busy.js';
 
 export interface SessionInput {
   name?: string | null;
@@ -13,6 +14,7 @@ export interface SessionInput {
   llm_api_key?: string;
   internet_access?: boolean;
   llm_id?: string;
+  on_busy?: OnBusy;
 }
 
 export interface SessionPlacement {
@@ -58,6 +60,7 @@ export function buildSession(box: SecretBox, orgId: string, version: AgentVersio
     llm_api_key: input.llm_api_key ? box.seal(input.llm_api_key, llmKeyAad(id)) : null,
     batch_id: placement.batch_id ?? null,
     priority: placement.priority,
+    ...(input.on_busy ? { on_busy: input.on_busy } : {}),
     created_at: new Date(),
     status: 'idle',
     last_sequence: 0,

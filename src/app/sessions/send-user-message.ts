@@ -2,6 +2,7 @@ import { NotFoundError } from '../../domain/errors.js';
 import { userMessageCommandId } from '../../domain/actors/session.js';
 import { newId } from '../../domain/ids.js';
 import type { ContentBlock } from '../../domain/ledger.js';
+import type { OnBusy } from '../../domain/session/on-busy.js';
 import type { RunningSessionGate } from '../../lib/limits/running-sessions.js';
 import type { FileStore } from '../../store/files.js';
 import type { SessionStore } from '../../store/sessions.js';
@@ -17,6 +18,8 @@ import type { SessionHead } from './session-heads.js';
 export interface UserMessage {
   content: ContentBlock[];
   metadata?: Record<string, string> | null;
+  /** What it does if the session is busy; absent: the session's default (decided by the session, which knows it). */
+  on_busy?: OnBusy;
   param: string;
 }
 
@@ -31,6 +34,7 @@ export interface UserMessageCommand {
   message_id: string;
   content: ContentBlock[];
   metadata: Record<string, string> | null;
+  on_busy?: OnBusy;
 }
 
 /** The session a message goes to, as the asker addresses it (a document just read, or a cached head). */
@@ -115,6 +119,6 @@ export async function sendUserMessage<Reply>(
   await checkUserMessage(ports.files, orgId, message);
   await admit(ports, orgId, target);
   const session = target.kind === 'new' ? await target.create() : target.session;
-  const command: UserMessageCommand = { kind: 'user.message', command_id: userMessageCommandId(messageId, idempotencyKey), message_id: messageId, content: message.content, metadata: message.metadata ?? null };
+  const command: UserMessageCommand = { kind: 'user.message', command_id: userMessageCommandId(messageId, idempotencyKey), message_id: messageId, content: message.content, metadata: message.metadata ?? null, ...(message.on_busy ? { on_busy: message.on_busy } : {}) };
   return { message_id: messageId, reply: await ports.asker.ask(session, command) };
 }

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { ContentBlock } from '../ledger.js';
+import type { OnBusy } from '../session/on-busy.js';
 import type { EventData } from '../event-data.js';
 import { actorAddress, safeJobId, type Priority, type ReplyTo, type Send } from './address.js';
 import type { BatchChildSettled } from './batch.js';
@@ -20,6 +21,8 @@ export type SessionCommand =
       metadata: Record<string, string> | null;
       /** `deferred`: record it queued and start it in a turn of its own (batch children wait behind interactive work). */
       start?: 'now' | 'deferred';
+      /** What it does when the session is busy (on-busy.ts); absent: the session's default, else `enqueue`. */
+      on_busy?: OnBusy;
     }
   | { kind: 'tool.result_submitted'; command_id: string; message_id: string; tool_call_id: string; result: unknown; is_error: boolean }
   | { kind: 'message.start'; command_id: string; message_id: string }

@@ -1,6 +1,7 @@
 import { ConflictError, NotFoundError, PayloadTooLargeError } from '../errors.js';
 import { TERMINAL_MESSAGE_STATUSES, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
-import { NOTHING, messageStatus, modelCall, platform, startLater, type Decision, type DecideInput } from './decision.js';
+import { NOTHING, messageStatus, modelCall, platform, startLater, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import type { Interruption } from './on-busy.js';
 import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmitted } from './loop.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
 import type { Effect, SessionCommand } from '../actors/session.js';
@@ -14,7 +15,9 @@ import { outstanding } from './outstanding.js';
  */
 export const MAX_QUEUED_MESSAGES = 1000;
 
-function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'user.message' }>): Decision {
+type UserMessageCommand = Extract<SessionCommand, { kind: 'user.message' }>;
+
+function userMessage(input: DecideInput, cmd: UserMessageCommand): Decision {
   if (input.messages.has(cmd.message_id)) return { ...NOTHING, reply: { event_index: null, message_id: cmd.message_id } };
   if (input.agent.agent_deleted) {
     // New work against a deleted agent (spec, DELETE /v1/agents/{id}); what it already accepted runs to its end.
@@ -23,13 +26,21 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
   if (jsonBytes(cmd.content) > MESSAGE_MAX_BYTES) {
     throw new PayloadTooLargeError(`A message's content may take at most ${MESSAGE_MAX_MIB} MiB as JSON.`, 'message_too_large');
   }
+  const policy = cmd.on_busy ?? input.agent.default_on_busy ?? 'enqueue';
+  const running = input.session.running_message_id ? input.messages.get(input.session.running_message_id) : undefined;
+  const ahead = input.session.running_message_id ?? input.session.queued_message_ids[0];
+  if (policy === 'reject' && ahead) {
+    // Refused before anything is recorded: the client chose not to wait behind work it did not expect.
+    throw new ConflictError(`Session ${input.session.id} is busy (message ${ahead} is ${running ? running.status : 'queued'}), and the message was sent with on_busy reject; nothing was recorded.`, 'session_busy', 'on_busy');
+  }
+  if ((policy === 'interrupt' || policy === 'rollback') && running && !TERMINAL_MESSAGE_STATUSES.includes(running.status)) {
+    return interruptWith(input, cmd, running, policy);
+  }
   if (input.session.queued_message_ids.length >= MAX_QUEUED_MESSAGES) {
     throw new ConflictError(`The session already has ${MAX_QUEUED_MESSAGES} messages waiting; send more once some have finished.`, 'session_queue_full');
   }
-  const events: NewEvent[] = [
-    { type: 'user.message', message_id: cmd.message_id, source: 'user', actor: USER_ACTOR, data: { content: cmd.content, metadata: cmd.metadata, message_id: cmd.message_id } },
-    platform('message.status_changed', cmd.message_id, { message_id: cmd.message_id, from: null, to: 'queued', attempt: 1 }),
-  ];
+  const fresh = recordedMessage(input, cmd);
+  const events = fresh.events;
   if (input.session.status === 'idle') events.push(platform('session.status_changed', null, { from: 'idle', to: 'running' }));
   // The caller is told of the message as recorded (spec: `queued`), and of the session at that same moment.
   const recorded = events.length;
@@ -41,11 +52,36 @@ function userMessage(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'u
   } else if (free) {
     // Nothing ahead of it: it starts in this same turn. Otherwise it waits its
     // turn (FIFO) and the message before it starts it when it finishes.
-    const queued: MessageState = { id: cmd.message_id, session_id: input.session.id, sequence_number: 0, parts: cmd.content, metadata: cmd.metadata, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null };
-    events.push(messageStatus(queued, 'running'));
-    effects.push(modelCall(queued, input.session));
+    events.push(messageStatus(fresh.message, 'running'));
+    effects.push(modelCall(fresh.message, input.session));
   }
   return { events, effects, reply: { event_index: 0, message_id: cmd.message_id, as_of: recorded } };
+}
+
+/** The events of a user message as recorded `queued`, and the message as they leave it. */
+function recordedMessage(input: DecideInput, cmd: UserMessageCommand): { events: NewEvent[]; message: MessageState } {
+  const events: NewEvent[] = [
+    { type: 'user.message', message_id: cmd.message_id, source: 'user', actor: USER_ACTOR, data: { content: cmd.content, metadata: cmd.metadata, message_id: cmd.message_id } },
+    platform('message.status_changed', cmd.message_id, { message_id: cmd.message_id, from: null, to: 'queued', attempt: 1 }),
+  ];
+  const message: MessageState = { id: cmd.message_id, session_id: input.session.id, sequence_number: 0, parts: cmd.content, metadata: cmd.metadata, status: 'queued', attempt: 1, model_calls: 0, pending_tool_calls: [], output: { parts: [] }, error: null, created_at: '', completed_at: null };
+  return { events, message };
+}
+
+/**
+ * `on_busy` `interrupt` or `rollback` while a message runs: the running one ends `cancelled` as a client's
+ * cancel ends it (its waiting tool calls fail, its work in flight is aborted, its output so far is kept),
+ * its status naming the message that took its place, and the new message starts in this same turn, ahead of
+ * any queued behind it. One command, so a redelivery replays or skips all of it together.
+ */
+function interruptWith(input: DecideInput, cmd: UserMessageCommand, running: MessageState, policy: Interruption): Decision {
+  const stopped = cancelled(input, running, { interrupted_by: cmd.message_id, on_busy: policy }, false);
+  const fresh = recordedMessage(input, cmd);
+  const events = [...stopped.events, ...fresh.events];
+  const recorded = events.length;
+  events.push(messageStatus(fresh.message, 'running'));
+  const effects = [...stopped.effects, modelCall(fresh.message, input.session)];
+  return { events, effects, reply: { event_index: stopped.events.length, message_id: cmd.message_id, as_of: recorded } };
 }
 
 function startMessage(input: DecideInput, messageId: string): Decision {
@@ -58,13 +94,19 @@ function cancel(input: DecideInput, messageId: string): Decision {
   const m = input.messages.get(messageId);
   if (!m) throw new NotFoundError('message', messageId);
   if (TERMINAL_MESSAGE_STATUSES.includes(m.status)) throw new ConflictError(`Message ${messageId} is already ${m.status}.`, 'message_not_cancellable');
+  const done = cancelled(input, m);
+  return { events: done.events, effects: done.effects, reply: { event_index: done.status_index, message_id: messageId } };
+}
+
+/** Ends a message `cancelled` and stops its work in flight: a client's cancel, or a later message's `on_busy`. */
+function cancelled(input: DecideInput, m: MessageState, extra: StatusExtra = {}, advanceNext = true): { events: NewEvent[]; effects: Effect[]; status_index: number } {
   // Tool calls still waiting fail first, so the transcript shows each one ended and why.
   const toolFailures = m.pending_tool_calls.map((c) =>
     platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: input.agent.tools.get(c.name)?.kind ?? null, reason: 'cancelled', error: 'The message was cancelled.' }),
   );
-  const done = finish(input, m, 'cancelled');
+  const done = finish(input, m, 'cancelled', extra, advanceNext);
   const abort: Effect = { kind: 'work.abort', message_id: m.id };
-  return { events: [...toolFailures, ...done.events], effects: [abort, ...done.effects], reply: { event_index: toolFailures.length, message_id: messageId } };
+  return { events: [...toolFailures, ...done.events], effects: [abort, ...done.effects], status_index: toolFailures.length };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { EventData } from '../event-data.js';
 import { toolRunJobId } from '../actors/tool-runner.js';
 import { deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
 import type { ToolDef } from '../agent.js';
+import type { OnBusy } from './on-busy.js';
 
 /** What a command decided: events to append, effects to run after, and what to answer. */
 export interface Decision {
@@ -24,6 +25,8 @@ export interface AgentContext {
   /** The agent was soft-deleted: its sessions take no new messages, and finish the work they have. */
   agent_deleted: boolean;
   batch_id: string | null;
+  /** The session's `on_busy`, set at creation: what a user message without its own does when the session is busy. */
+  default_on_busy?: OnBusy;
   tools: ReadonlyMap<string, ToolDef>;
   max_turns: number;
   max_attempts: number;
@@ -49,7 +52,7 @@ export function platform<T extends EventType>(type: T, messageId: string | null,
 }
 
 /** What a status change may say besides the move: a new attempt, and why. */
-export type StatusExtra = Partial<Pick<EventData['message.status_changed'], 'attempt' | 'error' | 'retry_in_ms'>>;
+export type StatusExtra = Partial<Pick<EventData['message.status_changed'], 'attempt' | 'error' | 'retry_in_ms' | 'interrupted_by' | 'on_busy'>>;
 
 export function messageStatus(m: MessageState, to: MessageStatus, extra: StatusExtra = {}): NewEventOf<'message.status_changed'> {
   return platform('message.status_changed', m.id, { message_id: m.id, from: m.status, to, attempt: m.attempt, ...extra });

@@ -17,8 +17,11 @@ export function advance(input: DecideInput, finished: string): { events: NewEven
   return { events: [platform('session.status_changed', null, { from: 'running', to: 'idle' })], effects: [] };
 }
 
-/** Ends a message: its terminal status, lifecycle webhook, batch bookkeeping, then the next message. */
-export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'failed' | 'cancelled', extra: StatusExtra = {}): { events: NewEvent[]; effects: Effect[] } {
+/**
+ * Ends a message: its terminal status, lifecycle webhook, batch bookkeeping, then the next message, unless
+ * `advance` is false (a message sent with `on_busy` `interrupt` takes the running slot itself).
+ */
+export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'failed' | 'cancelled', extra: StatusExtra = {}, advanceNext = true): { events: NewEvent[]; effects: Effect[] } {
   const { agent, session } = input;
   const effects: Effect[] = [];
   if (to !== 'cancelled') {
@@ -30,7 +33,9 @@ export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'f
     effects.push({ kind: 'batch.child_settled', job_id: batchJobId(job), job });
   }
   const events: NewEvent[] = [messageStatus(m, to, extra)];
-  if (session.running_message_id === m.id) {
+  if (!advanceNext) {
+    // The caller fills the slot in the same turn; the session stays running.
+  } else if (session.running_message_id === m.id) {
     const next = advance(input, m.id);
     events.push(...next.events);
     effects.push(...next.effects);

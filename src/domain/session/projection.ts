@@ -104,6 +104,7 @@ function applyMessageStatus(session: SessionState, messages: Map<string, Message
     if (TERMINAL_MESSAGE_STATUSES.includes(to)) {
       m.completed_at = ev.created_at;
       m.error = ev.data.error ?? null;
+      if (ev.data.on_busy) m.interrupted = ev.data.on_busy;
     }
   }
   if (session.last_message_id === id) session.last_message_status = to;

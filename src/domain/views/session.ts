@@ -1,4 +1,5 @@
 /** A session as stored (creation facts plus the projected SessionState) and as the API shows it. */
+import type { OnBusy } from '../session/on-busy.js';
 import type { SessionState } from '../ledger.js';
 import type { Sealed } from '../sealed.js';
 
@@ -23,6 +24,8 @@ export interface SessionDoc extends Omit<SessionState, 'id'> {
   created_at: Date;
   /** The agent's `deleted_at`, copied when it is soft-deleted: the session then takes no new messages. */
   agent_deleted_at?: Date;
+  /** What a user message without its own `on_busy` does while the session is busy; absent: `enqueue`. */
+  on_busy?: OnBusy;
 }
 
 export interface SessionView {

@@ -11,6 +11,7 @@ import { LlmClient } from '../../lib/llm/client.js';
 import { metricsRefusal } from '../../lib/metrics/access.js';
 import { modelCallMetrics } from '../../lib/metrics/model-metrics.js';
 import { Stickiness } from '../../lib/routing/conversation.js';
+import { CandidateHealth } from '../../lib/routing/health.js';
 import type { RouterServices } from './handler.js';
 import { routingEnvelope } from './envelope.js';
 import { RoutingLookup } from '../../lib/routing/lookup.js';
@@ -42,6 +43,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
     metrics: deps.metrics,
+    health: new CandidateHealth(deps.redis, deps.keys, deps.config.routerBreaker, { metrics: deps.metrics }),
   };
   let openapi: Record<string, unknown> | null = null;
   const app = new Koa<AppState>({ proxy: true });

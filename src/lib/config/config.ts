@@ -5,6 +5,7 @@ import { isAbsolute, join } from 'node:path';
 import type { OrgLimits } from '../../domain/org-limits.js';
 import { parseRedisTarget, RedisTargetError, type RedisTlsOptions } from '../redis/target.js';
 import type { MetricsAccess } from '../metrics/access.js';
+import { DEFAULT_BREAKER, type BreakerPolicy } from '../../domain/breaker.js';
 
 /**
  * Environment → validated, frozen Config. Every variable Troupe reads is
@@ -16,7 +17,7 @@ export interface Config {
   readonly routerPort: number;
   /** `/metrics` and `/healthz` of a process running only worker and/or webhooks roles. */
   readonly metricsPort: number;
-  /** Who may read /metrics (METRICS_TOKEN, METRICS_PUBLIC; src/metrics/access.ts). */
+  /** Who may read /metrics (METRICS_TOKEN, METRICS_PUBLIC; src/lib/metrics/access.ts). */
   readonly metricsAccess: MetricsAccess;
   /** Interface the base API listens on; null = all interfaces. */
   readonly host: string | null;
@@ -53,6 +54,8 @@ export interface Config {
   readonly sweepIntervalMs: number;
   /** A request body that sends nothing for this long is answered 408 (TROUPE_BODY_IDLE_TIMEOUT_MS; 0 disables). */
   readonly bodyIdleTimeoutMs: number;
+  /** Routing candidates' circuit breakers: ROUTER_BREAKER_FAILURES (0 = off), ROUTER_BREAKER_COOLDOWN_MS. */
+  readonly routerBreaker: BreakerPolicy;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
@@ -413,6 +416,7 @@ export function loadConfig(env: Env = process.env): Config {
     egressAllowPrivate: bool(env, 'TROUPE_EGRESS_ALLOW_PRIVATE'),
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    routerBreaker: Object.freeze({ failures: int(env, 'ROUTER_BREAKER_FAILURES', DEFAULT_BREAKER.failures, 0, 1000), coolDownMs: int(env, 'ROUTER_BREAKER_COOLDOWN_MS', DEFAULT_BREAKER.coolDownMs, 100, 3_600_000) }),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,

@@ -4,7 +4,7 @@ import { upstreamTooLarge } from './errors.js';
 
 /**
  * What an upstream call needs of its caller's cancellation. An AbortSignal is
- * one; the router passes a lighter one of its own (ClientGone, src/router/exchange.ts):
+ * one; the router passes a lighter one of its own (ClientGone, src/lib/routing/exchange.ts):
  * an AbortController per call, with its listener, was a measurable share of a
  * routed call's CPU, and the router only ever needs it when the client leaves.
  */

@@ -32,6 +32,7 @@ export class Metrics {
   readonly modelErrors: Counter<'provider' | 'model' | 'kind'>;
   readonly routerSelections: Counter<'model' | 'reason'>;
   readonly routerFallbacks: Counter<'model'>;
+  readonly routerBreakerTransitions: Counter<'model' | 'to'>;
   readonly mongoClientReplacements: Counter;
   readonly mongoClosedSocketWrites: Counter<'when'>;
   readonly processErrors: Counter<'kind'>;
@@ -62,6 +63,7 @@ export class Metrics {
     this.modelErrors = new Counter({ name: 'troupe_model_call_errors_total', help: 'Failed upstream model calls by kind (an HTTP status, network, stream, refused).', labelNames: ['provider', 'model', 'kind'], registers });
     this.routerSelections = new Counter({ name: 'troupe_router_selections_total', help: 'Routing interface: the model that answered, and why (first eligible, sticky, fallback).', labelNames: ['model', 'reason'], registers });
     this.routerFallbacks = new Counter({ name: 'troupe_router_fallbacks_total', help: 'Routing interface: candidates that failed retryably and were passed over.', labelNames: ['model'], registers });
+    this.routerBreakerTransitions = new Counter({ name: 'troupe_router_breaker_transitions_total', help: 'Routing interface: circuit-breaker transitions this process made, by model and the state entered (open, half_open, closed).', labelNames: ['model', 'to'], registers });
     this.mongoClientReplacements = new Counter({ name: 'troupe_mongo_client_replacements_total', help: 'MongoDB clients replaced because their server monitor was wedged while the server answered (store/mongo-watchdog.ts).', registers });
     this.processErrors = new Counter({ name: 'troupe_uncaught_errors_total', help: 'Throws nothing handled, caught by the process guards (lifecycle/process-guards.ts), by kind: unhandled_rejection (logged, still serving) or uncaught_exception (drained, exited).', labelNames: ['kind'], registers });
     this.rateLimiterFailOpen = new Counter({ name: 'troupe_rate_limiter_fail_open_total', help: 'Rate-limit checks let through because Redis could not be asked, by surface (api, routing, routed_turns, auth_failures).', labelNames: ['surface'], registers });

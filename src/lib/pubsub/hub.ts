@@ -40,7 +40,7 @@ export const PROBE_TIMEOUT_MS = 5000;
  * On a Redis Cluster the same holds per shard subscriber connection. ioredis
  * replaces one whose connection ends (it says `-node`, then
  * `subscribersReady` once it has re-sent the SSUBSCRIBEs), but never finds
- * out that one went silent: the hub PINGs each (infra/redis/shard-subscribers.ts)
+ * out that one went silent: the hub PINGs each (src/lib/redis/shard-subscribers.ts)
  * and ends a silent one, which ioredis then replaces the same way.
  */
 export class PubSubHub {

@@ -68,4 +68,9 @@ export class RedisKeys {
     return `${this.prefix}:rl:${counter}`;
   }
 
+  /** One candidate's circuit breaker (a hash: failures, opened at, probe until), per org and router: tenants never share one. */
+  routingBreaker(orgId: string, routerId: string, model: string): string {
+    return `${this.prefix}:br:${orgId}:${routerId}:${model}`;
+  }
+
 }

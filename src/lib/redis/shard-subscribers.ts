@@ -17,13 +17,13 @@ interface SubscriberGroup {
  * resubscribes, but a silent one (a partition, or a node that dropped the
  * client while its close was lost) is never found out, since a subscriber
  * only reads and nothing times it out. The hub PINGs them through this
- * handle (src/pubsub/hub.ts). A changed ioredis fails here loudly, and the
+ * handle (src/lib/pubsub/hub.ts). A changed ioredis fails here loudly, and the
  * Redis Cluster leg's hub test with it, rather than leaving them unwatched.
  */
 export function shardSubscribers(cluster: Cluster): ShardSubscriber[] {
   const group = (cluster as unknown as { shardedSubscribers?: SubscriberGroup }).shardedSubscribers;
   if (!(group?.shardedSubscribers instanceof Map)) {
-    throw new Error('ioredis no longer keeps a Cluster\'s shard subscribers where infra/redis/shard-subscribers.ts reads them');
+    throw new Error('ioredis no longer keeps a Cluster\'s shard subscribers where src/lib/redis/shard-subscribers.ts reads them');
   }
   const out: ShardSubscriber[] = [];
   for (const [node, s] of group.shardedSubscribers) {

@@ -10,6 +10,7 @@ import { routingInfo, upstreamFailure } from './routed-call.js';
  */
 export function bufferedMode<R, X>(start: CallMode<LlmResponse, R, X>['start'], answer: CallMode<LlmResponse, R, X>['answer']): CallMode<LlmResponse, R, X> {
   return {
+    timing: 'whole',
     start,
     attempt: (client, req, target, signal) => client.complete(req, target, signal),
     usage: (res) => res.usage,

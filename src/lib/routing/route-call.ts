@@ -6,6 +6,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { CandidateDoc, RouterDoc } from '../../domain/views/router.js';
 import { conversationId, type Stickiness } from './conversation.js';
 import { checkEffortUnchanged, planEffort } from './effort.js';
+import type { CandidateHealth, Timing } from './health.js';
 import type { Ingress } from './ingress.js';
 import type { RoutingLookup } from './lookup.js';
 import { countSelected, exhausted, isRetryable, recordFallback, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
@@ -19,6 +20,8 @@ export interface RoutingServices {
   stickiness: Stickiness;
   usage: UsageBuffer;
   metrics?: Metrics;
+  /** Circuit breakers and latency; absent, every eligible candidate is tried in the policy's order. */
+  health?: CandidateHealth;
 }
 
 /** What the caller knows before routing: the org, its router (each caller reads it at its own point among its checks), the request. */
@@ -43,6 +46,8 @@ export interface RouteInput {
  * what differs per call is `x` (the HTTP exchange, or the caller's abort signal).
  */
 export interface CallMode<A, R, X> {
+  /** What an attempt's duration measures, for the latency preference: the whole answer, or the first content. */
+  readonly timing: Timing;
   /**
    * Once the call is decided and admitted, before the first attempt: the cancellation the attempts run under (the
    * client's hang-up, watched from here on as it always was; the routing app also sets X-Conversation-Id here).
@@ -73,13 +78,24 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
   const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
   checkEffortUnchanged(plan, sticky?.request_effort, ingress.effortLabel);
   const label = plan.effective && ingress.effortLabel(plan.effective);
-  const selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
+  let selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
+  // The breakers and latency change the order tried, never the eligible list: settle's stickiness reads that, so a
+  // conversation whose model is only open for a while comes back to it.
+  const health = svc.health;
+  let order = selection.order;
+  if (health) {
+    let hp = health.plan(orgId, router, order, mode.timing, sticky?.model === order[0].model);
+    if (hp instanceof Promise) hp = await hp;
+    order = hp.order;
+    if (hp.note) selection = { order: selection.order, reason: `${selection.reason} ${hp.note}` };
+  }
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
   const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
-  for (const c of selection.order) {
+  for (const c of order) {
     let a: A;
+    const t0 = health ? performance.now() : 0;
     try {
       // A cached provider key answers at once: no await on the hot path.
       let target = svc.lookup.target(orgId, c);
@@ -92,8 +108,10 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
       if (failures === NO_FAILURES) failures = [];
       failures.push(`${c.model}: ${e.message}`);
       recordFallback(svc.metrics, call, c, e);
+      if (health) await health.failed(orgId, router.router_id, c);
       continue;
     }
+    health?.succeeded(orgId, router.router_id, c, performance.now() - t0, mode.timing);
     const usage = mode.usage(a);
     if (usage) settle(call, c, usage, svc.stickiness, svc.usage);
     countSelected(svc.metrics, call, c, failures);

@@ -57,6 +57,7 @@ async function openUntilContent(client: LlmClient, req: LlmRequest, target: Targ
  * never silently, and never falls back. A client that hangs up before that ends the call quietly.
  */
 export const SSE_RELAY: CallMode<Opened, void, Exchange> = {
+  timing: 'first_token',
   start: startExchange,
   attempt: openUntilContent,
   // Settled on the finish event, in pump.

@@ -82,4 +82,4 @@ export function tenantRegExp(pattern: string, flags: string): Matcher {
   return { test: (s: string) => re.test(s) };
 }
 // Ajv names the engine in standalone code by this expression; Troupe compiles tenant schemas in process only.
-tenantRegExp.code = 'require("troupe/dist/src/schemas/tenant-regexp.js").tenantRegExp';
+tenantRegExp.code = 'require("troupe/dist/src/lib/schemas/tenant-regexp.js").tenantRegExp';

@@ -11,8 +11,8 @@ import { BATCH_MAX_BODY_BYTES, MAX_BATCH_ITEMS, batchItemSchema, batchReadQuery,
 export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
   // An item that breaks the schema or names a file the org does not have fails on its own.
-  const checkItem = (orgId: string) => batchItemCheck(deps.stores.files, orgId, (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`));
-  const batchDeps = (orgId: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId) });
+  const checkItem = (orgId: string, items: readonly unknown[]) => batchItemCheck(deps.stores.files, orgId, (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`), items);
+  const batchDeps = (orgId: string, items: readonly unknown[]): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId, items) });
   return [
     {
       method: 'POST',
@@ -27,7 +27,8 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
-        const created = await createBatch(batchDeps(orgId), orgId, ctx.state.body as CreateBatchBody);
+        const body = ctx.state.body as CreateBatchBody;
+        const created = await createBatch(batchDeps(orgId, Array.isArray(body.items) ? body.items : []), orgId, body);
         // Its sessions count toward the running-session cap from now on.
         deps.limits?.sessions.forget(orgId);
         return created;

@@ -3,18 +3,19 @@ import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '..
 import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
 import { envelope } from '../../../../store/ledger.js';
 import { messageView } from '../../../../domain/views/message.js';
+import type { OnBusy } from '../../../../domain/session/on-busy.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { NotFoundError } from '../../../../domain/errors.js';
 import { sendUserMessage } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, runtimeOf, sessionForCommand, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
+import { ask, runtimeOf, sessionForCommand, sessionOr404, userMessagePorts, withIdempotency } from './session-commands.js';
 import { postEventBody, syncBody } from './schema.js';
 import { eventListResponse, messageResponse, turnReplyResponse } from './responses.js';
 import { sessionIdempotencyScope } from '../../../../app/sessions/delete-session.js';
 
 type PostedEvent =
-  | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string> }
+  | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string>; on_busy?: OnBusy }
   | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean };
 
 /** Resolves when the message reaches a terminal status, or at the deadline; true if terminal. */
@@ -65,7 +66,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
         const body = ctx.state.body as PostedEvent;
         await withIdempotency(ctx, deps, sessionIdempotencyScope(session._id), 201, async (key) => {
           if (body.type === 'user.message') {
-            const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, param: 'content' }, key);
+            const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, on_busy: body.on_busy, param: 'content' }, key);
             return sent.reply;
           }
           // Each submission is its own command: a second one for the same call
@@ -123,9 +124,9 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         const target = await sessionForCommand(deps, orgId, ctx.params.session_id);
         const session = target.session;
-        const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string> };
+        const body = ctx.state.body as { parts: ContentBlock[]; metadata?: Record<string, string>; on_busy?: OnBusy };
         // No Idempotency-Key here (the spec gives it to the events endpoint only): each call is a new message.
-        const { message_id: messageId } = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.parts, metadata: body.metadata, param: 'parts' }, null);
+        const { message_id: messageId } = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.parts, metadata: body.metadata, on_busy: body.on_busy, param: 'parts' }, null);
         const terminal = await waitForTerminal(deps, orgId, session._id, messageId, deps.config.syncWaitMs);
         const m = await deps.stores.messages.get(orgId, session._id, messageId);
         if (!m) throw new NotFoundError('message', messageId);

@@ -4,7 +4,7 @@ import { sessionView } from '../../../../domain/views/session.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage, sequenceCursor } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { sessionOr404 } from './runtime.js';
+import { sessionOr404 } from './session-commands.js';
 import { messageListResponse, messageResponse, sessionResponse } from './responses.js';
 
 const TRANSCRIPT_MAX = 1000;

@@ -1,6 +1,7 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { NO_CONTROL_CHARACTERS } from '../../../../lib/schemas/common.js';
 import { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
+import { onBusySchema } from '../../../../domain/session/on-busy.js';
 
 
 export const sessionFields: Record<string, JsonSchema> = {
@@ -17,6 +18,7 @@ export const sessionFields: Record<string, JsonSchema> = {
   llm_api_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'Per-session provider key for model calls only; never returned.' },
   internet_access: { type: 'boolean' },
   llm_id: { type: 'string', minLength: 1, maxLength: 64, description: 'An llm_options id of the manifest; defaults to the first.' },
+  on_busy: { ...onBusySchema, description: 'The default `on_busy` of the session\'s user messages (those that carry none); `enqueue` when absent.' },
 };
 
 export const createSessionBody: JsonSchema = { type: 'object', additionalProperties: false, properties: sessionFields };
@@ -25,14 +27,14 @@ export const agentMessageBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'content'],
-  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema, session: createSessionBody },
+  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema, on_busy: onBusySchema, session: createSessionBody },
 };
 
 export const userMessageEvent: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'content'],
-  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema },
+  properties: { type: { const: 'user.message' }, content: contentSchema, metadata: metadataSchema, on_busy: onBusySchema },
 };
 
 export const toolResultEvent: JsonSchema = {
@@ -65,5 +67,5 @@ export const syncBody: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['parts'],
-  properties: { parts: contentSchema, metadata: metadataSchema },
+  properties: { parts: contentSchema, metadata: metadataSchema, on_busy: onBusySchema },
 };

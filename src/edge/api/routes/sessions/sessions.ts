@@ -4,13 +4,14 @@ import { check, type JsonSchema } from '../../../../lib/schemas/validator.js';
 import { sessionBusy } from '../../../../app/sessions/delete-session.js';
 import { newId } from '../../../../domain/ids.js';
 import type { ContentBlock } from '../../../../domain/ledger.js';
+import type { OnBusy } from '../../../../domain/session/on-busy.js';
 import { buildSession, versionFor, type SessionInput } from '../../../../app/sessions/create-session.js';
 import { sessionView, type SessionDoc } from '../../../../domain/views/session.js';
 import type { AppDeps } from '../../deps.js';
 import { pageOf, requestedPage } from '../../pagination.js';
 import { sendUserMessage, type MessageTarget } from '../../../../app/sessions/send-user-message.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { ask, sessionOr404, userMessagePorts, withIdempotency } from './runtime.js';
+import { ask, sessionOr404, userMessagePorts, withIdempotency } from './session-commands.js';
 import { agentMessageBody, createSessionBody } from './schema.js';
 import { sessionListResponse, sessionResponse, turnReplyResponse } from './responses.js';
 
@@ -133,7 +134,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       status: 201,
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; session?: SessionInput };
+        const body = ctx.state.body as { content: ContentBlock[]; metadata?: Record<string, string>; on_busy?: OnBusy; session?: SessionInput };
         await withIdempotency(ctx, deps, `agent-messages:${orgId}:${ctx.params.agent_id}`, 201, async (key, claimed) => {
           // The session id is recorded under the claim before the session exists: a retry that takes over the
           // claim of a request that died continues that request's session (the ask is deduplicated by its
@@ -149,7 +150,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
             const doc = await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId);
             target = { kind: 'new', create: async () => (await claimed?.remember(sessionId), store(doc)) };
           }
-          const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, param: 'content' }, key);
+          const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, on_busy: body.on_busy, param: 'content' }, key);
           return sent.reply;
         });
         return undefined;

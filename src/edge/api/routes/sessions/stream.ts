@@ -6,7 +6,7 @@ import { parseLastEventId, SessionStream, type LiveEnvelope } from '../../sse/se
 import { StreamSlots } from '../../sse/stream-slots.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { assistantDeltaRef, ledgerEventRef } from './ledger-events.js';
-import { runtimeOf, sessionOr404 } from './runtime.js';
+import { runtimeOf, sessionOr404 } from './session-commands.js';
 import { decodeSessionEvents, SESSION_DELETED } from '../../../../lib/pubsub/session-events.js';
 
 /** How soon a client cut off by a shutdown reconnects; long enough for the load balancer to have noticed /readyz. */

@@ -2,7 +2,7 @@ import { InvalidRequestError } from '../../../../domain/errors.js';
 import { messageState } from '../../../../domain/views/message.js';
 import type { AppDeps } from '../../deps.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { sessionOr404 } from './runtime.js';
+import { sessionOr404 } from './session-commands.js';
 import { toolCallListResponse } from './responses.js';
 
 /** Open tool calls, for clients that do not use webhooks (spec: "Without a webhook, clients can…"). */

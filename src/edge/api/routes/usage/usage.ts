@@ -4,7 +4,7 @@ import { GROUP_FIELD, groupPage, totalOf, type GroupBy } from '../../../../app/u
 import type { AppDeps } from '../../deps.js';
 import { requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
-import { sessionOr404 } from '../sessions/runtime.js';
+import { sessionOr404 } from '../sessions/session-commands.js';
 import { groupCursor, parseGroupCursor } from './group-cursor.js';
 import { orgUsageResponse, sessionUsageResponse, usageFilterQuery } from './schema.js';
 

@@ -27,7 +27,7 @@ export type CommandSession = { kind: 'read'; session: SessionDoc } | { kind: 'he
 
 /**
  * The session a command is for, without reading it when this process knows
- * its head (src/sessions/session-heads.ts): the actor reads it anyway, and
+ * its head (src/app/sessions/session-heads.ts): the actor reads it anyway, and
  * answers 404 itself for one deleted since.
  */
 export async function sessionForCommand(deps: AppDeps, orgId: string, id: string): Promise<CommandSession> {
