@@ -1,6 +1,7 @@
-import { runTick, type TickPorts } from '../app/schedules/run-tick.js';
+import { failTick, runTick, type TickPorts } from '../app/schedules/run-tick.js';
+import { reconcileSchedules } from '../app/schedules/reconcile.js';
 import { once } from '../lib/lifecycle/shutdown.js';
-import { JobSchedulerClock, SCHEDULES_QUEUE, tickTime, type ScheduleTickJob } from '../lib/queues/job-schedulers.js';
+import { JobSchedulerClock, SCHEDULES_QUEUE, TICK_ATTEMPTS, tickTime, type ScheduleTickJob } from '../lib/queues/job-schedulers.js';
 import type { Core } from './core.js';
 
 /** Ticks one worker process runs at once: each only writes a run record and a session and enqueues a command. */
@@ -15,22 +16,45 @@ export function tickPorts(core: Core): TickPorts {
 /**
  * Runs schedule ticks: a BullMQ worker on the schedules queue, whose jobs the
  * job schedulers add (lib/queues/job-schedulers.ts). Every worker process
- * runs one; BullMQ hands each tick's job to one of them.
+ * runs one; BullMQ hands each tick's job to one of them. At start, the job
+ * schedulers are made to match the schedule records (app/schedules/reconcile.ts),
+ * so ticks resume after Redis lost them.
  */
 export function startScheduleTicks(core: Core): void {
   const ports = tickPorts(core);
+  const ticks = core.metrics.scheduleTicks;
   const worker = core.plane.queues.worker<ScheduleTickJob, string>(
     SCHEDULES_QUEUE,
     async (job) => {
       const at = tickTime(job);
       if (at === null) throw new Error(`schedule tick job ${job.id} has no tick time`);
-      const outcome = await runTick(ports, job.data.org_id, job.data.schedule_id, at);
-      core.log.debug({ schedule_id: job.data.schedule_id, scheduled_for: new Date(at).toISOString(), outcome }, 'schedule tick');
-      return outcome;
+      try {
+        const outcome = await runTick(ports, job.data.org_id, job.data.schedule_id, at);
+        ticks.inc({ outcome });
+        core.log.debug({ schedule_id: job.data.schedule_id, scheduled_for: new Date(at).toISOString(), outcome }, 'schedule tick');
+        return outcome;
+      } catch (err) {
+        ticks.inc({ outcome: 'error' });
+        throw err;
+      }
     },
     { concurrency: TICK_CONCURRENCY },
   );
   worker.on('error', (err) => core.log.warn({ err: err.message }, 'schedule tick worker error'));
-  worker.on('failed', (job, err) => core.log.warn({ schedule_id: job?.data.schedule_id, err: err.message }, 'schedule tick failed'));
+  worker.on('failed', (job, err) => {
+    const attempts = job?.opts.attempts ?? TICK_ATTEMPTS;
+    const at = job ? tickTime(job) : null;
+    const gaveUp = !!job && at !== null && job.attemptsMade >= attempts;
+    core.log.warn({ schedule_id: job?.data.schedule_id, attempts_made: job?.attemptsMade, gave_up: gaveUp, err: err.message }, 'schedule tick failed');
+    if (!gaveUp) return;
+    ticks.inc({ outcome: 'gave_up' });
+    // A run that stays pending here (this write failed too) is settled by the reaper (app/reaper.ts).
+    failTick(ports.schedules, job.data.org_id, job.data.schedule_id, at, attempts).catch((e: Error) => core.log.warn({ schedule_id: job.data.schedule_id, err: e.message }, 'could not record a given-up schedule tick'));
+  });
   core.shutdown.add(once('schedule-ticks', () => worker.close()));
+  // Not awaited: the worker serves ticks meanwhile, and a failure only delays what the next start repairs.
+  reconcileSchedules({ schedules: core.stores.schedules, agents: core.stores.agents, clock: ports.clock }).then(
+    (r) => core.log.info({ armed: r.armed, disarmed: r.disarmed }, 'schedules reconciled with their job schedulers'),
+    (err: Error) => core.log.warn({ err: err.message }, 'schedule reconcile failed; the next worker start tries again'),
+  );
 }

@@ -29,6 +29,14 @@ export class ScheduleStore {
     return this.col.find(filter).sort({ _id: 1 }).limit(limit + 1).toArray();
   }
 
+  /**
+   * Every org's schedules by id, a page at a time: only the reconciler that
+   * re-arms job schedulers at worker start reads across orgs (app/schedules/reconcile.ts).
+   */
+  listAll(limit: number, after: string | null): Promise<ScheduleDoc[]> {
+    return this.col.find({ _id: { $gt: after ?? '' } }).sort({ _id: 1 }).limit(limit).toArray();
+  }
+
   /** Applies a change; null when the schedule is not the org's. */
   update(orgId: string, id: string, change: ScheduleChange): Promise<ScheduleDoc | null> {
     return this.col.findOneAndUpdate({ _id: id, org_id: orgId }, { $set: { ...change, updated_at: new Date() } }, { returnDocument: 'after' });
@@ -60,6 +68,36 @@ export class ScheduleStore {
 
   async settleRun(orgId: string, runId: string, status: ScheduleRunStatus, error: string | null = null): Promise<void> {
     await this.runs.updateOne({ _id: runId, org_id: orgId }, { $set: { status, error } });
+  }
+
+  /**
+   * Settles a tick that gave up as failed: its pending run, or a failed run in
+   * its place when it gave up before recording one. A run already settled keeps
+   * its status (a tick that sent its message and then failed still sent it).
+   */
+  async failRun(run: ScheduleRunDoc): Promise<void> {
+    const { created } = await this.claimRun(run);
+    if (!created) await this.runs.updateOne({ _id: run._id, org_id: run.org_id, status: 'pending' }, { $set: { status: 'failed', error: run.error } });
+  }
+
+  /**
+   * Runs still pending though their tick was due before `before`, across
+   * orgs, oldest first: ticks whose job BullMQ failed without a worker event
+   * (stalled past its limit), which the reaper settles as failed.
+   */
+  async abandonRuns(before: Date, limit: number, error: string): Promise<number> {
+    const stuck = await this.runs.find({ status: 'pending', scheduled_for: { $lt: before } }, { projection: { _id: 1 } }).sort({ scheduled_for: 1 }).limit(limit).toArray();
+    if (!stuck.length) return 0;
+    const r = await this.runs.updateMany({ _id: { $in: stuck.map((x) => x._id) }, status: 'pending' }, { $set: { status: 'failed', error } });
+    return r.modifiedCount;
+  }
+
+  /** Deletes at most `limit` runs of any org whose tick was due before `before`, oldest first; how many. */
+  async reapRuns(before: Date, limit: number): Promise<number> {
+    const old = await this.runs.find({ scheduled_for: { $lt: before } }, { projection: { _id: 1 } }).sort({ scheduled_for: 1 }).limit(limit).toArray();
+    if (!old.length) return 0;
+    const r = await this.runs.deleteMany({ _id: { $in: old.map((x) => x._id) } });
+    return r.deletedCount;
   }
 
   /** A schedule's runs, newest tick first; `before` is the tick time (ms) of the last row of the page before. */

@@ -166,7 +166,7 @@ describe('schedules', function () {
     await h.running.core.stores.schedules.settleRun(orgId, `${s.id}:${at}`, 'pending');
     assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
     // And once it settled, a repeat does nothing at all.
-    assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
+    assert.equal(await runTick(ports, orgId, s.id, at), 'duplicate');
     const { runs } = await runsOf(s.id);
     assert.equal(runs.length, 1);
     const run = runs[0];

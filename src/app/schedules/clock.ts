@@ -5,4 +5,6 @@
 export interface ScheduleClock {
   arm(schedule: { _id: string; org_id: string; cron: string; timezone: string }): Promise<void>;
   disarm(scheduleId: string): Promise<void>;
+  /** The schedulers armed now, with the org their ticks name (null when unreadable), for reconcile-schedules.ts. */
+  armed(): Promise<{ id: string; org_id: string | null }[]>;
 }

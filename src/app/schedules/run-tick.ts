@@ -27,8 +27,11 @@ export interface TickPorts {
   clock: ScheduleClock;
 }
 
-/** What a tick did: a run recorded with this status, or none (`gone`: the schedule was deleted; `paused`). */
-export type TickOutcome = ScheduleRunStatus | 'gone' | 'paused';
+/**
+ * What a tick did: a run recorded with this status, or none (`gone`: the schedule was deleted; `paused`;
+ * `duplicate`: the tick had already been run to its end, by another worker or an attempt before this one).
+ */
+export type TickOutcome = ScheduleRunStatus | 'gone' | 'paused' | 'duplicate';
 
 /** Stores the tick's session, or finds the one an earlier attempt of this tick stored. */
 async function storeOnce(sessions: SessionStore, doc: SessionDoc): Promise<SessionDoc> {
@@ -63,8 +66,14 @@ export async function runTick(ports: TickPorts, orgId: string, scheduleId: strin
     await ports.clock.disarm(scheduleId);
     return 'gone';
   }
-  // A tick queued before a pause took effect.
-  if (schedule.paused) return 'paused';
+  if (schedule.paused) {
+    // A tick queued before a pause took effect, or a scheduler armed by a reconcile that read the schedule before
+    // it was paused: removed, then armed again if a resume landed in between (the record is the truth).
+    await ports.clock.disarm(scheduleId);
+    const now = await ports.schedules.get(orgId, scheduleId);
+    if (now && !now.paused) await ports.clock.arm(now);
+    return 'paused';
+  }
   const ids = tickIds(scheduleId, scheduledFor);
   const { run, created } = await ports.schedules.claimRun({
     _id: ids.run_id,
@@ -77,7 +86,7 @@ export async function runTick(ports: TickPorts, orgId: string, scheduleId: strin
     error: null,
     created_at: new Date(),
   });
-  if (!created && run.status !== 'pending') return run.status;
+  if (!created && run.status !== 'pending') return 'duplicate';
   const agent = await ports.agents.get(orgId, schedule.agent_id);
   if (!agent || agent.deleted_at) {
     // A deleted agent's schedules stop: this tick is recorded as skipped and no other follows.
@@ -107,4 +116,24 @@ export async function runTick(ports: TickPorts, orgId: string, scheduleId: strin
   }
   await ports.schedules.settleRun(orgId, run._id, 'sent');
   return 'sent';
+}
+
+/**
+ * Settles a tick whose job BullMQ gave up on (its attempts spent): the run
+ * reads `failed` with a reason instead of `pending` for ever. The cause is
+ * logged, not stored: it is an internal error whose text is not the org's to read.
+ */
+export async function failTick(schedules: ScheduleStore, orgId: string, scheduleId: string, scheduledFor: number, attempts: number): Promise<void> {
+  const ids = tickIds(scheduleId, scheduledFor);
+  await schedules.failRun({
+    _id: ids.run_id,
+    org_id: orgId,
+    schedule_id: scheduleId,
+    scheduled_for: new Date(scheduledFor),
+    session_id: ids.session_id,
+    message_id: ids.message_id,
+    status: 'failed',
+    error: `the tick failed ${attempts} times on an internal error and was given up; the next tick runs as scheduled`,
+    created_at: new Date(),
+  });
 }

@@ -10,7 +10,7 @@ export interface ScheduleTickJob {
 }
 
 /** A tick is retried on failure (its work is idempotent, run-tick.ts); finished tick jobs are dropped soon, the run record stays. */
-const TICK_ATTEMPTS = 5;
+export const TICK_ATTEMPTS = 5;
 
 /**
  * Schedules on BullMQ job schedulers: one scheduler per schedule, named by
@@ -35,7 +35,20 @@ export class JobSchedulerClock {
   async disarm(scheduleId: string): Promise<void> {
     await this.queues.queue(SCHEDULES_QUEUE).removeJobScheduler(scheduleId);
   }
+
+  /** Every job scheduler in Redis with the org its ticks name, read a page at a time. */
+  async armed(): Promise<{ id: string; org_id: string | null }[]> {
+    const queue = this.queues.queue(SCHEDULES_QUEUE);
+    const out: { id: string; org_id: string | null }[] = [];
+    for (let start = 0; ; start += ARMED_PAGE) {
+      const page = await queue.getJobSchedulers(start, start + ARMED_PAGE - 1, true);
+      for (const s of page) out.push({ id: s.key, org_id: (s.template?.data as ScheduleTickJob | undefined)?.org_id ?? null });
+      if (page.length < ARMED_PAGE) return out;
+    }
+  }
 }
+
+const ARMED_PAGE = 500;
 
 /** The tick time of a tick job: BullMQ records it as `prevMillis`; older jobs only in the id's tail. */
 export function tickTime(job: { id?: string; opts: { prevMillis?: number } }): number | null {
