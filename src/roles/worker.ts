@@ -44,6 +44,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
     deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
       core.plane.dispatcher.send([sessionCommand(s._id, sessionDelete({ retention: s._id }), s.priority ?? 'interactive')]),
     retentionAfter: new Map<string, string>(),
+    scheduleRunRetentionDays: core.config.scheduleRunRetentionDays,
   };
   const reaper = setInterval(() => {
     reap(core.stores, Date.now(), hooks).then(

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { reap } from '../../src/app/reaper.js';
+import { tickIds } from '../../src/domain/schedule.js';
 import { JobSchedulerClock, SCHEDULES_QUEUE } from '../../src/lib/queues/job-schedulers.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
@@ -7,6 +9,8 @@ import { json, until } from '../support/wait.js';
 
 type Schedule = { id: string; paused: boolean; paused_reason: string | null; next_run_at: string | null };
 type Run = { scheduled_for: string; session_id: string; message_id: string; status: string; error: string | null };
+
+const DAY = 24 * 60 * 60 * 1000;
 
 /**
  * What keeps schedules honest over time (issue #33 item 3): job schedulers
@@ -97,6 +101,34 @@ describe('schedule upkeep', function () {
     assert.equal((await tickCount('gave_up')) - gaveUp, 1);
     const metrics = await (await fetch(`${h.baseUrl}/metrics`)).text();
     assert.match(metrics, /troupe_schedule_ticks_total\{[^}]*outcome="gave_up"[^}]*\} [1-9]/);
+    assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
+  });
+
+  it('reaps runs past retention and settles runs left pending, a bounded number per pass', async () => {
+    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
+    const stores = h.running.core.stores;
+    const now = Date.now();
+    const run = (ageMs: number, status: 'pending' | 'sent') => {
+      const at = Math.floor((now - ageMs) / 1000) * 1000;
+      const ids = tickIds(s.id, at);
+      return stores.schedules.claimRun({ _id: ids.run_id, org_id: orgId, schedule_id: s.id, scheduled_for: new Date(at), session_id: ids.session_id, message_id: ids.message_id, status, error: null, created_at: new Date() });
+    };
+    for (const age of [40 * DAY, 39 * DAY, 31 * DAY, 29 * DAY, 2 * DAY]) await run(age, 'sent');
+    await run(2 * 60 * 60 * 1000, 'pending'); // lost: its tick was due two hours ago
+    await run(60 * 1000, 'pending'); // in flight
+    // A pass is bounded: the oldest first, no more than asked.
+    assert.equal(await stores.schedules.reapRuns(new Date(now - 30 * DAY), 2), 2);
+    assert.equal((await runsOf(s.id)).length, 5);
+    const r = await reap(stores, now, { scheduleRunRetentionDays: 30 });
+    assert.equal(r.schedule_runs, 1);
+    assert.equal(r.abandoned_runs, 1);
+    const left = await runsOf(s.id);
+    assert.deepEqual(left.map((x) => Math.round((now - Date.parse(x.scheduled_for)) / 60_000)), [1, 120, 2 * 24 * 60, 29 * 24 * 60]);
+    assert.deepEqual(left.map((x) => x.status), ['pending', 'failed', 'sent', 'sent']);
+    assert.match(left[1].error ?? '', /never finished/);
+    // The retention is the setting's: a shorter one reaps more.
+    assert.equal((await reap(stores, now, { scheduleRunRetentionDays: 1 })).schedule_runs, 2);
+    assert.equal((await runsOf(s.id)).length, 2);
     assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
   });
 
