@@ -52,21 +52,32 @@ export interface ScheduleView {
   cron: string;
   timezone: string;
   paused: boolean;
+  /** Why it does not tick: `user` (paused through the API), `agent_deleted` (its agent was deleted; it stays so); null when live. */
+  paused_reason: PausedReason | null;
   next_run_at: string | null;
   created_at: string;
   message: ScheduleMessage;
   session: SessionTemplate;
 }
 
-export function scheduleView(s: ScheduleDoc, nextRunAt: Date | null): ScheduleView {
+export type PausedReason = 'user' | 'agent_deleted';
+
+/**
+ * A schedule as the API shows it. A deleted agent's schedule reads paused, with the reason, whatever its own
+ * flag says: its agent's state is read with it rather than written into it, so a deletion that died before it
+ * reached the schedules reads the same.
+ */
+export function scheduleView(s: ScheduleDoc, nextRunAt: Date | null, agentDeleted = false): ScheduleView {
+  const reason: PausedReason | null = agentDeleted ? 'agent_deleted' : s.paused ? 'user' : null;
   return {
     id: s._id,
     agent_id: s.agent_id,
     name: s.name,
     cron: s.cron,
     timezone: s.timezone,
-    paused: s.paused,
-    next_run_at: s.paused || !nextRunAt ? null : nextRunAt.toISOString(),
+    paused: reason !== null,
+    paused_reason: reason,
+    next_run_at: reason || !nextRunAt ? null : nextRunAt.toISOString(),
     created_at: s.created_at.toISOString(),
     message: { content: s.message.content, metadata: s.message.metadata ?? {} },
     session: s.session,

@@ -6,7 +6,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { json, until } from '../support/wait.js';
 
-type Schedule = { id: string; agent_id: string; name: string | null; cron: string; timezone: string; paused: boolean; next_run_at: string | null; created_at: string };
+type Schedule = { id: string; agent_id: string; name: string | null; cron: string; timezone: string; paused: boolean; paused_reason: string | null; next_run_at: string | null; created_at: string };
 type Run = { scheduled_for: string; session_id: string; message_id: string; status: string; error: string | null };
 type Refusal = { error: { type: string; code: string; message: string; param?: string } };
 
@@ -70,6 +70,7 @@ describe('schedules', function () {
     assert.equal(s.agent_id, agentId);
     assert.equal(s.timezone, 'Europe/Paris');
     assert.equal(s.paused, false);
+    assert.equal(s.paused_reason, null);
     // Metadata reads back as an object when none was given (the document's shape for it).
     assert.deepEqual((s as unknown as { message: { metadata: unknown } }).message.metadata, {});
     assert.ok(s.next_run_at && Date.parse(s.next_run_at) > Date.now() - 1000);
@@ -80,6 +81,7 @@ describe('schedules', function () {
     // Pause: the scheduler is removed; at most a tick already queued runs after it.
     const paused = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { paused: true } }), 200);
     assert.equal(paused.paused, true);
+    assert.equal(paused.paused_reason, 'user');
     assert.equal(paused.next_run_at, null);
     await new Promise((r) => setTimeout(r, 1500));
     const atPause = (await runsOf(s.id)).runs.length;
@@ -151,7 +153,14 @@ describe('schedules', function () {
       const late = (await runsOf(id)).runs.filter((r) => Date.parse(r.scheduled_for) > deletedAt + 1000);
       assert.ok(late.every((r) => r.status !== 'sent'), `a tick of ${id} after the deletion opened a session`);
     }
-    await json(await h.api(`/v1/agents/${viaApi}/schedules`), 404);
+    // They read back disarmed, not live: paused, with the reason, and no next tick; and they cannot be resumed.
+    const listed = await json<{ schedules: Schedule[] }>(await h.api(`/v1/agents/${viaApi}/schedules`), 200);
+    assert.deepEqual(listed.schedules.map((x) => [x.id, x.paused, x.paused_reason, x.next_run_at]), [[a.id, true, 'agent_deleted', null]]);
+    const readB = await json<Schedule>(await h.api(`/v1/schedules/${b.id}`), 200);
+    assert.deepEqual([readB.paused, readB.paused_reason, readB.next_run_at], [true, 'agent_deleted', null]);
+    const resume = await json<Refusal>(await h.api(`/v1/schedules/${a.id}`, { method: 'PATCH', json: { paused: false } }), 409);
+    assert.equal(resume.error.code, 'agent_deleted');
+    assert.equal((await h.api(`/v1/schedules/${b.id}`, { method: 'DELETE' })).status, 204);
     await json(await create({ cron: '* * * * *', message }, viaApi), 404);
   });
 

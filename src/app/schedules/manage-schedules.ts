@@ -1,4 +1,4 @@
-import { NotFoundError } from '../../domain/errors.js';
+import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import { newId } from '../../domain/ids.js';
 import type { ScheduleDoc, ScheduleMessage, SessionTemplate } from '../../domain/schedule.js';
 import { checkCron, checkTimezone } from '../../lib/schedules/cron.js';
@@ -16,8 +16,8 @@ export interface ScheduleInput {
 
 export interface SchedulePorts {
   schedules: ScheduleStore;
-  /** A live (not soft-deleted) agent of the org, else 404. */
-  liveAgent(orgId: string, agentId: string): Promise<void>;
+  /** The org's agent: live, soft-deleted, or null when it has none of that id. */
+  agentState(orgId: string, agentId: string): Promise<'live' | 'deleted' | null>;
   /** The message's references (404 file_not_found) and the template's binding (404 storage_binding_not_found), as a tick will check them. */
   checkRefs(orgId: string, message: ScheduleMessage | undefined, session: SessionTemplate | undefined): Promise<void>;
   clock: ScheduleClock;
@@ -37,7 +37,7 @@ export async function createSchedule(ports: SchedulePorts, orgId: string, agentI
   const timezone = input.timezone ?? 'UTC';
   checkTimezone(timezone);
   checkCron(input.cron, timezone, ports.minIntervalMs);
-  await ports.liveAgent(orgId, agentId);
+  if ((await ports.agentState(orgId, agentId)) !== 'live') throw new NotFoundError('agent', agentId);
   await ports.checkRefs(orgId, input.message, input.session);
   const now = new Date();
   const doc: ScheduleDoc = {
@@ -64,9 +64,14 @@ export async function scheduleOr404(schedules: ScheduleStore, orgId: string, id:
   return doc;
 }
 
-/** Changes `paused`, `cron`, `timezone` or `message`; the job scheduler follows (re-armed with the new cron, or removed while paused). */
+/**
+ * Changes `paused`, `cron`, `timezone` or `message`; the job scheduler follows (re-armed with the new cron, or
+ * removed while paused). A deleted agent's schedule is not changed (409 agent_deleted, as its sessions answer a
+ * message): resumed, it would only record skipped ticks.
+ */
 export async function updateSchedule(ports: SchedulePorts, orgId: string, id: string, change: ScheduleChange): Promise<ScheduleDoc> {
   const current = await scheduleOr404(ports.schedules, orgId, id);
+  if ((await ports.agentState(orgId, current.agent_id)) !== 'live') throw new ConflictError(`agent ${current.agent_id} was deleted; its schedules cannot be changed (delete them instead)`, 'agent_deleted');
   const timezone = change.timezone ?? current.timezone;
   if (change.timezone !== undefined) checkTimezone(timezone);
   if (change.cron !== undefined || change.timezone !== undefined) checkCron(change.cron ?? current.cron, timezone, ports.minIntervalMs);

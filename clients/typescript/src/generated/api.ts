@@ -1789,7 +1789,10 @@ export type PostV1AgentsAgentIdSchedulesResponse = {
   name: string | null;
   cron: string;
   timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
   paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
   /** When the next tick is due; null while paused. */
   next_run_at: string | null;
   created_at: string;
@@ -1824,7 +1827,7 @@ export type PostV1AgentsAgentIdSchedulesResponse = {
   };
 };
 
-/** GET /v1/agents/{agent_id}/schedules: List the agent’s schedules, oldest first. */
+/** GET /v1/agents/{agent_id}/schedules: List the agent’s schedules, oldest first; a deleted agent’s read paused with paused_reason agent_deleted. */
 export type GetV1AgentsAgentIdSchedulesPathParams = { agent_id: string };
 export type GetV1AgentsAgentIdSchedulesQuery = { limit?: number; after?: string };
 export type GetV1AgentsAgentIdSchedulesBody = undefined;
@@ -1835,7 +1838,10 @@ export type GetV1AgentsAgentIdSchedulesResponse = {
     name: string | null;
     cron: string;
     timezone: string;
+    /** True while it does not tick: paused through the API, or its agent was deleted. */
     paused: boolean;
+    /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+    paused_reason: "user" | "agent_deleted" | null;
     /** When the next tick is due; null while paused. */
     next_run_at: string | null;
     created_at: string;
@@ -1873,7 +1879,7 @@ export type GetV1AgentsAgentIdSchedulesResponse = {
   next_cursor: string | null;
 };
 
-/** GET /v1/schedules/{schedule_id}: Read a schedule. */
+/** GET /v1/schedules/{schedule_id}: Read a schedule; a deleted agent’s reads paused with paused_reason agent_deleted. */
 export type GetV1SchedulesScheduleIdPathParams = { schedule_id: string };
 export type GetV1SchedulesScheduleIdQuery = Record<string, never>;
 export type GetV1SchedulesScheduleIdBody = undefined;
@@ -1883,7 +1889,10 @@ export type GetV1SchedulesScheduleIdResponse = {
   name: string | null;
   cron: string;
   timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
   paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
   /** When the next tick is due; null while paused. */
   next_run_at: string | null;
   created_at: string;
@@ -1918,7 +1927,7 @@ export type GetV1SchedulesScheduleIdResponse = {
   };
 };
 
-/** PATCH /v1/schedules/{schedule_id}: Pause or resume a schedule, or change its cron, time zone or message. */
+/** PATCH /v1/schedules/{schedule_id}: Pause or resume a schedule, or change its cron, time zone or message; 409 agent_deleted when its agent was deleted. */
 export type PatchV1SchedulesScheduleIdPathParams = { schedule_id: string };
 export type PatchV1SchedulesScheduleIdQuery = Record<string, never>;
 export type PatchV1SchedulesScheduleIdBody = {
@@ -1950,7 +1959,10 @@ export type PatchV1SchedulesScheduleIdResponse = {
   name: string | null;
   cron: string;
   timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
   paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
   /** When the next tick is due; null while paused. */
   next_run_at: string | null;
   created_at: string;

@@ -9,7 +9,7 @@ import { listResponse, pageOf, requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { createScheduleBody, patchScheduleBody, scheduleResponse, scheduleRunResponse } from './schema.js';
 
-const view = (s: ScheduleDoc) => scheduleView(s, nextRunAt(s.cron, s.timezone));
+const view = (s: ScheduleDoc, agentDeleted: boolean) => scheduleView(s, nextRunAt(s.cron, s.timezone), agentDeleted);
 
 /** Schedules (issue #33): cron ticks that each open a session from a template and send it a message. */
 export function scheduleRoutes(deps: AppDeps): RouteSpec[] {
@@ -17,9 +17,9 @@ export function scheduleRoutes(deps: AppDeps): RouteSpec[] {
     schedules: deps.stores.schedules,
     clock: deps.scheduleClock,
     minIntervalMs: deps.config.scheduleMinIntervalMs,
-    liveAgent: async (orgId, agentId) => {
+    agentState: async (orgId, agentId) => {
       const agent = await deps.stores.agents.get(orgId, agentId);
-      if (!agent || agent.deleted_at) throw new NotFoundError('agent', agentId);
+      return !agent ? null : agent.deleted_at ? 'deleted' : 'live';
     },
     checkRefs: async (orgId, message, session) => {
       if (message) await checkUserMessage(deps.stores.files, orgId, { content: message.content, param: 'message.content' });
@@ -36,40 +36,46 @@ export function scheduleRoutes(deps: AppDeps): RouteSpec[] {
       body: { schema: createScheduleBody },
       response: scheduleResponse,
       status: 201,
-      handler: async (ctx) => view(await createSchedule(ports, requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as ScheduleInput)),
+      handler: async (ctx) => view(await createSchedule(ports, requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as ScheduleInput), false),
     },
     {
       method: 'GET',
       path: '/v1/agents/{agent_id}/schedules',
-      summary: 'List the agent’s schedules, oldest first.',
+      summary: 'List the agent’s schedules, oldest first; a deleted agent’s read paused with paused_reason agent_deleted.',
       tag: 'schedules',
       response: listResponse('schedules', scheduleResponse),
       list: { cursor: 'schedule' },
       handler: async (ctx) => {
         const orgId = requireAuth(ctx).orgId;
-        await ports.liveAgent(orgId, ctx.params.agent_id);
+        const state = await ports.agentState(orgId, ctx.params.agent_id);
+        if (!state) throw new NotFoundError('agent', ctx.params.agent_id);
         const page = requestedPage(ctx);
         const rows = await deps.stores.schedules.listByAgent(orgId, ctx.params.agent_id, page.limit, page.after);
         const { items, has_more, next_cursor } = pageOf(rows, page.limit, (s) => s._id);
-        return { schedules: items.map(view), has_more, next_cursor };
+        return { schedules: items.map((s) => view(s, state === 'deleted')), has_more, next_cursor };
       },
     },
     {
       method: 'GET',
       path: '/v1/schedules/{schedule_id}',
-      summary: 'Read a schedule.',
+      summary: 'Read a schedule; a deleted agent’s reads paused with paused_reason agent_deleted.',
       tag: 'schedules',
       response: scheduleResponse,
-      handler: async (ctx) => view(await scheduleOr404(deps.stores.schedules, requireAuth(ctx).orgId, ctx.params.schedule_id)),
+      handler: async (ctx) => {
+        const orgId = requireAuth(ctx).orgId;
+        const s = await scheduleOr404(deps.stores.schedules, orgId, ctx.params.schedule_id);
+        return view(s, (await ports.agentState(orgId, s.agent_id)) !== 'live');
+      },
     },
     {
       method: 'PATCH',
       path: '/v1/schedules/{schedule_id}',
-      summary: 'Pause or resume a schedule, or change its cron, time zone or message.',
+      summary: 'Pause or resume a schedule, or change its cron, time zone or message; 409 agent_deleted when its agent was deleted.',
       tag: 'schedules',
       body: { schema: patchScheduleBody },
       response: scheduleResponse,
-      handler: async (ctx) => view(await updateSchedule(ports, requireAuth(ctx).orgId, ctx.params.schedule_id, ctx.state.body as ScheduleChange)),
+      errors: [409],
+      handler: async (ctx) => view(await updateSchedule(ports, requireAuth(ctx).orgId, ctx.params.schedule_id, ctx.state.body as ScheduleChange), false),
     },
     {
       method: 'DELETE',

@@ -30,14 +30,15 @@ export const patchScheduleBody: JsonSchema = {
 
 export const scheduleResponse: JsonSchema = {
   type: 'object',
-  required: ['id', 'agent_id', 'name', 'cron', 'timezone', 'paused', 'next_run_at', 'created_at', 'message', 'session'],
+  required: ['id', 'agent_id', 'name', 'cron', 'timezone', 'paused', 'paused_reason', 'next_run_at', 'created_at', 'message', 'session'],
   properties: {
     id: { type: 'string' },
     agent_id: { type: 'string' },
     name: nullableString,
     cron: { type: 'string' },
     timezone: { type: 'string' },
-    paused: { type: 'boolean' },
+    paused: { type: 'boolean', description: 'True while it does not tick: paused through the API, or its agent was deleted.' },
+    paused_reason: { type: ['string', 'null'], enum: ['user', 'agent_deleted', null], description: 'user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks.' },
     next_run_at: { ...nullableString, description: 'When the next tick is due; null while paused.' },
     created_at: { type: 'string', format: 'date-time' },
     message,
