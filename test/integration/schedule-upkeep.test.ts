@@ -1,10 +1,14 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { reap } from '../../src/app/reaper.js';
 import { tickIds } from '../../src/domain/schedule.js';
 import { JobSchedulerClock, SCHEDULES_QUEUE } from '../../src/lib/queues/job-schedulers.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
+import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
 
 type Schedule = { id: string; paused: boolean; paused_reason: string | null; next_run_at: string | null };
@@ -132,4 +136,35 @@ describe('schedule upkeep', function () {
     assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
   });
 
+  it('`troupe schedules` creates, lists, shows, pauses, resumes, lists runs and deletes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-schedules-cli-'));
+    const env = { TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey, TROUPE_CONFIG: join(dir, 'config.json') };
+    const run = async (args: string[], code = 0) => {
+      const r = await troupe(['schedules', ...args], env, dir, 15_000);
+      assert.equal(r.code, code, `troupe schedules ${args.join(' ')}: ${r.stderr}`);
+      return r;
+    };
+    try {
+      const id = (await run(['create', agentId, '--cron', '* * * * * *', '--timezone', 'Europe/Paris', '--name', 'cli', '--message', 'hello', '--metadata', 'via=cli'])).stdout.trim();
+      assert.match(id, /^sch_/);
+      const listed = await run(['list', agentId]);
+      assert.match(listed.stdout, new RegExp(`${id} +cli +\\* \\* \\* \\* \\* \\* +Europe/Paris +active`));
+      const shown = JSON.parse((await run(['get', id, '--json'])).stdout) as Schedule & { session: { metadata: Record<string, string> } };
+      assert.deepEqual(shown.session.metadata, { via: 'cli' });
+      await until(async () => (await runsOf(id)).some((x) => x.status === 'sent'), 8000);
+      const runs = await run(['runs', id]);
+      assert.match(runs.stdout, /SCHEDULED FOR +STATUS/);
+      assert.match(runs.stdout, /sent +ses_/);
+      assert.match((await run(['pause', id])).stdout, new RegExp(`${id} paused`));
+      assert.equal((await h.api(`/v1/schedules/${id}`).then((r) => r.json()) as Schedule).paused, true);
+      assert.match((await run(['resume', id])).stdout, new RegExp(`${id} active`));
+      // A refusal is the API's error and exit code 3 (refused), not a stack.
+      const bad = await run(['create', agentId, '--cron', '* * *', '--message', 'x'], 3);
+      assert.match(bad.stderr, /cron/);
+      await run(['delete', id]);
+      await json(await h.api(`/v1/schedules/${id}`), 404);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
