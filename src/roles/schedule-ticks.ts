@@ -1,5 +1,6 @@
 import { failTick, runTick, type TickPorts } from '../app/schedules/run-tick.js';
 import { reconcileSchedules } from '../app/schedules/reconcile.js';
+import { closeWorkers, RunningTurns } from '../../actors/runtime/worker-close.js';
 import { once } from '../lib/lifecycle/shutdown.js';
 import { JobSchedulerClock, SCHEDULES_QUEUE, TICK_ATTEMPTS, tickTime, type ScheduleTickJob } from '../lib/queues/job-schedulers.js';
 import type { Core } from './core.js';
@@ -23,9 +24,10 @@ export function tickPorts(core: Core): TickPorts {
 export function startScheduleTicks(core: Core): void {
   const ports = tickPorts(core);
   const ticks = core.metrics.scheduleTicks;
+  const running = new RunningTurns();
   const worker = core.plane.queues.worker<ScheduleTickJob, string>(
     SCHEDULES_QUEUE,
-    async (job) => {
+    (job) => running.run(async () => {
       const at = tickTime(job);
       if (at === null) throw new Error(`schedule tick job ${job.id} has no tick time`);
       try {
@@ -37,8 +39,16 @@ export function startScheduleTicks(core: Core): void {
         ticks.inc({ outcome: 'error' });
         throw err;
       }
+    }),
+    {
+      concurrency: TICK_CONCURRENCY,
+      // The actors' short lock, not BullMQ's 30 s: a tick whose worker died is taken over within seconds (the
+      // retry is idempotent, run-tick.ts), not a minute late. Stalled past this many times, BullMQ fails it
+      // silently; the reaper then settles its run (app/reaper.ts).
+      lockDuration: core.config.actorLockMs,
+      stalledInterval: Math.max(500, Math.min(core.config.actorLockMs / 2, 30_000)),
+      maxStalledCount: 3,
     },
-    { concurrency: TICK_CONCURRENCY },
   );
   worker.on('error', (err) => core.log.warn({ err: err.message }, 'schedule tick worker error'));
   worker.on('failed', (job, err) => {
@@ -51,7 +61,10 @@ export function startScheduleTicks(core: Core): void {
     // A run that stays pending here (this write failed too) is settled by the reaper (app/reaper.ts).
     failTick(ports.schedules, job.data.org_id, job.data.schedule_id, at, attempts).catch((e: Error) => core.log.warn({ schedule_id: job.data.schedule_id, err: e.message }, 'could not record a given-up schedule tick'));
   });
-  core.shutdown.add(once('schedule-ticks', () => worker.close()));
+  // As the actors close theirs: a plain close waits for ever on a Redis that does not answer.
+  core.shutdown.add(once('schedule-ticks', async () => {
+    if (!(await closeWorkers([worker], running, core.plane.queues.producer))) core.log.warn('redis unreachable: stopped waiting for the schedule tick worker to close (no tick was running)');
+  }));
   // Not awaited: the worker serves ticks meanwhile, and a failure only delays what the next start repairs.
   reconcileSchedules({ schedules: core.stores.schedules, agents: core.stores.agents, clock: ports.clock }).then(
     (r) => core.log.info({ armed: r.armed, disarmed: r.disarmed }, 'schedules reconciled with their job schedulers'),
