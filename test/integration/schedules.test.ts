@@ -160,6 +160,12 @@ describe('schedules', function () {
     assert.deepEqual([readB.paused, readB.paused_reason, readB.next_run_at], [true, 'agent_deleted', null]);
     const resume = await json<Refusal>(await h.api(`/v1/schedules/${a.id}`, { method: 'PATCH', json: { paused: false } }), 409);
     assert.equal(resume.error.code, 'agent_deleted');
+    // Still another org's to nobody: the deleted agent's list and schedule are 404s to it, like a live one's.
+    const stranger = await h.running.core.stores.orgs.create(`stranger-${Date.now()}`);
+    const as = { Authorization: `Bearer ${(await h.running.core.stores.apiKeys.create(stranger._id, 'api')).key}` };
+    await json(await h.api(`/v1/agents/${viaApi}/schedules`, { headers: as }), 404);
+    await json(await h.api(`/v1/schedules/${a.id}`, { headers: as }), 404);
+    await json(await h.api(`/v1/schedules/${a.id}`, { method: 'PATCH', json: { paused: true }, headers: as }), 404);
     assert.equal((await h.api(`/v1/schedules/${b.id}`, { method: 'DELETE' })).status, 204);
     await json(await create({ cron: '* * * * *', message }, viaApi), 404);
   });
