@@ -40,6 +40,10 @@ function toolOutcome(doc: EventDoc): string | null {
       return 'completed';
     case 'tool.result_submitted':
       return 'submitted';
+    case 'tool.confirmation_requested':
+      return 'confirmation_requested';
+    case 'user.tool_confirmation':
+      return (JSON.parse(doc.data_json) as { result?: unknown }).result === 'allow' ? 'confirmation_allowed' : 'confirmation_denied';
     case 'tool.call_failed': {
       const reason = (JSON.parse(doc.data_json) as { reason?: unknown }).reason;
       return `failed_${typeof reason === 'string' ? reason : 'unknown'}`;

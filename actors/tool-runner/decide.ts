@@ -1,6 +1,6 @@
 import { pendingCall, type MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
-import type { ToolDef } from '../../src/domain/agent.js';
+import type { McpServerEntry, ToolDef } from '../../src/domain/agent.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { DONE, type Outcome } from '../runtime/actor.js';
 import { sessionCommand, type ToolRunResult } from '../../src/domain/actors/session.js';
@@ -32,7 +32,9 @@ export type Plan =
       allowed_domains?: readonly string[];
       /** The session has a storage binding: its files are checked out for the call and saved after. */
       mount_storage: boolean;
-    };
+    }
+  /** A remote MCP server's tool: called from here, not from the sandbox (docs/mcp.md). */
+  | { kind: 'mcp'; session: SessionDoc; server: McpServerEntry; tool: string; timeout_ms: number };
 
 /** Whether the job's org owns the session (only then is its version read). */
 export function ownsSession(job: Pick<ToolRunJob, 'org_id'>, session: SessionDoc | null): session is SessionDoc {
@@ -57,6 +59,11 @@ export function plan(job: ToolRunJob, session: SessionDoc | null, version: Agent
   if (tool.kind !== 'custom') return { kind: 'fail', error: `tool ${job.tool_name} is not a custom tool` };
   const invalid = checkArguments(tool.input_schema, job.arguments);
   if (invalid) return { kind: 'fail', error: invalid };
+  if (tool.mcp) {
+    const server = version.manifest.mcp_servers?.find((s) => s.name === tool.mcp!.server);
+    if (!server) return { kind: 'fail', error: `the agent has no MCP server named ${JSON.stringify(tool.mcp.server)}` };
+    return { kind: 'mcp', session, server, tool: tool.mcp.tool, timeout_ms: tool.timeout_seconds * 1000 };
+  }
   return {
     kind: 'run',
     session,

@@ -6,6 +6,7 @@ import type { ToolRunResult } from '../../src/domain/actors/session.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { ownsSession, plan, toolResult } from './decide.js';
 import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
+import type { McpCaller } from './mcp-call.js';
 
 /** What running one job needs; the worker wires real stores, tests may wire their own. */
 export interface ToolRunnerDeps {
@@ -21,6 +22,8 @@ export interface ToolRunnerDeps {
   /** Checks out the session's storage binding for one call (src/app/storage-area.ts). */
   storage?(session: SessionDoc): Promise<StorageMount>;
   memoryMb: number;
+  /** Calls remote MCP servers' tools; absent where none may be reached (such a call is an error result). */
+  mcp?: McpCaller;
 }
 
 /** A storage binding checked out into a directory for one call. */
@@ -47,6 +50,12 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
   const step = plan(job, session, version, message);
   if (step.kind === 'fail') return { ok: false, error: step.error };
   if (step.kind === 'stale') return null;
+  if (step.kind === 'mcp') {
+    if (!deps.mcp) return { ok: false, error: 'MCP tools cannot be called on this deployment.' };
+    const result = await deps.mcp.call(step.session.org_id, step.server, step.tool, job.arguments, step.timeout_ms, signal && cancel ? AbortSignal.any([signal, cancel]) : (signal ?? cancel));
+    if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
+    return result;
+  }
   const files = await deps.versionDir(step.version);
   const dir = files.dir;
   let scratch: Scratch | null = null;

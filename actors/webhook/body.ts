@@ -11,6 +11,7 @@ export interface BodySources {
 export async function readBodyFacts(src: BodySources, job: WebhookJob): Promise<BodyFacts> {
   switch (job.kind) {
     case 'tool.call_requested':
+    case 'tool.confirmation_requested':
       return {};
     case 'session.lifecycle':
       return { session: job.session ?? (await src.session(job.session_id)) };

@@ -20,7 +20,7 @@ export type Target = DeliveryTarget & { disabled: boolean };
 export type EventJob = Exclude<WebhookQueueJob, RedeliverJob>;
 
 export function eventType(job: WebhookJob): string {
-  return job.kind === 'tool.call_requested' ? job.kind : job.type;
+  return job.kind === 'tool.call_requested' || job.kind === 'tool.confirmation_requested' ? job.kind : job.type;
 }
 
 /** Whether the agent's webhook takes this event type now (a disabled webhook takes none). */
@@ -54,6 +54,7 @@ export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): B
   const id = webhookEventId(job);
   switch (job.kind) {
     case 'tool.call_requested':
+    case 'tool.confirmation_requested':
       return { event_id: id, event_type: job.kind, session_id: job.session_id, message_id: job.body.message_id, batch_id: null, body: wellFormedJson(job.body) };
     case 'session.lifecycle': {
       const s = facts.session;
@@ -104,9 +105,9 @@ export function retryStep(d: WebhookDeliveryDoc | null, target: Target | null, n
   return { kind: 'abandon', delivery_id: d._id, status, reason, code };
 }
 
-/** A tool.call_requested delivery's `expires_at` (epoch ms); null for other events or an unreadable body. */
+/** A tool.call_requested or tool.confirmation_requested delivery's `expires_at` (epoch ms); null for other events or an unreadable body. */
 function expiresAt(d: Pick<WebhookDeliveryDoc, 'event_type' | 'body'>): number | null {
-  if (d.event_type !== 'tool.call_requested') return null;
+  if (d.event_type !== 'tool.call_requested' && d.event_type !== 'tool.confirmation_requested') return null;
   try {
     const at = Date.parse((JSON.parse(d.body) as { expires_at?: string }).expires_at ?? '');
     return Number.isNaN(at) ? null : at;

@@ -33,6 +33,10 @@ export function describeEvent(item: StreamItem): string | null {
       return `${head}  tool       ${item.data.tool_name} failed (${item.data.reason}): ${clip(item.data.error)}`;
     case 'tool.result_submitted':
       return `${head}  result     ${item.data.tool_call_id}${item.data.is_error ? ' (error)' : ''} → ${clip(JSON.stringify(item.data.result))}`;
+    case 'tool.confirmation_requested':
+      return `${head}  confirm?   ${item.data.tool_name}(${clip(JSON.stringify(item.data.arguments))}) [${item.data.tool_call_id}]: troupe approve|deny ${item.session_id} ${item.data.tool_call_id}`;
+    case 'user.tool_confirmation':
+      return `${head}  ${item.data.result === 'allow' ? 'allowed ' : 'denied  '}   ${item.data.tool_call_id}${item.data.deny_message ? `: ${clip(item.data.deny_message)}` : ''}`;
     case 'webhook.delivery_failed':
       return `${head}  webhook    ${item.data.event_type} delivery failed after ${item.data.attempts} attempts: ${clip(item.data.last_error)}`;
     default:

@@ -8,6 +8,7 @@ import { scheduleCommands } from './commands/schedules.js';
 import { sessionCommands } from './commands/sessions.js';
 import { tailCommand } from './commands/tail.js';
 import { toolResultCommand } from './commands/tool-result.js';
+import { approvalCommands } from './commands/approve.js';
 import { describeError, EXIT, EXIT_HELP, exitCodeOf } from './exit-codes.js';
 
 /**
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   sendCommand(program);
   tailCommand(program);
   toolResultCommand(program);
+  approvalCommands(program);
   batchCommands(program);
   scheduleCommands(program);
   configCommands(program);

@@ -22,6 +22,8 @@ export interface EventData {
   'tool.call_failed': Derived<'tool.call_failed'>;
   'tool.result_submitted': Derived<'tool.result_submitted'>;
   'webhook.delivery_failed': Derived<'webhook.delivery_failed'>;
+  'tool.confirmation_requested': Derived<'tool.confirmation_requested'>;
+  'user.tool_confirmation': Derived<'user.tool_confirmation'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */

@@ -84,7 +84,7 @@ export const EVENT_DATA_SCHEMAS = {
   'tool.call_failed': data(['message_id', 'tool_call_id', 'tool_name', 'kind', 'reason', 'error'], {
     ...call,
     kind: { type: ['string', 'null'], enum: ['custom', 'external', null], description: 'Null for a tool the agent does not have.' },
-    reason: { type: 'string', enum: ['timeout', 'error', 'unknown_tool', 'cancelled'] },
+    reason: { type: 'string', enum: ['timeout', 'error', 'unknown_tool', 'cancelled', 'denied'], description: '`denied`: the client answered a `tool.confirmation_requested` with deny (`error` is its deny_message); `timeout` also ends a confirmation nobody gave in time.' },
     error: str,
   }),
   'tool.result_submitted': data(['message_id', 'tool_call_id', 'result', 'is_error'], { message_id: str, tool_call_id: str, result: { description: 'The submitted JSON; null when none was sent with is_error true.' }, is_error: { type: 'boolean' } }),
@@ -101,5 +101,16 @@ export const EVENT_DATA_SCHEMAS = {
       description:
         'retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending.',
     },
+  }),
+  'tool.confirmation_requested': data(['message_id', 'tool_call_id', 'tool_name', 'arguments', 'expires_at'], {
+    ...call,
+    arguments: anyObject,
+    expires_at: { ...time, description: 'Unanswered by then, the call fails with reason `timeout` and the model is told.' },
+  }),
+  'user.tool_confirmation': data(['message_id', 'tool_call_id', 'result'], {
+    message_id: str,
+    tool_call_id: str,
+    result: { type: 'string', enum: ['allow', 'deny'] },
+    deny_message: { type: 'string', description: 'With deny: what the model is told as the error result.' },
   }),
 } as const satisfies Record<EventType, JSONSchema>;

@@ -20,6 +20,8 @@ export const EVENT_TYPES = [
   'tool.call_failed',
   'tool.result_submitted',
   'webhook.delivery_failed',
+  'tool.confirmation_requested',
+  'user.tool_confirmation',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -97,6 +99,16 @@ export interface SessionState {
   recent_commands: { id: string; seq: number }[];
 }
 
+/** A tool call of the last model response still waiting for a result. */
+export interface PendingToolCall {
+  id: string;
+  name: string;
+  /** When its wait ends: the confirmation's while `awaiting_confirmation`, else an external call's result's. */
+  expires_at?: string;
+  /** An `always_ask` call not yet allowed or denied: nothing runs for it until the client answers. */
+  awaiting_confirmation?: boolean;
+}
+
 /** The `messages` read model of one user turn. */
 export interface MessageState {
   id: string;
@@ -114,7 +126,7 @@ export interface MessageState {
    */
   last_sequence?: number;
   /** Tool calls of the last model response still waiting for a result. */
-  pending_tool_calls: { id: string; name: string; expires_at?: string }[];
+  pending_tool_calls: PendingToolCall[];
   output: { parts: OutputPart[] };
   error: string | null;
   created_at: string;

@@ -5,6 +5,8 @@ import type { RouterProxyPorts } from '../../actors/router-proxy/actor.js';
 import type { SessionPorts } from '../../actors/session/turn.js';
 import { SessionCache } from '../../actors/session/session-cache.js';
 import type { ToolRunnerPorts } from '../../actors/tool-runner/actor.js';
+import { mcpCaller } from '../../actors/tool-runner/mcp-call.js';
+import { McpConnector } from '../lib/mcp/connector.js';
 import type { WebhookPorts } from '../../actors/webhook/actor.js';
 import { webhookMetrics } from '../../actors/webhook/metrics.js';
 import { WebhookSender } from '../../actors/webhook/send.js';
@@ -108,6 +110,8 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
   const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser, core.config.sandboxVersionsMaxBytes);
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   const egress = egressSettings(core);
+  const mcp = new McpConnector({ allowPrivate: core.config.modelsAllowPrivate, maxResultBytes: core.config.buffers.mcpResultBytes });
+  core.shutdown.add(once('mcp-connector', () => mcp.close()));
   return {
     session: (id) => core.stores.sessions.byId(id),
     message: async (org, sessionId, id) => {
@@ -130,6 +134,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
       }
     },
     memoryMb: core.config.sandboxMemoryMb,
+    mcp: mcpCaller(mcp, (org, name) => core.stores.credentials.reveal(org, name)),
     cancels,
   };
 }

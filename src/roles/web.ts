@@ -4,6 +4,7 @@ import { STREAM_READS_IN_FLIGHT, StreamLedgerReads } from '../edge/api/sse/ledge
 import { once } from '../lib/lifecycle/shutdown.js';
 import { appDeps, type Core } from './core.js';
 import { listen } from './http-server.js';
+import { McpConnector } from '../lib/mcp/connector.js';
 
 /** The `{base_url}` API and SSE streams. */
 export async function startWeb(core: Core, port = core.config.port): Promise<{ port: number }> {
@@ -19,7 +20,10 @@ export async function startWeb(core: Core, port = core.config.port): Promise<{ p
     started: () => core.metrics.sseLedgerReads.inc(),
     waiting: (n) => core.metrics.sseLedgerReadsWaiting.set(n),
   });
-  const app = createApp({ ...appDeps(core), sessionsRuntime: { asker, hub, streamReads }, health: () => ({ sandbox }) });
+  // Registered before the listener, so it closes after the requests that may be listing tools.
+  const mcp = new McpConnector({ allowPrivate: core.config.modelsAllowPrivate, maxResultBytes: core.config.buffers.mcpResultBytes });
+  core.shutdown.add(once('mcp-connector', () => mcp.close()));
+  const app = createApp({ ...appDeps(core), mcp, sessionsRuntime: { asker, hub, streamReads }, health: () => ({ sandbox }) });
   const { port: actual, closer } = await listen('web', app.callback(), { port, setting: 'PORT', host: core.config.host, graceMs: Math.min(5000, core.config.shutdownTimeoutMs), drain: core.drain, log: core.log });
   core.shutdown.add(closer);
   core.log.info({ role: 'web', host: core.config.host ?? '*', port: actual, base_url: core.config.publicUrl }, 'web listening');

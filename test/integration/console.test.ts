@@ -138,6 +138,45 @@ describe('console in a browser', function () {
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
   });
 
+  it('approves and denies always_ask tool calls from the live transcript', async () => {
+    const ask = (name: string) => ({ name, kind: 'external' as const, path: `tools/${name}.json`, timeout_seconds: 60, description: null, input_schema: null, output_schema: null, permission: 'always_ask' as const });
+    const { agentId } = await agentWith(h, {
+      tools: [ask('deploy'), ask('wipe')],
+      llm_options: [{ id: 'main', provider: 'scripted', script: 's.json' }],
+      scripts: { main: { turns: [{ tool_calls: [{ name: 'deploy', arguments: { env: 'prod' }, id: 'call_d' }, { name: 'wipe', arguments: {}, id: 'call_w' }] }, { text: 'All answered.' }] } },
+    });
+    const session = await client.sessions.create(agentId, { metadata: { from: 'approvals' } });
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      await tab.fill('#metadata-filter', 'from=approvals');
+      await tab.click('#session-filter button');
+      await until(async () => (await tab.locator('#sessions li[data-session]').count()) === 1, 10_000);
+      await tab.click(`#sessions li[data-session="${session.id}"]`);
+      await tab.waitForSelector('#session[data-stream="open"]');
+      const sent = await client.sessions.send(session.id, 'ship it');
+      const asking = (id: string) => tab.locator(`#transcript li[data-type="tool.confirmation_requested"] [data-confirm="${id}"]`);
+      await asking('call_w').waitFor();
+      assert.equal(await tab.locator('#pending form.tool-call').count(), 0, 'no result form for a call that must be confirmed first');
+      await asking('call_w').locator('input').fill('not today');
+      await asking('call_w').locator('button[data-answer="deny"]').click();
+      await tab.waitForSelector('#transcript li[data-type="tool.call_failed"]:has-text("failed (denied): not today")');
+      await asking('call_d').locator('button[data-answer="allow"]').click();
+      await tab.waitForSelector('#transcript li[data-type="tool.call_requested"]:has-text("call_d")');
+      assert.equal(await tab.locator('#transcript [data-confirm]').count(), 0, 'answered confirmations lose their buttons');
+      await client.sessions.submitToolResult(session.id, { message_id: sent.message!.id, tool_call_id: 'call_d' }, { ok: true });
+      await tab.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("All answered.")');
+      const answers = await client.sessions.events(session.id, { limit: 100 });
+      assert.deepEqual(answers.events.flatMap((e) => (e.type === 'user.tool_confirmation' ? [[e.data.tool_call_id, e.data.result, e.data.deny_message ?? null]] : [])), [['call_w', 'deny', 'not today'], ['call_d', 'allow', null]]);
+      assert.deepEqual(problems, [], 'no script errors');
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('clears an error when the tab changes, and a failed lookup leaves nothing of the previous answer under it', async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
     const batch = await client.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }]);

@@ -61,7 +61,8 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
   async function agent(): Promise<string> {
     const core = h.running.core;
     const org = (await core.stores.orgs.byName('default'))!;
-    const tools = [external('get_weather', 30), external('late', 1), custom('add'), custom('boom')];
+    // `ask` is always_ask (docs/approvals.md): denied in the first message, cancelled while it waits in the second.
+    const tools = [external('get_weather', 30), external('late', 1), custom('add'), custom('boom'), { ...custom('ask'), permission: 'always_ask' as const }];
     const manifest: Manifest = {
       name: 'shapes',
       sdk: 'troupe-js@1',
@@ -88,6 +89,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
       { name: 'add', arguments: { a: 1, b: 2 }, id: 'call_a' },
       { name: 'boom', arguments: {}, id: 'call_b' },
       { name: 'nope', arguments: {}, id: 'call_n' },
+      { name: 'ask', arguments: { really: true }, id: 'call_q' },
     ];
     const scripts = { main: { turns: [{ tool_calls: calls }, { text: 'Mild.' }] }, plain: { turns: [{ text: 'Hello.' }] } };
     const { agent } = await new AgentStore(core.db).create(
@@ -126,7 +128,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     const doc = (await troupe.system.openapi()) as unknown as OpenApi;
     const problem = componentValidator(doc);
     const agentId = await agent();
-    const put = await troupe.webhooks.put(agentId, { webhook_url: `${rx.url}/hook`, event_types: ['tool.call_requested', 'session.completed', 'session.failed', 'batch.completed', 'batch.failed', 'batch.partial_failed'] });
+    const put = await troupe.webhooks.put(agentId, { webhook_url: `${rx.url}/hook`, event_types: ['tool.call_requested', 'session.completed', 'session.failed', 'batch.completed', 'batch.failed', 'batch.partial_failed', 'tool.confirmation_requested'] });
     const secret = put.signing_secret!;
     const replies: LedgerEvent[] = [];
 
@@ -138,6 +140,8 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     await until(async () => (await troupe.sessions.pendingToolCalls(a.id)).some((c) => c.tool_call_id === 'call_w'));
     const answered = await troupe.sessions.submitToolResult(a.id, { message_id: first.message!.id, tool_call_id: 'call_w' }, { temp_c: 4 });
     replies.push(answered.event!);
+    const denied = await troupe.sessions.confirmTool(a.id, { message_id: first.message!.id, tool_call_id: 'call_q' }, 'deny', { denyMessage: 'not now' });
+    replies.push(denied.event!);
     await messageStatus(a.id, first.message!.id, ['completed']);
     const second = await troupe.sessions.send(a.id, 'Again?', { metadata: { try: '2' } });
     replies.push(second.event!);
@@ -157,9 +161,9 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     const batch = await troupe.batches.create([{ agent_id: agentId, llm_id: 'plain', message: { content: [{ type: 'text', text: 'Hi' }] } }]);
     assert.equal((await troupe.batches.wait(batch.batch_id, { timeoutMs: 30_000, pollMs: 200 })).status, 'completed');
 
-    // Each session-scoped delivery (A: four tool calls and one session.completed; B: session.failed) exhausts its retries and is recorded in its session's ledger.
+    // Each session-scoped delivery (A: four tool calls, two confirmations and one session.completed; B: session.failed) exhausts its retries and is recorded in its session's ledger.
     const failures = (sid: string) => listed(sid).then((evs) => evs.filter((e) => e.type === 'webhook.delivery_failed').length);
-    await until(async () => (await failures(a.id)) >= 5 && (await failures(b.id)) >= 1, 30_000);
+    await until(async () => (await failures(a.id)) >= 7 && (await failures(b.id)) >= 1, 30_000);
     await until(async () => rx.received.some((r) => r.rawBody.includes('"batch.completed"')), 30_000);
 
     const ledgers = [await listed(a.id), await listed(b.id)];
@@ -172,7 +176,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     for (const ev of all) assert.equal(problem('LedgerEvent', ev), null, `${ev.type} #${ev.sequence_number}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(all.map((e) => e.type))].sort(), [...EVENT_TYPES].sort(), 'every event type was produced');
     const reasons = all.flatMap((e) => (e.type === 'tool.call_failed' ? [e.data.reason] : []));
-    assert.deepEqual([...new Set(reasons)].sort(), ['cancelled', 'error', 'timeout', 'unknown_tool']);
+    assert.deepEqual([...new Set(reasons)].sort(), ['cancelled', 'denied', 'error', 'timeout', 'unknown_tool']);
     assert.ok(all.some((e) => e.type === 'message.status_changed' && e.data.retry_in_ms !== undefined && e.data.error), 'a retry was recorded');
     assert.ok(all.some((e) => e.type === 'message.status_changed' && e.data.to === 'failed' && e.data.error), 'a failure was recorded');
 
@@ -193,7 +197,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
       kinds.add(body.type);
       assert.equal(r.headers['service-webhook-id'], body.id);
     }
-    assert.deepEqual([...kinds].sort(), ['batch.completed', 'session.completed', 'session.failed', 'tool.call_requested']);
+    assert.deepEqual([...kinds].sort(), ['batch.completed', 'session.completed', 'session.failed', 'tool.call_requested', 'tool.confirmation_requested']);
     const tool = rx.received.map((r) => JSON.parse(r.rawBody) as WebhookBody).find((x) => x.type === 'tool.call_requested')!;
     assert.match(String(problem('ToolCallRequestedWebhook', { ...tool, input_schema: undefined })), /required property 'input_schema'/);
   });

@@ -24,7 +24,7 @@ function describeEvent(ev: StreamItem): string {
       return `requested ${id} ${submit}`;
     }
     case 'tool.call_failed': {
-      const reason: 'timeout' | 'error' | 'unknown_tool' | 'cancelled' = ev.data.reason;
+      const reason: 'timeout' | 'error' | 'unknown_tool' | 'cancelled' | 'denied' = ev.data.reason;
       const kind: 'custom' | 'external' | null = ev.data.kind;
       return `failed ${reason} ${kind}`;
     }
@@ -56,6 +56,14 @@ function describeEvent(ev: StreamItem): string {
       const text: string = ev.data.text;
       return `delta ${text}`;
     }
+    case 'tool.confirmation_requested': {
+      const expires: string = ev.data.expires_at;
+      return `confirm ${ev.data.tool_name} ${expires}`;
+    }
+    case 'user.tool_confirmation': {
+      const result: 'allow' | 'deny' = ev.data.result;
+      return `confirmation ${result} ${ev.data.deny_message ?? '-'}`;
+    }
   }
 }
 
@@ -63,6 +71,8 @@ function describeWebhook(body: WebhookBody): string {
   switch (body.type) {
     case 'tool.call_requested':
       return `tool ${body.tool_name} ${body.expires_at}`;
+    case 'tool.confirmation_requested':
+      return `confirm ${body.tool_name} ${body.submit_url}`;
     case 'session.completed':
     case 'session.failed': {
       const last: string | null = body.data.last_message_status;

@@ -15,7 +15,7 @@ const agent: DecideInput['agent'] = {
   agent_id: 'a',
   agent_deleted: false,
   batch_id: null,
-  tools: new Map([tool('ext', 'external'), tool('cus', 'custom')].map((t) => [t.name, t])),
+  tools: new Map([tool('ext', 'external'), tool('cus', 'custom'), { ...tool('ask', 'custom'), permission: 'always_ask' as const }].map((t) => [t.name, t])),
   max_turns: 10,
   max_attempts: 2,
   now: new Date(0),
@@ -66,12 +66,18 @@ describe('ledger events the session decision writes match /v1/openapi.json', () 
     run({ kind: 'tool.deadline_passed', message_id: 'm3', attempt: 1, tool_call_id: pending('m3', 'ext') });
     run({ kind: 'tool.completed', message_id: 'm3', attempt: 1, tool_call_id: pending('m3', 'cus'), result: { ok: false, error: 'boom' } });
     run({ kind: 'message.cancel', message_id: 'm3' });
+    // m4: two always_ask calls, one allowed and one denied (issue #33 item 1).
+    run({ kind: 'user.message', message_id: 'm4', content: [{ type: 'text', text: 'ask' }], metadata: null });
+    run({ kind: 'model.responded', message_id: 'm4', attempt: 1, call_index: 0, result: calls('ask', 'ask') });
+    const [a1, a2] = messages.get('m4')!.pending_tool_calls.map((c) => c.id);
+    run({ kind: 'tool.confirmation', message_id: 'm4', tool_call_id: a1, result: 'allow' });
+    run({ kind: 'tool.confirmation', message_id: 'm4', tool_call_id: a2, result: 'deny', deny_message: 'no' });
     run({ kind: 'webhook.delivery_failed', message_id: 'm3', delivery: { delivery_id: 'whd_1', webhook_id: 's:m3:c', event_type: 'tool.call_requested', url: 'https://hooks.test/x', attempts: 3, last_error: 'HTTP 500', reason: 'retries_exhausted' } });
 
     for (const ev of written) assert.equal(problem('LedgerEvent', ev), null, `${ev.type}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(written.map((e) => e.type))].sort(), [...EVENT_TYPES].sort());
     const failed = written.filter((e) => e.type === 'tool.call_failed').map((e) => e.data.reason);
-    assert.deepEqual([...new Set(failed)].sort(), ['cancelled', 'error', 'timeout', 'unknown_tool']);
+    assert.deepEqual([...new Set(failed)].sort(), ['cancelled', 'denied', 'error', 'timeout', 'unknown_tool']);
     assert.deepEqual(written.filter((e) => e.type === 'message.status_changed').filter((e) => ['failed', 'cancelled', 'completed'].includes(e.data.to)).map((e) => e.data.to), ['completed', 'failed', 'cancelled']);
   });
 });

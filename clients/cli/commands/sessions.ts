@@ -48,7 +48,7 @@ export function sessionCommands(program: Command): void {
 
   program
     .command('tool-calls')
-    .description('List the tool calls a session waits on (answer them with tool-result).')
+    .description('List the tool calls a session waits on (answer them with tool-result, or approve / deny when KIND says confirm).')
     .argument('<session_id>')
     .option('--json', 'print JSON instead of text')
     .action(async (id: string, _o: unknown, cmd: Command) => {
@@ -56,7 +56,7 @@ export function sessionCommands(program: Command): void {
       const calls = await ctx.client.sessions.pendingToolCalls(id);
       if (ctx.json) return ctx.out(JSON.stringify(calls));
       if (!calls.length) return ctx.note('no pending tool calls');
-      ctx.out(table([['CALL', 'TOOL', 'KIND', 'ARGUMENTS'], ...calls.map((c) => [c.tool_call_id, c.tool_name, c.kind ?? '-', JSON.stringify(c.arguments)])]));
+      ctx.out(table([['CALL', 'TOOL', 'KIND', 'ARGUMENTS'], ...calls.map((c) => [c.tool_call_id, c.tool_name, `${c.kind ?? '-'}${c.awaiting_confirmation ? ' (confirm)' : ''}`, JSON.stringify(c.arguments)])]));
     });
 }
 

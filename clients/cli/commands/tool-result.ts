@@ -86,4 +86,5 @@ const FAILED: Record<string, string> = {
   cancelled: 'it was cancelled',
   error: 'it failed',
   unknown_tool: 'the agent has no such tool',
+  denied: 'its confirmation was denied',
 };

@@ -124,7 +124,7 @@ export async function openSession(sessionId: string): Promise<void> {
       const onReconnect = () => (delete live.dataset.stream, status('Stream dropped; resuming…'));
       for await (const item of client().sessions.stream(sessionId, { deltas: true, signal: stop.signal, onOpen, onReconnect })) {
         transcript.add(item);
-        if (['tool.call_requested', 'tool.result_submitted', 'tool.call_failed', 'message.status_changed'].includes(item.type)) void refreshPending(sessionId);
+        if (['tool.call_requested', 'tool.result_submitted', 'tool.call_failed', 'message.status_changed', 'user.tool_confirmation'].includes(item.type)) void refreshPending(sessionId);
         if (item.type === 'session.status_changed') void loadSessions().catch(() => undefined);
       }
     } catch (err) {

@@ -12,7 +12,8 @@ export function renderPending(container: HTMLElement, sessionId: string, calls: 
   // A form still pending is kept as it is, so a refresh never wipes what the person is typing. Each call comes
   // with its tool's output_schema, so a form can check a result from the moment it is shown.
   const existing = new Map([...container.querySelectorAll<HTMLFormElement>('form[data-call]')].map((f) => [f.dataset.call!, f]));
-  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom').map((c) => existing.get(c.tool_call_id) ?? callForm(sessionId, c, onDone)));
+  // A call waiting for its confirmation is answered in the transcript (Approve / Deny), not with a result.
+  container.replaceChildren(...calls.filter((c) => c.kind !== 'custom' && !c.awaiting_confirmation).map((c) => existing.get(c.tool_call_id) ?? callForm(sessionId, c, onDone)));
 }
 
 function callForm(sessionId: string, call: PendingToolCall, onDone: () => void): HTMLElement {

@@ -1,6 +1,7 @@
 import { contentText } from '../../typescript/src/content-text.js';
 import type { StreamItem } from '../../typescript/src/stream.js';
-import { h } from './dom.js';
+import { errorText, h } from './dom.js';
+import { client } from './state.js';
 
 function row(cls: string, seq: number | null, type: string, text: string): HTMLLIElement {
   return h('li', { class: cls, 'data-type': type, ...(seq !== null ? { 'data-seq': String(seq) } : {}) }, seq !== null ? h('span', { class: 'seq' }, `#${seq}`) : null, text);
@@ -13,6 +14,8 @@ function row(cls: string, seq: number | null, type: string, text: string): HTMLL
  */
 export class Transcript {
   private live = new Map<string, HTMLLIElement>();
+  /** Approve / Deny of confirmations not yet answered, by `<message_id>:<tool_call_id>`: the answer, expiry or cancel removes them. */
+  private asking = new Map<string, HTMLElement>();
 
   constructor(private readonly list: HTMLElement) {}
 
@@ -50,9 +53,20 @@ export class Transcript {
       }
       case 'tool.call_requested':
         return [row('ev-tool', seq, item.type, `${item.data.tool_name} [${item.data.tool_call_id}] waits for a result`)];
+      case 'tool.confirmation_requested': {
+        const li = row('ev-tool ev-ask', seq, item.type, `${item.data.tool_name}(${JSON.stringify(item.data.arguments)}) [${item.data.tool_call_id}] asks for confirmation `);
+        const buttons = this.confirmButtons(item.session_id, item.data.message_id, item.data.tool_call_id);
+        this.asking.set(`${item.data.message_id}:${item.data.tool_call_id}`, buttons);
+        li.append(buttons);
+        return [li];
+      }
+      case 'user.tool_confirmation':
+        this.answered(item.data.message_id, item.data.tool_call_id);
+        return [row('ev-user', seq, item.type, `${item.data.result === 'allow' ? 'allowed' : 'denied'} ${item.data.tool_call_id}${item.data.deny_message ? `: ${item.data.deny_message}` : ''}`)];
       case 'tool.call_completed':
         return [row('ev-tool', seq, item.type, `${item.data.tool_name} ← ${'output' in item.data ? JSON.stringify(item.data.output) : '(nothing)'}`)];
       case 'tool.call_failed':
+        this.answered(item.data.message_id, item.data.tool_call_id);
         return [row('ev-tool ev-error', seq, item.type, `${item.data.tool_name} failed (${item.data.reason}): ${item.data.error}`)];
       case 'tool.result_submitted':
         return [row('ev-tool', seq, item.type, `result for ${item.data.tool_call_id}${item.data.is_error ? ' (error)' : ''} ← ${JSON.stringify(item.data.result)}`)];
@@ -65,5 +79,32 @@ export class Transcript {
       default:
         return [row('ev-status', seq, item.type, item.type)];
     }
+  }
+
+  private answered(messageId: string, toolCallId: string): void {
+    const key = `${messageId}:${toolCallId}`;
+    this.asking.get(key)?.remove();
+    this.asking.delete(key);
+  }
+
+  /** Approve and Deny (with an optional reason the model reads); the ledger's answer event then removes them. */
+  private confirmButtons(sessionId: string, messageId: string, toolCallId: string): HTMLElement {
+    const reason = h('input', { 'aria-label': `deny reason for ${toolCallId}`, placeholder: 'reason (optional)' });
+    const errors = h('span', { class: 'errors', role: 'alert' });
+    const answer = (result: 'allow' | 'deny') => {
+      errors.textContent = '';
+      const denyMessage = result === 'deny' && reason.value.trim() ? reason.value.trim() : undefined;
+      client()
+        .sessions.confirmTool(sessionId, { message_id: messageId, tool_call_id: toolCallId }, result, { denyMessage })
+        .catch((err) => (errors.textContent = errorText(err)));
+    };
+    return h(
+      'span',
+      { class: 'confirm', 'data-confirm': toolCallId },
+      h('button', { type: 'button', 'data-answer': 'allow', onclick: () => answer('allow') }, 'Approve'),
+      h('button', { type: 'button', 'data-answer': 'deny', onclick: () => answer('deny') }, 'Deny'),
+      reason,
+      errors,
+    );
   }
 }

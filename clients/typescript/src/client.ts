@@ -223,6 +223,13 @@ export class TroupeClient {
         { path: { session_id: id }, body: { type: 'tool.result_submitted', message_id: call.message_id, tool_call_id: call.tool_call_id, result, ...(opts.isError ? { is_error: true } : {}) } },
         { headers: idem(opts.idempotencyKey) },
       ),
+    /** Answers a `tool.confirmation_requested`: allow runs the call, deny fails it with `denyMessage` as the model's error result (docs/approvals.md). */
+    confirmTool: (id: string, call: { message_id: string; tool_call_id: string }, result: 'allow' | 'deny', opts: { denyMessage?: string; idempotencyKey?: string } = {}) =>
+      this.data(
+        'postV1SessionsSessionIdEvents',
+        { path: { session_id: id }, body: { type: 'user.tool_confirmation', message_id: call.message_id, tool_call_id: call.tool_call_id, result, ...(opts.denyMessage !== undefined ? { deny_message: opts.denyMessage } : {}) } },
+        { headers: idem(opts.idempotencyKey) },
+      ),
     events: (id: string, page: Page = {}) => this.data('getV1SessionsSessionIdEvents', { path: { session_id: id }, query: page }),
     cancel: (id: string, messageId: string) => this.data('postV1SessionsSessionIdMessagesMessageIdCancel', { path: { session_id: id, message_id: messageId } }),
     /**

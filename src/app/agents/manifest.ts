@@ -2,9 +2,10 @@ import { allowedDomainProblem, MAX_ALLOWED_DOMAINS, normalizeHost } from '../../
 import { InvalidRequestError } from '../../domain/errors.js';
 import { nameString } from '../../lib/schemas/common.js';
 import { check, type JsonSchema } from '../../lib/schemas/validator.js';
-import type { Manifest } from '../../domain/agent.js';
+import { TOOL_PERMISSIONS, type Manifest } from '../../domain/agent.js';
 import { isProvider, OPTION_PROVIDERS, PROVIDERS } from '../../domain/providers.js';
 import { manifestPath } from '../../lib/archive/paths.js';
+import { MCP_SERVER_NAME, mcpServerNameProblem } from '../../domain/mcp-tools.js';
 
 export const SUPPORTED_SDK = 'troupe-js@1';
 export const SECRET_NAME = '^[A-Z_][A-Z0-9_]*$';
@@ -54,6 +55,22 @@ const tool: JsonSchema = {
     kind: { type: 'string', enum: ['external', 'custom'], default: 'custom' },
     timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_TOOL_TIMEOUT_SECONDS, default: DEFAULT_TOOL_TIMEOUT_SECONDS },
     definition: path,
+    permission: { type: 'string', enum: [...TOOL_PERMISSIONS], description: '`always_ask`: each call waits for a `user.tool_confirmation` (allow or deny) before it runs, at most timeout_seconds. Default `always_allow`.' },
+  },
+};
+
+/** A remote MCP server (docs/mcp.md); its URL is checked by the SSRF guard at publish (publish-from-snapshot.ts). */
+const mcpServer: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'url'],
+  properties: {
+    name: { type: 'string', pattern: MCP_SERVER_NAME, description: 'Its tools reach the model as `mcp__<name>__<tool>`.' },
+    url: { type: 'string', minLength: 1, maxLength: 2048, description: 'The Streamable HTTP endpoint; https (http only where private networks are allowed).' },
+    credential: { type: 'string', pattern: SECRET_NAME, maxLength: 128, description: 'An org credential sent as `Authorization: Bearer`.' },
+    allowed_tools: { type: 'array', maxItems: 128, uniqueItems: true, items: { type: 'string', minLength: 1, maxLength: 128 }, description: 'Only these of its tools; all when absent.' },
+    permission: { type: 'string', enum: [...TOOL_PERMISSIONS], description: 'Of each of its tools; default `always_ask`.' },
+    timeout_seconds: { type: 'integer', minimum: 1, maximum: MAX_TOOL_TIMEOUT_SECONDS, default: DEFAULT_TOOL_TIMEOUT_SECONDS },
   },
 };
 
@@ -85,6 +102,7 @@ export const manifestSchema: JsonSchema = {
     },
     custom_tools: { type: 'array', maxItems: 128, default: [], items: tool },
     llm_options: { type: 'array', minItems: 1, maxItems: 32, items: llmOption },
+    mcp_servers: { type: 'array', maxItems: 16, items: mcpServer },
   },
 };
 
@@ -144,6 +162,17 @@ function checkLlmOptions(m: Manifest): void {
   });
 }
 
+function checkMcpServers(m: Manifest): void {
+  const seen = new Set<string>();
+  m.mcp_servers?.forEach((server, i) => {
+    const param = `manifest.mcp_servers[${i}].name`;
+    const problem = mcpServerNameProblem(server.name);
+    if (problem) bad(`${param} ${problem}; got ${JSON.stringify(server.name)}.`, param);
+    if (seen.has(server.name)) bad(`MCP server name ${server.name} is used twice; names must be unique.`, param, 'duplicate_mcp_server_name');
+    seen.add(server.name);
+  });
+}
+
 /**
  * Validates a manifest and returns it with defaults applied and every path in
  * canonical form; throws a 400 naming the offending field.
@@ -156,6 +185,7 @@ export function validateManifest(raw: unknown): Manifest {
   checkTools(m);
   checkAllowedDomains(m);
   checkLlmOptions(m);
+  checkMcpServers(m);
   return m;
 }
 

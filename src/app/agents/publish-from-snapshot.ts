@@ -3,6 +3,7 @@ import { evaluateEntrypoint } from './entrypoint.js';
 import { buildVersionContent, SnapshotArchive } from './publish.js';
 import { ConflictError, NotFoundError } from '../../domain/errors.js';
 import { checkModelEndpoint, type ModelEndpointGuard } from '../../lib/net/model-endpoint.js';
+import { listMcpTools, type McpPublishPorts } from './mcp-tools.js';
 import type { VersionContent } from '../../store/agents.js';
 import type { Stores } from '../../store/stores.js';
 
@@ -15,6 +16,8 @@ export interface PublishInput {
 export interface PublishPlace {
   sandboxDir: string;
   models: ModelEndpointGuard;
+  /** Lists the manifest's MCP servers' tools (docs/mcp.md); absent where no MCP server may be reached. */
+  mcp?: McpPublishPorts;
 }
 
 /**
@@ -34,6 +37,8 @@ export async function publishFromSnapshot<T>(
   for (const [i, o] of manifest.llm_options.entries()) {
     if (o.base_url) await checkModelEndpoint(o.base_url, `manifest.llm_options[${i}].base_url`, place.models);
   }
+  // Before the snapshot is attached: a server that refuses or fails is the publish's 4xx, with nothing to release.
+  const mcpTools = await listMcpTools(place.mcp, orgId, manifest);
   const sandboxDir = place.sandboxDir;
   const snapshotId = input.source.source_snapshot_id;
   if (!(await stores.snapshots.attach(orgId, snapshotId))) {
@@ -44,7 +49,7 @@ export async function publishFromSnapshot<T>(
   }
   let written: T | null = null;
   try {
-    const built = await buildVersionContent(manifest, new SnapshotArchive(() => stores.blobs.download('snapshots', snapshotId)));
+    const built = await buildVersionContent(manifest, new SnapshotArchive(() => stores.blobs.download('snapshots', snapshotId)), mcpTools);
     const content = { ...built, agent_config: await evaluateEntrypoint({ blobs: stores.blobs, sandboxDir }, manifest, snapshotId) };
     written = await write(snapshotId, content);
     return written;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { InvalidRequestError } from '../../domain/errors.js';
 import type { VersionContent } from '../../store/agents.js';
-import type { Manifest } from '../../domain/agent.js';
+import type { Manifest, ToolDef } from '../../domain/agent.js';
 import type { ArchiveIndex } from '../../lib/archive/archive-index.js';
 import { ArchiveError, DEFAULT_ARCHIVE_LIMITS, scanArchive, type ArchiveLimits } from '../../lib/archive/archive-scan.js';
 import { entrypointFile } from './manifest.js';
@@ -74,14 +74,14 @@ export class SnapshotArchive implements ArchiveReader {
  * version stores: entrypoint present, every tool file present, external tool
  * schemas compiled, scripts parsed.
  */
-export async function buildVersionContent(m: Manifest, archive: SnapshotArchive): Promise<VersionContent> {
+export async function buildVersionContent(m: Manifest, archive: SnapshotArchive, mcpTools: readonly ToolDef[] = []): Promise<VersionContent> {
   const want = [...m.custom_tools.map((t) => (t.kind === 'external' ? t.path : t.definition)), ...m.llm_options.map((o) => o.script)];
   await archive.scan(want.filter((p): p is string => p !== undefined));
   // The body's manifest is authoritative; the archive must still carry its own copy (DESIGN §4, §5), so it is self-describing.
   if (!archive.isFile(MANIFEST_FILE)) throw new InvalidRequestError(`The archive has no ${MANIFEST_FILE} at its root.`, SOURCE_PARAM, 'archive_missing_file');
   const entry = entrypointFile(m);
   if (!archive.isFile(entry)) throw new InvalidRequestError(`The archive has no entrypoint file ${entry}.`, 'manifest.entrypoint', 'archive_missing_file');
-  const tools = await compileTools(m, archive);
-  const scripts = await loadScripts(m, archive);
+  const tools = [...(await compileTools(m, archive)), ...mcpTools];
+  const scripts = await loadScripts(m, archive, mcpTools.map((t) => t.name));
   return { manifest: m, llm_options: m.llm_options, tools, scripts, entrypoint: m.entrypoint };
 }

@@ -41,10 +41,11 @@ export const scriptSchema: JsonSchema = {
 };
 
 /** Parses the script of every `scripted` LLM option; a call to a tool the manifest does not declare is refused now, not mid-turn. */
-export async function loadScripts(m: Manifest, read: ArchiveReader): Promise<Record<string, Script>> {
+export async function loadScripts(m: Manifest, read: ArchiveReader, remoteTools: readonly string[] = []): Promise<Record<string, Script>> {
   const scripted = m.llm_options.map((o, i) => ({ o, i })).filter(({ o }) => o.provider === 'scripted');
   const files = await read.read(scripted.map(({ o }) => o.script!));
-  const tools = new Set(m.custom_tools.map((t) => t.name));
+  // remoteTools: the MCP servers' tools, as listed at this publish.
+  const tools = new Set([...m.custom_tools.map((t) => t.name), ...remoteTools]);
   const out: Record<string, Script> = {};
   for (const { o, i } of scripted) {
     const param = `manifest.llm_options[${i}].script`;

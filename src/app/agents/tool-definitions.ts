@@ -108,7 +108,7 @@ export async function compileTools(m: Manifest, read: ArchiveReader): Promise<To
   for (const [i, t] of m.custom_tools.entries()) {
     const param = `manifest.custom_tools[${i}]`;
     if (!read.isFile(t.path)) throw new InvalidRequestError(`The archive has no file ${t.path} for tool ${t.name}.`, `${param}.path`, 'archive_missing_file');
-    const base: ToolDef = { name: t.name, kind: t.kind, path: t.path, timeout_seconds: t.timeout_seconds, description: null, input_schema: null, output_schema: null };
+    const base: ToolDef = { name: t.name, kind: t.kind, path: t.path, timeout_seconds: t.timeout_seconds, description: null, input_schema: null, output_schema: null, ...(t.permission ? { permission: t.permission } : {}) };
     const defPath = t.kind === 'external' ? t.path : t.definition;
     out.push(defPath === undefined ? base : { ...base, ...(await describe(defPath, t, param, read)) });
   }

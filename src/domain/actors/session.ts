@@ -25,6 +25,10 @@ export type SessionCommand =
       on_busy?: OnBusy;
     }
   | { kind: 'tool.result_submitted'; command_id: string; message_id: string; tool_call_id: string; result: unknown; is_error: boolean }
+  /** The client's answer to a `tool.confirmation_requested` (`user.tool_confirmation`). */
+  | { kind: 'tool.confirmation'; command_id: string; message_id: string; tool_call_id: string; result: 'allow' | 'deny'; deny_message?: string }
+  /** A confirmation nobody gave by its `expires_at` (sent delayed when it is requested). */
+  | { kind: 'tool.confirmation_expired'; command_id: string; message_id: string; attempt: number; tool_call_id: string }
   | { kind: 'message.start'; command_id: string; message_id: string }
   | { kind: 'message.cancel'; command_id: string; message_id: string }
   | { kind: 'model.responded'; command_id: string; message_id: string; attempt: number; call_index: number; result: ModelResult }
@@ -112,6 +116,11 @@ export function deadlinePassed(message: { id: string; attempt: number }, toolCal
   return { kind: 'tool.deadline_passed', command_id: `deadline-${message.id}-${message.attempt}-${toolCallId}`, message_id: message.id, attempt: message.attempt, tool_call_id: toolCallId };
 }
 
+/** Fails an `always_ask` call nobody confirmed in time; its own id, so the external deadline an allowed call gets later is not taken for it. */
+export function confirmationExpired(message: { id: string; attempt: number }, toolCallId: string): Extract<SessionCommand, { kind: 'tool.confirmation_expired' }> {
+  return { kind: 'tool.confirmation_expired', command_id: `confirm-deadline-${message.id}-${message.attempt}-${toolCallId}`, message_id: message.id, attempt: message.attempt, tool_call_id: toolCallId };
+}
+
 /** A digest of a client's idempotency key, short enough for a job id. */
 function keyDigest(key: string): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 32);
@@ -128,6 +137,11 @@ export function userMessageCommandId(messageId: string, idempotencyKey: string |
 /** A submitted tool result's command id: its Idempotency-Key's, else one of its own. */
 export function toolResultCommandId(idempotencyKey: string | null): string {
   return idempotencyKey ? `tr-${keyDigest(idempotencyKey)}` : `tr-${randomUUID()}`;
+}
+
+/** A client's tool confirmation's command id: like a tool result's, so a second answer reaches the actor and is refused (409). */
+export function toolConfirmationCommandId(idempotencyKey: string | null): string {
+  return idempotencyKey ? `tc-${keyDigest(idempotencyKey)}` : `tc-${randomUUID()}`;
 }
 
 /** A client's cancel of a message: one command however often it is asked. */

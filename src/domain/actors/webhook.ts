@@ -20,6 +20,12 @@ export const WEBHOOKS = actorAddress('webhooks', { attempts: 1, rememberMs: 3_60
 /** Body of a `tool.call_requested` delivery: exactly the spec's fields, and the ledger event's data. */
 export type ToolCallRequestedBody = EventData['tool.call_requested'];
 
+/**
+ * Body of a `tool.confirmation_requested` delivery: the ledger event's data, with the id, type and session that
+ * tool.call_requested's body carries too, and where to answer.
+ */
+export type ToolConfirmationRequestedBody = EventData['tool.confirmation_requested'] & { id: string; type: 'tool.confirmation_requested'; session_id: string; submit_url: string };
+
 /** The session fields a lifecycle body reports (spec: Webhook deliveries); a session document has them all. */
 export interface LifecycleSession extends Pick<SessionState, 'status' | 'last_message_status'> {
   _id: string;
@@ -33,6 +39,7 @@ export interface LifecycleSession extends Pick<SessionState, 'status' | 'last_me
 
 export type WebhookJob =
   | { kind: 'tool.call_requested'; org_id: string; agent_id: string; session_id: string; body: ToolCallRequestedBody }
+  | { kind: 'tool.confirmation_requested'; org_id: string; agent_id: string; session_id: string; body: ToolConfirmationRequestedBody }
   | {
       kind: 'session.lifecycle';
       org_id: string;
@@ -54,10 +61,16 @@ export function toolCallEventId(sessionId: string, messageId: string, toolCallId
   return `${sessionId}:${messageId}:${toolCallId}`;
 }
 
+/** A `tool.confirmation_requested` event's id: apart from the same call's `tool.call_requested`, which an allowed external call gets next. */
+export function toolConfirmationEventId(sessionId: string, messageId: string, toolCallId: string): string {
+  return `${toolCallEventId(sessionId, messageId, toolCallId)}:confirmation`;
+}
+
 /** The webhook `id` (and job id base): the same on every retry of one event. */
 export function webhookEventId(job: WebhookJob): string {
   switch (job.kind) {
     case 'tool.call_requested':
+    case 'tool.confirmation_requested':
       return job.body.id;
     case 'session.lifecycle':
       return `${job.session_id}:${job.message_id}:${job.type}`;

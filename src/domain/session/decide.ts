@@ -6,6 +6,7 @@ import { deadlinePassed, finish, modelResponded, toolCompleted, toolResultSubmit
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes } from './message-size.js';
 import type { Effect, SessionCommand } from '../actors/session.js';
 import { outstanding } from './outstanding.js';
+import { confirmationExpired, toolConfirmation } from './confirmation.js';
 
 /**
  * Messages that may wait behind the running one. The queue lives on the
@@ -141,6 +142,10 @@ export function decide(input: DecideInput, cmd: SessionCommand): Decision {
       return quarantine(input, cmd.message_id, cmd.error);
     case 'tool.result_submitted':
       return toolResultSubmitted(input, cmd);
+    case 'tool.confirmation':
+      return toolConfirmation(input, cmd);
+    case 'tool.confirmation_expired':
+      return confirmationExpired(input, cmd);
     case 'tool.completed':
       return toolCompleted(input, cmd);
     case 'tool.deadline_passed':

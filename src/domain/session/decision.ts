@@ -1,7 +1,7 @@
 import { SYSTEM_ACTOR, type EventType, type MessageState, type MessageStatus, type NewEvent, type NewEventOf, type SessionState } from '../ledger.js';
 import type { EventData } from '../event-data.js';
 import { toolRunJobId } from '../actors/tool-runner.js';
-import { deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
+import { confirmationExpired, deadlinePassed, messageStart, modelCallJobId, type Effect } from '../actors/session.js';
 import type { ToolDef } from '../agent.js';
 import type { OnBusy } from './on-busy.js';
 
@@ -79,6 +79,11 @@ export function toolRun(input: DecideInput, m: MessageState, call: { id: string;
 /** The deadline of an external tool call of the message's current attempt, due in `delayMs` (now when 0). */
 export function toolDeadline(m: MessageState, toolCallId: string, delayMs: number): Effect {
   return { kind: 'session.command', command: deadlinePassed(m, toolCallId), ...(delayMs > 0 ? { delay_ms: delayMs } : {}) };
+}
+
+/** The end of an `always_ask` call's wait for its confirmation, due in `delayMs` (now when 0). */
+export function confirmationDeadline(m: MessageState, toolCallId: string, delayMs: number): Effect {
+  return { kind: 'session.command', command: confirmationExpired(m, toolCallId), ...(delayMs > 0 ? { delay_ms: delayMs } : {}) };
 }
 
 /** Starts the queued message in a turn of its own. */

@@ -1,8 +1,9 @@
 import { ConflictError, NotFoundError, PayloadTooLargeError, UnprocessableError } from '../errors.js';
-import { pendingCall, USER_ACTOR, type MessageState, type NewEvent, type OutputPart } from '../ledger.js';
+import { pendingCall, USER_ACTOR, type MessageState, type NewEvent } from '../ledger.js';
 import { batchJobId } from '../actors/batch.js';
-import { toolCallEventId, webhookJobId, type WebhookJob } from '../actors/webhook.js';
-import { messageStatus, modelCall, NOTHING, platform, toolDeadline, toolRun, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import { webhookJobId, type WebhookJob } from '../actors/webhook.js';
+import { messageStatus, modelCall, NOTHING, platform, type Decision, type DecideInput, type StatusExtra } from './decision.js';
+import { dispatchCall, type ToolCall } from './dispatch.js';
 import { MESSAGE_MAX_BYTES, MESSAGE_MAX_MIB, jsonBytes, storedBytes } from './message-size.js';
 import type { Effect, ModelResult, SessionCommand } from '../actors/session.js';
 
@@ -60,29 +61,25 @@ function retry(input: DecideInput, m: MessageState, result: Extract<ModelResult,
   };
 }
 
-/** Events and effects for the tool calls of one model response. */
-function dispatchTools(input: DecideInput, m: MessageState, calls: Extract<OutputPart, { type: 'tool_call' }>[]): { events: NewEvent[]; effects: Effect[]; external: number } {
-  const { agent } = input;
+/** Events and effects for the tool calls of one model response; `waiting`: calls the client must answer. */
+function dispatchTools(input: DecideInput, m: MessageState, calls: ToolCall[]): { events: NewEvent[]; effects: Effect[]; waiting: number; unknown: number } {
   const events: NewEvent[] = [];
   const effects: Effect[] = [];
-  let external = 0;
+  let waiting = 0;
+  let unknown = 0;
   for (const c of calls) {
-    const tool = agent.tools.get(c.name);
+    const tool = input.agent.tools.get(c.name);
     if (!tool) {
+      unknown++;
       events.push(platform('tool.call_failed', m.id, { message_id: m.id, tool_call_id: c.id, tool_name: c.name, kind: null, reason: 'unknown_tool', error: `The agent has no tool named ${c.name}.` }));
-    } else if (tool.kind === 'external') {
-      external++;
-      const expires = new Date(agent.now.getTime() + tool.timeout_seconds * 1000);
-      const body = { id: toolCallEventId(input.session.id, m.id, c.id), type: 'tool.call_requested' as const, session_id: input.session.id, message_id: m.id, tool_call_id: c.id, tool_name: c.name, arguments: c.arguments, input_schema: tool.input_schema ?? {}, output_schema: tool.output_schema ?? {}, expires_at: expires.toISOString(), submit_url: agent.submit_url };
-      events.push(platform('tool.call_requested', m.id, { ...body }));
-      const job: WebhookJob = { kind: 'tool.call_requested', org_id: agent.org_id, agent_id: agent.agent_id, session_id: input.session.id, body };
-      effects.push({ kind: 'webhook', job_id: webhookJobId(job), job });
-      effects.push(toolDeadline(m, c.id, tool.timeout_seconds * 1000));
-    } else {
-      effects.push(toolRun(input, m, c));
+      continue;
     }
+    const d = dispatchCall(input, m, c, tool);
+    events.push(...d.events);
+    effects.push(...d.effects);
+    if (d.waits_on_client) waiting++;
   }
-  return { events, effects, external };
+  return { events, effects, waiting, unknown };
 }
 
 export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, { kind: 'model.responded' }>): Decision {
@@ -90,7 +87,7 @@ export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, 
   // A late or repeated answer for a message that moved on is ignored.
   if (!m || m.status !== 'running' || m.attempt !== cmd.attempt || m.model_calls !== cmd.call_index) return NOTHING;
   if (!cmd.result.ok) return retry(input, m, cmd.result);
-  const calls = cmd.result.parts.filter((p): p is Extract<OutputPart, { type: 'tool_call' }> => p.type === 'tool_call');
+  const calls = cmd.result.parts.filter((p): p is ToolCall => p.type === 'tool_call');
   const final = calls.length === 0;
   const completed = platform('assistant.message_completed', m.id, { message_id: m.id, call_index: cmd.call_index, parts: cmd.result.parts, stop_reason: cmd.result.stop_reason, usage: cmd.result.usage, final });
   if (final) {
@@ -104,13 +101,13 @@ export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, 
   const tools = dispatchTools(input, m, calls);
   const events = [completed, ...tools.events];
   const effects = [...tools.effects];
-  if (tools.external > 0) events.push(messageStatus(m, 'requires_action'));
-  else if (tools.events.length === calls.length) effects.push(modelCall({ ...m, model_calls: m.model_calls + 1 }, input.session));
+  if (tools.waiting > 0) events.push(messageStatus(m, 'requires_action'));
+  else if (tools.unknown === calls.length) effects.push(modelCall({ ...m, model_calls: m.model_calls + 1 }, input.session));
   return { events, effects, reply: { event_index: 0, message_id: m.id } };
 }
 
 /** After a tool result: once nothing is pending, the loop resumes with the next model call. */
-function resume(input: DecideInput, m: MessageState, resolved: string, events: NewEvent[]): Decision {
+export function resume(input: DecideInput, m: MessageState, resolved: string, events: NewEvent[]): Decision {
   const stillPending = m.pending_tool_calls.filter((c) => c.id !== resolved);
   const effects: Effect[] = [];
   if (stillPending.length === 0) {
@@ -148,6 +145,9 @@ export function toolResultSubmitted(input: DecideInput, cmd: Extract<SessionComm
   const name = m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.name;
   const tool = input.agent.tools.get(name);
   if (!tool || tool.kind !== 'external') throw new ConflictError(`Tool call ${cmd.tool_call_id} is not an external tool call.`, 'tool_call_not_external', 'tool_call_id');
+  if (m.pending_tool_calls.find((c) => c.id === cmd.tool_call_id)!.awaiting_confirmation) {
+    throw new ConflictError(`Tool call ${cmd.tool_call_id} waits for a user.tool_confirmation first; it is requested once allowed.`, 'tool_call_awaiting_confirmation', 'tool_call_id');
+  }
   if (storedBytes(m) + jsonBytes(cmd.result) > MESSAGE_MAX_BYTES) {
     throw new PayloadTooLargeError(`This result would take message ${m.id} past ${MESSAGE_MAX_MIB} MiB of content and tool results; submit a smaller one, or is_error true with a short one.`, 'message_output_too_large');
   }

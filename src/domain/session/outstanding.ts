@@ -1,11 +1,11 @@
 import { TERMINAL_MESSAGE_STATUSES, type OutputPart } from '../ledger.js';
-import { modelCall, startLater, toolDeadline, toolRun, type DecideInput } from './decision.js';
+import { confirmationDeadline, modelCall, startLater, toolDeadline, toolRun, type DecideInput } from './decision.js';
 import type { Effect } from '../actors/session.js';
 
 /**
  * The effects a session is waiting on, derived from its state alone: the
  * running message's next model call, its custom tool runs, its external tool
- * deadlines, or the start of the queue's head. They are built by the same
+ * and confirmation deadlines, or the start of the queue's head. They are built by the same
  * functions as the original turns' effects (decision.ts), so their job ids are
  * the ones those turns used: issuing them again where they still exist is a
  * no-op; where Redis lost them, it is exactly the work that was stranded.
@@ -23,7 +23,11 @@ export function outstanding(input: DecideInput): Effect[] {
   const effects: Effect[] = [];
   for (const c of m.pending_tool_calls) {
     const tool = agent.tools.get(c.name);
-    if (tool?.kind === 'custom') {
+    if (c.awaiting_confirmation) {
+      // Nothing runs before the client allows it: only the confirmation's deadline is owed.
+      const left = c.expires_at ? Date.parse(c.expires_at) - agent.now.getTime() : 0;
+      effects.push(confirmationDeadline(m, c.id, left));
+    } else if (tool?.kind === 'custom') {
       const part = m.output.parts.find((p): p is Extract<OutputPart, { type: 'tool_call' }> => p.type === 'tool_call' && p.id === c.id);
       effects.push(toolRun(input, m, { id: c.id, name: c.name, arguments: part?.arguments ?? {} }));
     } else if (tool?.kind === 'external') {

@@ -63,6 +63,23 @@ export function applyEvent(session: SessionState, all: Map<string, MessageState>
       if (call) call.expires_at = ev.data.expires_at;
       break;
     }
+    case 'tool.confirmation_requested': {
+      const call = messages.get(ev.message_id!)?.pending_tool_calls.find((c) => c.id === ev.data.tool_call_id);
+      if (call) {
+        call.awaiting_confirmation = true;
+        call.expires_at = ev.data.expires_at;
+      }
+      break;
+    }
+    case 'user.tool_confirmation': {
+      // Answered: the call waits no more for the client's word, only (if allowed) for its run or result.
+      const call = messages.get(ev.message_id!)?.pending_tool_calls.find((c) => c.id === ev.data.tool_call_id);
+      if (call) {
+        delete call.awaiting_confirmation;
+        delete call.expires_at;
+      }
+      break;
+    }
     case 'tool.call_completed':
     case 'tool.call_failed':
     case 'tool.result_submitted':

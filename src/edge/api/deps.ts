@@ -14,6 +14,7 @@ import type { Limits } from '../../lib/limits/limits.js';
 import type { Drain } from '../../lib/lifecycle/drain.js';
 import type { SessionHeads } from '../../app/sessions/session-heads.js';
 import type { StreamLedgerReads } from './sse/ledger-reads.js';
+import type { McpConnector } from '../../lib/mcp/connector.js';
 
 /** Everything the web app needs, built by the composition root (src/roles) or a test. */
 export interface AppDeps {
@@ -38,6 +39,8 @@ export interface AppDeps {
   limits?: Limits;
   /** Set when the process starts shutting down; absent in unit tests. */
   drain?: Drain;
+  /** Lists MCP servers' tools at publish (docs/mcp.md); absent means a manifest with mcp_servers is refused. */
+  mcp?: McpConnector;
   /** Extra facts for /healthz (e.g. sandbox enforcement level). */
   health?: () => Record<string, unknown>;
 }

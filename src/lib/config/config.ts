@@ -114,12 +114,15 @@ export interface BufferLimits {
   readonly sseStreamsPerKey: number;
   /** TROUPE_SSE_STALL_MS: a session stream whose client has not read for this long is ended with a `retry:` hint. */
   readonly sseStallMs: number;
+  /** TROUPE_MCP_MAX_RESULT_BYTES: an MCP tool call's answer on the wire; past it the call fails (docs/mcp.md). */
+  readonly mcpResultBytes: number;
 }
 
 function bufferLimits(env: Env): BufferLimits {
   return Object.freeze({
     upstreamAnswerBytes: int(env, 'TROUPE_UPSTREAM_MAX_ANSWER_BYTES', 32 * 1024 * 1024, 1024, 2 ** 32),
     upstreamEventBytes: int(env, 'TROUPE_UPSTREAM_MAX_EVENT_BYTES', 1024 * 1024, 1024, 2 ** 30),
+    mcpResultBytes: int(env, 'TROUPE_MCP_MAX_RESULT_BYTES', 1024 * 1024, 1024, 2 ** 30),
     sseStreamsPerOrg: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_ORG', 1000, 0, 1e9),
     sseStreamsPerKey: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_KEY', 500, 0, 1e9),
     sseStallMs: int(env, 'TROUPE_SSE_STALL_MS', 30_000, 100, 3_600_000),

@@ -16,7 +16,7 @@ export type Error = {
 };
 
 /** One ledger event; `type` says which, and fixes the shape of `data`. */
-export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent;
+export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | ToolConfirmationRequestedEvent | UserToolConfirmationEvent;
 
 export type UserMessageEvent = {
   /** `<session_id>:<sequence_number>`; also the SSE id. */
@@ -193,7 +193,8 @@ export type ToolCallFailedEvent = {
     tool_name: string;
     /** Null for a tool the agent does not have. */
     kind: "custom" | "external" | null;
-    reason: "timeout" | "error" | "unknown_tool" | "cancelled";
+    /** `denied`: the client answered a `tool.confirmation_requested` with deny (`error` is its deny_message); `timeout` also ends a confirmation nobody gave in time. */
+    reason: "timeout" | "error" | "unknown_tool" | "cancelled" | "denied";
     error: string;
   };
   created_at: string;
@@ -243,6 +244,53 @@ export type WebhookDeliveryFailedEvent = {
     last_error: string;
     /** retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending. */
     reason: "retries_exhausted" | "gone" | "disabled" | "expired" | "config_deleted" | "unsubscribed";
+  };
+  created_at: string;
+};
+
+export type ToolConfirmationRequestedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "tool.confirmation_requested";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    tool_call_id: string;
+    tool_name: string;
+    arguments: {
+      [key: string]: unknown;
+    };
+    /** Unanswered by then, the call fails with reason `timeout` and the model is told. */
+    expires_at: string;
+  };
+  created_at: string;
+};
+
+export type UserToolConfirmationEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "user.tool_confirmation";
+  message_id: string | null;
+  source: "user";
+  actor: {
+    type: "user";
+    id: string | null;
+  };
+  data: {
+    message_id: string;
+    tool_call_id: string;
+    result: "allow" | "deny";
+    /** With deny: what the model is told as the error result. */
+    deny_message?: string;
   };
   created_at: string;
 };
@@ -321,6 +369,24 @@ export type BatchLifecycleWebhook = {
   };
 };
 
+/** An `always_ask` tool call waiting for the client: POST a `user.tool_confirmation` event (allow or deny) to `submit_url` before `expires_at`. */
+export type ToolConfirmationRequestedWebhook = {
+  /** `<session_id>:<message_id>:<tool_call_id>:confirmation`; the same on every retry: the idempotency key. */
+  id: string;
+  type: "tool.confirmation_requested";
+  session_id: string;
+  message_id: string;
+  tool_call_id: string;
+  tool_name: string;
+  arguments: {
+    [key: string]: unknown;
+  };
+  /** Unanswered by then, the call fails with reason `timeout` and the model is told. */
+  expires_at: string;
+  /** The session events endpoint. */
+  submit_url: string;
+};
+
 /** The body of each webhook delivery, by event type (the document's `webhooks`). */
 export interface WebhookBodies {
   "tool.call_requested": ToolCallRequestedWebhook;
@@ -329,6 +395,7 @@ export interface WebhookBodies {
   "batch.completed": BatchLifecycleWebhook;
   "batch.failed": BatchLifecycleWebhook;
   "batch.partial_failed": BatchLifecycleWebhook;
+  "tool.confirmation_requested": ToolConfirmationRequestedWebhook;
 }
 
 /** Any webhook delivery's body; narrow on `type`. */
@@ -532,11 +599,26 @@ export type PostV1AgentsBody = {
       kind?: "external" | "custom";
       timeout_seconds?: number;
       definition?: string;
+      /** `always_ask`: each call waits for a `user.tool_confirmation` (allow or deny) before it runs, at most timeout_seconds. Default `always_allow`. */
+      permission?: "always_allow" | "always_ask";
     }>;
     llm_options: Array<{
       script: string;
     } | {
       model: string;
+    }>;
+    mcp_servers?: Array<{
+      /** Its tools reach the model as `mcp__<name>__<tool>`. */
+      name: string;
+      /** The Streamable HTTP endpoint; https (http only where private networks are allowed). */
+      url: string;
+      /** An org credential sent as `Authorization: Bearer`. */
+      credential?: string;
+      /** Only these of its tools; all when absent. */
+      allowed_tools?: Array<string>;
+      /** Of each of its tools; default `always_ask`. */
+      permission?: "always_allow" | "always_ask";
+      timeout_seconds?: number;
     }>;
   };
   source: {
@@ -625,11 +707,26 @@ export type PostV1AgentsAgentIdVersionsBody = {
       kind?: "external" | "custom";
       timeout_seconds?: number;
       definition?: string;
+      /** `always_ask`: each call waits for a `user.tool_confirmation` (allow or deny) before it runs, at most timeout_seconds. Default `always_allow`. */
+      permission?: "always_allow" | "always_ask";
     }>;
     llm_options: Array<{
       script: string;
     } | {
       model: string;
+    }>;
+    mcp_servers?: Array<{
+      /** Its tools reach the model as `mcp__<name>__<tool>`. */
+      name: string;
+      /** The Streamable HTTP endpoint; https (http only where private networks are allowed). */
+      url: string;
+      /** An org credential sent as `Authorization: Bearer`. */
+      credential?: string;
+      /** Only these of its tools; all when absent. */
+      allowed_tools?: Array<string>;
+      /** Of each of its tools; default `always_ask`. */
+      permission?: "always_allow" | "always_ask";
+      timeout_seconds?: number;
     }>;
   };
   source: {
@@ -1003,7 +1100,7 @@ export type GetV1AgentsAgentIdWebhookBody = undefined;
 export type GetV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1017,12 +1114,12 @@ export type PutV1AgentsAgentIdWebhookBody = {
   /** Absolute HTTPS URL without credentials that resolves only to public addresses. */
   webhook_url: string;
   /** Subscribed event types; defaults to ["tool.call_requested"]. Duplicates are removed. */
-  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
 };
 export type PutV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1042,7 +1139,7 @@ export type PostV1AgentsAgentIdWebhookRotateSecretBody = undefined;
 export type PostV1AgentsAgentIdWebhookRotateSecretResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1314,7 +1411,7 @@ export type PostV1AgentsAgentIdMessagesResponse = {
   };
 };
 
-/** POST /v1/sessions/{session_id}/events: Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are. */
+/** POST /v1/sessions/{session_id}/events: Append a user.message, tool.result_submitted or user.tool_confirmation event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results and confirmations for work it has still are. A second answer to one confirmation is a 409. */
 export type PostV1SessionsSessionIdEventsPathParams = { session_id: string };
 export type PostV1SessionsSessionIdEventsQuery = Record<string, never>;
 export type PostV1SessionsSessionIdEventsBody = {
@@ -1342,6 +1439,13 @@ export type PostV1SessionsSessionIdEventsBody = {
   /** Raw JSON; required unless is_error is true. */
   result?: unknown;
   is_error?: boolean;
+} | {
+  type: "user.tool_confirmation";
+  message_id: string;
+  tool_call_id: string;
+  result: "allow" | "deny";
+  /** With deny: the error result the model reads; a default sentence when absent. */
+  deny_message?: string;
 };
 export type PostV1SessionsSessionIdEventsResponse = {
   event: LedgerEvent | null;
@@ -1654,6 +1758,8 @@ export type GetV1SessionsSessionIdToolCallsResponse = {
     } | null;
     status: "pending";
     expires_at: string | null;
+    /** True while an `always_ask` call waits for a `user.tool_confirmation` (docs/approvals.md); `expires_at` is then the confirmation's. */
+    awaiting_confirmation: boolean;
   }>;
 };
 

@@ -36,13 +36,14 @@ export function versionView(v: AgentVersionDoc, activeId: string | null): Record
 /** Agents and their versions (DESIGN §6 extra endpoints). */
 export function agentRoutes(deps: AppDeps): RouteSpec[] {
   const { config, stores } = deps;
-  const ports: AgentServicePorts = { stores, place: { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate } } };
+  const mcp = deps.mcp && { connector: deps.mcp, reveal: (org: string, name: string) => stores.credentials.reveal(org, name) };
+  const ports: AgentServicePorts = { stores, place: { sandboxDir: config.sandboxDir, models: { allowPrivate: config.modelsAllowPrivate }, mcp } };
   return [
     {
       method: 'POST',
       path: '/v1/agents',
       summary: 'Create an agent from a manifest and a ready source snapshot.',
-      errors: [404, 409],
+      errors: [404, 409, 422],
       tag: 'agents',
       body: { schema: createAgentBody },
       status: 201,
@@ -86,7 +87,7 @@ export function agentRoutes(deps: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/agents/{agent_id}/versions',
       summary: 'Publish a new version from a ready source snapshot; activates it unless activate is false.',
-      errors: [409],
+      errors: [409, 422],
       tag: 'agents',
       body: { schema: publishVersionBody },
       status: 201,

@@ -1,4 +1,4 @@
-import { messageCancel, toolResultCommandId } from '../../../../domain/actors/session.js';
+import { messageCancel, toolConfirmationCommandId, toolResultCommandId } from '../../../../domain/actors/session.js';
 import { endedMessageId, TERMINAL_MESSAGE_STATUSES, type ContentBlock } from '../../../../domain/ledger.js';
 import { decodeSessionEvents } from '../../../../lib/pubsub/session-events.js';
 import { envelope } from '../../../../store/ledger.js';
@@ -16,7 +16,8 @@ import { sessionIdempotencyScope } from '../../../../app/sessions/delete-session
 
 type PostedEvent =
   | { type: 'user.message'; content: ContentBlock[]; metadata?: Record<string, string>; on_busy?: OnBusy }
-  | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean };
+  | { type: 'tool.result_submitted'; message_id: string; tool_call_id: string; result?: unknown; is_error?: boolean }
+  | { type: 'user.tool_confirmation'; message_id: string; tool_call_id: string; result: 'allow' | 'deny'; deny_message?: string };
 
 /** Resolves when the message reaches a terminal status, or at the deadline; true if terminal. */
 async function waitForTerminal(deps: AppDeps, orgId: string, sessionId: string, messageId: string, ms: number): Promise<boolean> {
@@ -53,7 +54,7 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
     {
       method: 'POST',
       path: '/v1/sessions/{session_id}/events',
-      summary: 'Append a user.message or tool.result_submitted event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results for work it has still are.',
+      summary: 'Append a user.message, tool.result_submitted or user.tool_confirmation event. Honours Idempotency-Key. A session whose agent was deleted takes no user.message (409 agent_deleted); tool results and confirmations for work it has still are. A second answer to one confirmation is a 409.',
       errors: [409, 422],
       tag: 'events',
       response: turnReplyResponse,
@@ -72,6 +73,16 @@ export function eventRoutes(deps: AppDeps): RouteSpec[] {
           // Each submission is its own command: a second one for the same call
           // must reach the actor and be refused (409). Replays are the
           // Idempotency-Key's job, answered above without reaching the actor.
+          if (body.type === 'user.tool_confirmation') {
+            return ask(deps, session, {
+              kind: 'tool.confirmation',
+              command_id: toolConfirmationCommandId(key),
+              message_id: body.message_id,
+              tool_call_id: body.tool_call_id,
+              result: body.result,
+              ...(body.deny_message !== undefined ? { deny_message: body.deny_message } : {}),
+            });
+          }
           return ask(deps, session, {
             kind: 'tool.result_submitted',
             command_id: toolResultCommandId(key),

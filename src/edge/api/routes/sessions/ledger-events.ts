@@ -18,7 +18,7 @@ import { nullableString, str, time } from '../../../../lib/schemas/common.js';
 const DATA: Record<EventType, JsonSchema> = { ...EVENT_DATA_SCHEMAS, 'tool.call_requested': { $ref: '#/components/schemas/ToolCallRequestedWebhook' } };
 
 /** Submitted by the client; every other type is the platform's. */
-const USER_TYPES: readonly EventType[] = ['user.message', 'tool.result_submitted'];
+const USER_TYPES: readonly EventType[] = ['user.message', 'tool.result_submitted', 'user.tool_confirmation'];
 
 /** `tool.call_requested` → `ToolCallRequested`: an event type as part of a component or operation name. */
 export function pascalName(type: string): string {

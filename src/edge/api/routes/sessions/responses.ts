@@ -90,7 +90,7 @@ export const toolCallListResponse: JsonSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['message_id', 'tool_call_id', 'tool_name', 'kind', 'arguments', 'input_schema', 'output_schema', 'status', 'expires_at'],
+        required: ['message_id', 'tool_call_id', 'tool_name', 'kind', 'arguments', 'input_schema', 'output_schema', 'status', 'expires_at', 'awaiting_confirmation'],
         properties: {
           message_id: { type: 'string' },
           tool_call_id: { type: 'string' },
@@ -101,6 +101,7 @@ export const toolCallListResponse: JsonSchema = {
           output_schema: { type: ['object', 'null'], additionalProperties: {}, description: "The tool's output JSON Schema (a result is checked against it), null when it declares none." },
           status: { const: 'pending' },
           expires_at: nullableTime,
+          awaiting_confirmation: { type: 'boolean', description: 'True while an `always_ask` call waits for a `user.tool_confirmation` (docs/approvals.md); `expires_at` is then the confirmation\'s.' },
         },
       },
     },

@@ -52,14 +52,29 @@ export const toolResultEvent: JsonSchema = {
   else: { properties: { result: {} }, required: ['result'] },
 };
 
+/** The client's answer to a `tool.confirmation_requested` (docs/approvals.md). */
+export const toolConfirmationEvent: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['type', 'message_id', 'tool_call_id', 'result'],
+  properties: {
+    type: { const: 'user.tool_confirmation' },
+    message_id: { type: 'string', minLength: 1, maxLength: 64 },
+    tool_call_id: { type: 'string', minLength: 1, maxLength: 128 },
+    result: { enum: ['allow', 'deny'] },
+    deny_message: { type: 'string', maxLength: 10_000, description: "With deny: the error result the model reads; a default sentence when absent." },
+  },
+};
+
 /** Checked by `type` first, so an error names the field that is wrong for that type. */
 export const postEventBody: JsonSchema = {
   type: 'object',
   required: ['type'],
-  properties: { type: { enum: ['user.message', 'tool.result_submitted'] } },
+  properties: { type: { enum: ['user.message', 'tool.result_submitted', 'user.tool_confirmation'] } },
   allOf: [
     { if: { properties: { type: { const: 'user.message' } } }, then: userMessageEvent },
     { if: { properties: { type: { const: 'tool.result_submitted' } } }, then: toolResultEvent },
+    { if: { properties: { type: { const: 'user.tool_confirmation' } } }, then: toolConfirmationEvent },
   ],
 };
 

@@ -39,6 +39,7 @@ export function toolCallRoutes(deps: AppDeps): RouteSpec[] {
             output_schema: tools.get(c.name)?.output_schema ?? null,
             status: 'pending',
             expires_at: c.expires_at ?? null,
+            awaiting_confirmation: c.awaiting_confirmation === true,
           })),
         };
       },

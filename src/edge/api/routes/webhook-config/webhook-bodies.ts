@@ -2,7 +2,7 @@ import { MESSAGE_STATUSES, SESSION_STATUSES } from '../../../../domain/ledger.js
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { batchCounts } from '../session-batches/schema.js';
 import { nullableString, stringMap, time } from '../../../../lib/schemas/common.js';
-import { toolCallRequestedData } from '../../../../domain/event-schemas.js';
+import { EVENT_DATA_SCHEMAS, toolCallRequestedData } from '../../../../domain/event-schemas.js';
 
 /**
  * The bodies Troupe POSTs to an agent's webhook (spec: Webhook deliveries),
@@ -13,6 +13,22 @@ import { toolCallRequestedData } from '../../../../domain/event-schemas.js';
 
 /** Also the `data` of the `tool.call_requested` ledger event, so it is defined with the events' (src/domain/event-schemas.ts). */
 export const toolCallRequestedWebhook: JsonSchema = toolCallRequestedData;
+
+/** The `tool.confirmation_requested` event's data, with the envelope fields tool.call_requested's body has and where to answer. */
+const confirmationData = EVENT_DATA_SCHEMAS['tool.confirmation_requested'];
+export const toolConfirmationRequestedWebhook: JsonSchema = {
+  type: 'object',
+  description: 'An `always_ask` tool call waiting for the client: POST a `user.tool_confirmation` event (allow or deny) to `submit_url` before `expires_at`.',
+  additionalProperties: false,
+  required: ['id', 'type', 'session_id', 'submit_url', ...confirmationData.required],
+  properties: {
+    id: { type: 'string', description: '`<session_id>:<message_id>:<tool_call_id>:confirmation`; the same on every retry: the idempotency key.' },
+    type: { type: 'string', const: 'tool.confirmation_requested' },
+    session_id: { type: 'string' },
+    ...confirmationData.properties,
+    submit_url: { type: 'string', description: 'The session events endpoint.' },
+  },
+};
 
 /** A lifecycle body: `{id, type, created_at, data}`, the same on every retry; `data` is the body's own. */
 function lifecycleBody(description: string, id: string, types: string[], required: string[], data: Record<string, JsonSchema>): JsonSchema {
