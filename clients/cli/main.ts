@@ -4,6 +4,7 @@ import { batchCommands } from './commands/batch.js';
 import { deployCommand } from './commands/deploy.js';
 import { configCommands } from './commands/login.js';
 import { sendCommand } from './commands/send.js';
+import { scheduleCommands } from './commands/schedules.js';
 import { sessionCommands } from './commands/sessions.js';
 import { tailCommand } from './commands/tail.js';
 import { toolResultCommand } from './commands/tool-result.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   toolResultCommand(program);
   approvalCommands(program);
   batchCommands(program);
+  scheduleCommands(program);
   configCommands(program);
   program
     .command('serve')

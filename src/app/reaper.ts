@@ -11,11 +11,20 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 /** How long the webhook delivery log keeps finished deliveries. */
 export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
 
+/** Schedule runs deleted (past retention) and settled (left pending) per run of the reaper, each; the rest wait for the next. */
+export const SCHEDULE_RUNS_PER_RUN = 5000;
+/** A run still pending this long after its tick was due lost its job (it stalled past BullMQ's limit): failed. */
+export const PENDING_RUN_GIVE_UP_MS = 60 * 60 * 1000;
+/** Default of TROUPE_SCHEDULE_RUN_RETENTION_DAYS. */
+export const SCHEDULE_RUN_RETENTION_DAYS = 30;
+
 export interface ReapResult {
   idempotency_keys: number;
   snapshots: number;
   deliveries: number;
   sessions: number;
+  schedule_runs: number;
+  abandoned_runs: number;
 }
 
 export interface ReapHooks {
@@ -27,6 +36,8 @@ export interface ReapHooks {
    * runs (process-local: each worker walks on its own).
    */
   retentionAfter?: Map<string, string>;
+  /** How long schedule runs are kept after their tick (TROUPE_SCHEDULE_RUN_RETENTION_DAYS); the default when absent. */
+  scheduleRunRetentionDays?: number;
 }
 
 /**
@@ -57,8 +68,8 @@ async function expiredSessions(stores: Stores, now: number, deleteSession: NonNu
 /**
  * Periodic clean-up in place of TTL indexes, which FerretDB lacks: expired
  * Idempotency-Keys, snapshot reservations never finalized (record and any
- * uploaded bytes), old finished webhook deliveries, and sessions past their
- * org's retention. Every step is
+ * uploaded bytes), old finished webhook deliveries, sessions past their
+ * org's retention, schedule runs past retention and runs left pending. Every step is
  * idempotent, so any number of workers may run it.
  */
 export async function reap(stores: Stores, now = Date.now(), hooks: ReapHooks = {}): Promise<ReapResult> {
@@ -71,9 +82,15 @@ export async function reap(stores: Stores, now = Date.now(), hooks: ReapHooks = 
   }
   const deliveries = await stores.webhookDeliveries.reapFinished(new Date(now - DELIVERY_RETENTION_MS));
   const sessions = hooks.deleteSession ? await expiredSessions(stores, now, hooks.deleteSession, hooks.retentionAfter ?? new Map()) : 0;
-  return { idempotency_keys, snapshots, deliveries, sessions };
+  const schedule_runs = await stores.schedules.reapRuns(new Date(now - (hooks.scheduleRunRetentionDays ?? SCHEDULE_RUN_RETENTION_DAYS) * DAY_MS), SCHEDULE_RUNS_PER_RUN);
+  const abandoned_runs = await stores.schedules.abandonRuns(
+    new Date(now - PENDING_RUN_GIVE_UP_MS),
+    SCHEDULE_RUNS_PER_RUN,
+    'the tick never finished (its worker was lost more times than the queue retries) and was given up; the next tick runs as scheduled',
+  );
+  return { idempotency_keys, snapshots, deliveries, sessions, schedule_runs, abandoned_runs };
 }
 
 export function logReap(log: Logger, r: ReapResult): void {
-  if (r.idempotency_keys + r.snapshots + r.deliveries + r.sessions > 0) log.info({ reaped: r }, 'reaper');
+  if (r.idempotency_keys + r.snapshots + r.deliveries + r.sessions + r.schedule_runs + r.abandoned_runs > 0) log.info({ reaped: r }, 'reaper');
 }

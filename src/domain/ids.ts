@@ -34,6 +34,7 @@ export const IdPrefix = Object.freeze({
   storageBlob: 'sblob',
   delivery: 'whd',
   request: 'req',
+  schedule: 'sch',
 } as const);
 
 export type IdKind = keyof typeof IdPrefix;

@@ -1,3 +1,4 @@
+import { JobSchedulerClock } from '../lib/queues/job-schedulers.js';
 import type { Db, MongoClient } from 'mongodb';
 import { QueueFactory } from '../lib/queues/queues.js';
 import { createRedis, firstTlsRefusal, type RedisClient } from '../lib/redis/connection.js';
@@ -173,5 +174,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, sessionHeads: new SessionHeads(), limits: core.limits, drain: core.drain };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, scheduleClock: new JobSchedulerClock(core.plane.queues), sessionHeads: new SessionHeads(), limits: core.limits, drain: core.drain };
 }

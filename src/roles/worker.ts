@@ -8,6 +8,7 @@ import { SessionCache } from '../../actors/session/session-cache.js';
 import { batchPorts, routerProxyPorts, sessionPorts, toolRunnerPorts } from './actor-ports.js';
 import type { Core } from './core.js';
 import { startSweeper } from './sweeper.js';
+import { startScheduleTicks } from './schedule-ticks.js';
 
 const REAP_EVERY_MS = 10 * 60 * 1000;
 
@@ -35,6 +36,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   await runtime.start(routerProxyActor, routerProxyPorts(core, versions, cancels), { concurrency: 32, gateBatch: false });
   await runtime.start(toolRunnerActor, toolRunnerPorts(core, versions, cancels), { concurrency: core.config.toolRunnerConcurrency, gateBatch: false });
   await runtime.start(batchActor, batchPorts(core), { concurrency: 16 });
+  startScheduleTicks(core);
   // No TTL indexes (FerretDB has none): expired records are reaped periodically.
   const { sessionCommand, sessionDelete } = await import('../domain/actors/session.js');
   const hooks = {
@@ -42,6 +44,7 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
     deleteSession: (s: { _id: string; priority?: 'interactive' | 'batch' }) =>
       core.plane.dispatcher.send([sessionCommand(s._id, sessionDelete({ retention: s._id }), s.priority ?? 'interactive')]),
     retentionAfter: new Map<string, string>(),
+    scheduleRunRetentionDays: core.config.scheduleRunRetentionDays,
   };
   const reaper = setInterval(() => {
     reap(core.stores, Date.now(), hooks).then(
@@ -51,5 +54,5 @@ export async function startWorker(core: Core, runtime: ActorRuntime): Promise<vo
   }, REAP_EVERY_MS);
   reaper.unref();
   core.shutdown.add(once('reaper', async () => clearInterval(reaper)));
-  core.log.info({ role: 'worker', actors: ['session', 'router-proxy', 'tool-runner', 'batch'] }, 'worker started');
+  core.log.info({ role: 'worker', actors: ['session', 'router-proxy', 'tool-runner', 'batch'], schedule_ticks: true }, 'worker started');
 }

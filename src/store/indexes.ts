@@ -66,6 +66,14 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { completed_at: 1 }, name: 'completed_at' },
   ],
   routers: [{ key: { org_id: 1, router_id: 1 }, name: 'org_router_unique', unique: true }],
+  schedules: [{ key: { org_id: 1, agent_id: 1, _id: 1 }, name: 'org_agent' }],
+  // A run's _id is the tick's (schedule id and time), so the _id index keeps a tick to one record.
+  // With the reaper's two scans across orgs: runs past retention, and runs left pending.
+  schedule_runs: [
+    { key: { org_id: 1, schedule_id: 1, scheduled_for: -1 }, name: 'org_schedule_recent' },
+    { key: { scheduled_for: 1 }, name: 'scheduled_for' },
+    { key: { status: 1, scheduled_for: 1 }, name: 'status_scheduled_for' },
+  ],
   usage: [
     { key: { org_id: 1, router_id: 1, hour: 1 }, name: 'org_router_hour' },
     // GET /v1/usage (an org's hours) and GET /v1/sessions/{id}/usage (one session's records).

@@ -39,6 +39,8 @@ export const SHARD_KEYS: Record<string, ShardPlan> = {
   credentials: { key: null, why: 'a few per org' },
   webhook_configs: { key: null, why: 'one per agent' },
   routers: { key: null, why: 'a few per org' },
+  schedules: { key: null, why: 'a few per agent' },
+  schedule_runs: { key: null, why: 'one per tick, at most one a second per schedule' },
 };
 
 /** The shard key's field names, in order. */

@@ -1,3 +1,4 @@
+import { ScheduleStore } from './schedules.js';
 import type { Db } from 'mongodb';
 import type { SecretSealer } from '../domain/sealed.js';
 import { AgentStore } from './agents.js';
@@ -37,6 +38,7 @@ export interface Stores {
   usage: UsageStore;
   batches: BatchStore;
   storageBindings: StorageBindingStore;
+  schedules: ScheduleStore;
 }
 
 /** `sharded`: the database is a sharded cluster (MongoHandle.sharded); hot reads then name the shard key. */
@@ -59,5 +61,6 @@ export function createStores(db: Db, box: SecretSealer, sharded = false): Stores
     usage: new UsageStore(db),
     batches: new BatchStore(db),
     storageBindings: new StorageBindingStore(db),
+    schedules: new ScheduleStore(db),
   };
 }

@@ -237,6 +237,50 @@ describe('console in a browser', function () {
     }
   });
 
+  it('lists the selected agent’s schedules, pauses one, shows its runs, and shows them disarmed once the agent is deleted', async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'done' }]);
+    const message = { content: [{ type: 'text' as const, text: 'tick' }] };
+    const live = await client.schedules.create(agentId, { name: 'every second', cron: '* * * * * *', message });
+    const weekly = await client.schedules.create(agentId, { name: 'weekly', cron: '0 9 * * 1', timezone: 'Europe/Paris', message, paused: true });
+    await until(async () => (await client.schedules.runs(live.id)).runs.some((r) => r.status === 'sent'), 8000);
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    const seen: string[] = [];
+    tab.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
+    tab.on('pageerror', (e) => seen.push(`page: ${e.message}`));
+    tab.on('response', (r) => r.status() >= 400 && seen.push(`${r.status()} ${r.url()}`));
+    const stateOf = (id: string) => tab.locator(`#schedules-table tr[data-schedule="${id}"] .schedule-state`);
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      await tab.locator(`#agents li[data-agent="${agentId}"]`).click();
+      await tab.click('#tabs button[data-tab="schedules"]');
+      await tab.waitForSelector(`#schedules-table tr[data-schedule="${live.id}"]`);
+      assert.equal(await tab.locator('#schedule-hint').isHidden(), true);
+      assert.deepEqual([await stateOf(live.id).innerText(), await stateOf(weekly.id).innerText()], ['active', 'paused']);
+      assert.match(await tab.locator(`#schedules-table tr[data-schedule="${weekly.id}"]`).innerText(), /weekly\s+0 9 \* \* 1\s+Europe\/Paris\s+paused/);
+      // Its runs, newest first, with the sessions they opened.
+      await tab.locator(`#schedules-table tr[data-schedule="${live.id}"] button:has-text("Runs")`).click();
+      await tab.waitForSelector('#schedule-runs tbody td.st-sent');
+      assert.match(await tab.locator('#schedule-runs tbody tr').first().innerText(), /ses_/);
+      // Pause through the page: the API says so too.
+      await tab.locator(`#schedules-table tr[data-schedule="${live.id}"] button:has-text("Pause")`).click();
+      await tab.waitForSelector(`#schedules-table tr[data-schedule="${live.id}"] .schedule-state:has-text("paused")`);
+      assert.equal((await client.schedules.get(live.id)).paused, true);
+      await tab.locator(`#schedules-table tr[data-schedule="${weekly.id}"] button:has-text("Resume")`).click();
+      await tab.waitForSelector(`#schedules-table tr[data-schedule="${weekly.id}"] .schedule-state:has-text("active")`);
+      // The agent deleted: both read disarmed, with nothing to resume.
+      await client.agents.delete(agentId);
+      await tab.click('#schedule-refresh');
+      await tab.waitForSelector(`#schedules-table tr[data-schedule="${weekly.id}"] .schedule-state:has-text("agent deleted")`);
+      assert.equal(await stateOf(live.id).innerText(), 'agent deleted');
+      assert.equal(await tab.locator('#schedules-table button:has-text("Pause"), #schedules-table button:has-text("Resume")').count(), 0);
+      assert.deepEqual(seen, [], 'no script error, CSP violation or refused request');
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('serves only the console’s own files, each with the policy', async () => {
     const js = await fetch(`${h.baseUrl}/console/js/clients/console/src/main.js`);
     assert.equal(js.status, 200);

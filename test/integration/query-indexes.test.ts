@@ -174,6 +174,20 @@ describe('every hot and list query has an index that serves it', () => {
     });
   });
 
+  it('schedules: lists, runs, the worker-start reconcile and the reaper’s run scans', async () => {
+    const run = { _id: 'sch_1:0', org_id: 'org_1', schedule_id: 'sch_1', scheduled_for: new Date(0), session_id: 'ses_1', message_id: 'msg_1', status: 'pending' as const, error: null, created_at: new Date() };
+    await check(async () => {
+      await stores.schedules.listByAgent('org_1', 'agt_1', 10, 'sch_0');
+      await stores.schedules.listAll(10, null);
+      await stores.schedules.listAll(10, 'sch_0');
+      await stores.schedules.claimRun(run);
+      await stores.schedules.failRun(run);
+      await stores.schedules.listRuns('org_1', 'sch_1', 10, Date.now());
+      await stores.schedules.abandonRuns(new Date(), 10, 'lost');
+      await stores.schedules.reapRuns(new Date(), 10);
+    });
+  });
+
   it('agent soft-deletion: the agent, then its sessions', async () => {
     await check(async () => {
       await stores.agents.softDelete('org_1', 'agent_1');

@@ -16,11 +16,15 @@
  * written. The process answers nothing after that and its job's lock lapses; the test kills it. With
  * TROUPE_TEST_POISON_MODE=hang the turn instead waits for good on that answer's ledger append (nothing written),
  * while the process goes on: its lock is renewed, so only a time budget ends it.
+ *
+ * TROUPE_TEST_TICK_HANG=1 stops this process's first schedule tick for good once it has sent its message and
+ * before it settles its run (printing `tick-hung <run id>`), where a worker killed mid-tick leaves it.
  */
 import type { decide } from '../../src/domain/session/decide.js';
 import { parseRoles, startRoles } from '../../src/roles/start.js';
 import { LedgerWriter } from '../../src/store/ledger-writer.js';
 import { ProjectionWriter } from '../../src/store/projection-writer.js';
+import { ScheduleStore } from '../../src/store/schedules.js';
 
 class AfterHandOff extends Error {
   override name = 'AfterHandOff';
@@ -66,6 +70,18 @@ function injectPoison(marker: string, mode: string): void {
   };
 }
 
+function hangFirstTick(): void {
+  const settle = ScheduleStore.prototype.settleRun;
+  let hung = false;
+  ScheduleStore.prototype.settleRun = function (this: ScheduleStore, orgId, runId, status, error) {
+    if (hung || status !== 'sent') return settle.call(this, orgId, runId, status, error);
+    hung = true;
+    process.stdout.write(`tick-hung ${runId}\n`);
+    return new Promise<void>(() => undefined);
+  };
+}
+
+if (process.env.TROUPE_TEST_TICK_HANG) hangFirstTick();
 if (process.env.TROUPE_TEST_AFTER_HANDOFF) injectFault(process.env.TROUPE_TEST_AFTER_HANDOFF);
 if (process.env.TROUPE_TEST_POISON) injectPoison(process.env.TROUPE_TEST_POISON, process.env.TROUPE_TEST_POISON_MODE ?? 'spin');
 

@@ -3,6 +3,7 @@ import { wireBatches } from './batches-view.js';
 import { loadAgents, loadSessions, wireSessions } from './sessions-view.js';
 import { connect, forget, savedKey } from './state.js';
 import { loadDeliveries, wireWebhooks } from './webhooks-view.js';
+import { loadSchedules, wireSchedules } from './schedules-view.js';
 
 /**
  * The Troupe console: a static page over the public API and nothing else.
@@ -34,6 +35,7 @@ function wireTabs(): void {
       // The status line speaks for what is on screen: another tab's error would read as this one's.
       status('');
       if (btn.dataset.tab === 'webhooks') void loadDeliveries().catch((e) => status(errorText(e), true));
+      if (btn.dataset.tab === 'schedules') void loadSchedules().catch((e) => status(errorText(e), true));
     });
   }
 }
@@ -43,6 +45,7 @@ function main(): void {
   wireSessions();
   wireBatches();
   wireWebhooks();
+  wireSchedules();
   byId('key-form').addEventListener('submit', (e) => {
     e.preventDefault();
     void start(byId<HTMLInputElement>('api-key').value.trim());

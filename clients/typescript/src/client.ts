@@ -21,6 +21,8 @@ export type WebhookDelivery = Api.GetV1AgentsAgentIdWebhookDeliveriesDeliveryIdR
 export type ContentPart = Api.PostV1SessionsSessionIdMessagesSyncBody['parts'][number];
 export type Snapshot = Api.GetV1SourceSnapshotsSourceSnapshotIdResponse;
 export type Manifest = Api.PostV1AgentsBody['manifest'];
+export type Schedule = Api.GetV1SchedulesScheduleIdResponse;
+export type ScheduleRun = Api.GetV1SchedulesScheduleIdRunsResponse['runs'][number];
 
 export const TERMINAL_MESSAGE_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 export const TERMINAL_BATCH_STATUSES = ['completed', 'failed', 'partial_failed'] as const;
@@ -171,6 +173,19 @@ export class TroupeClient {
     get: (id: string) => this.data('getV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
     delete: (id: string) => this.data('deleteV1StorageBindingsStorageBindingId', { path: { storage_binding_id: id } }),
     files: (id: string, query: Api.GetV1StorageBindingsStorageBindingIdFilesQuery = {}) => this.data('getV1StorageBindingsStorageBindingIdFiles', { path: { storage_binding_id: id }, query }),
+  };
+
+  /** Cron schedules: each tick opens a session from `session` and sends it `message`. */
+  readonly schedules = {
+    create: (agentId: string, body: Api.PostV1AgentsAgentIdSchedulesBody) => this.data('postV1AgentsAgentIdSchedules', { path: { agent_id: agentId }, body }),
+    list: (agentId: string, page: Page = {}) => this.data('getV1AgentsAgentIdSchedules', { path: { agent_id: agentId }, query: page }),
+    get: (id: string) => this.data('getV1SchedulesScheduleId', { path: { schedule_id: id } }),
+    update: (id: string, body: Api.PatchV1SchedulesScheduleIdBody) => this.data('patchV1SchedulesScheduleId', { path: { schedule_id: id }, body }),
+    pause: (id: string) => this.data('patchV1SchedulesScheduleId', { path: { schedule_id: id }, body: { paused: true } }),
+    resume: (id: string) => this.data('patchV1SchedulesScheduleId', { path: { schedule_id: id }, body: { paused: false } }),
+    delete: (id: string) => this.data('deleteV1SchedulesScheduleId', { path: { schedule_id: id } }),
+    /** Newest tick first. */
+    runs: (id: string, page: Page = {}) => this.data('getV1SchedulesScheduleIdRuns', { path: { schedule_id: id }, query: page }),
   };
 
   readonly webhooks = {

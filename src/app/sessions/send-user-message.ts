@@ -113,11 +113,12 @@ export async function sendUserMessage<Reply>(
   target: MessageTarget,
   message: UserMessage,
   idempotencyKey: string | null,
+  /** One fixed in advance (a schedule's tick, so every worker that runs it sends the same message); else a new one. */
+  messageId = newId('message'),
 ): Promise<{ message_id: string; reply: Reply }> {
   await checkUserMessage(ports.files, orgId, message);
   await admit(ports, orgId, target);
   const session = target.kind === 'new' ? await target.create() : target.session;
-  const messageId = newId('message');
   const command: UserMessageCommand = { kind: 'user.message', command_id: userMessageCommandId(messageId, idempotencyKey), message_id: messageId, content: message.content, metadata: message.metadata ?? null, ...(message.on_busy ? { on_busy: message.on_busy } : {}) };
   return { message_id: messageId, reply: await ports.asker.ask(session, command) };
 }

@@ -1,3 +1,4 @@
+import type { ScheduleClock } from '../../app/schedules/clock.js';
 import type { RedisClient } from '../../lib/redis/connection.js';
 import type { Db } from 'mongodb';
 import type { RedisKeys } from '../../lib/redis/keys.js';
@@ -28,6 +29,8 @@ export interface AppDeps {
   stores: Stores;
   /** Hands messages to actors without waiting for them (batch wake-ups, webhook redeliveries). */
   outbox: Outbox;
+  /** Arms and disarms schedules' job schedulers (BullMQ). */
+  scheduleClock: ScheduleClock;
   /** Session actors' front door, the process's subscriber and its streams' ledger reads; present on web nodes. */
   sessionsRuntime?: { asker: Asker; hub: PubSubHub; streamReads: StreamLedgerReads };
   /** Sessions this process created or read, so commands to them skip the read; absent means always read. */

@@ -50,6 +50,7 @@ const TAGS: Record<string, string> = {
   agents: 'Agents and their versions, created from source snapshots.',
   credentials: 'Encrypted provider keys and secrets of the organization; values are never returned.',
   events: 'The session ledger: append, read, and stream it.',
+  schedules: 'Cron schedules: each tick opens a session from a template and sends it a message.',
   files: 'Files to attach to messages.',
   messages: 'User messages and their results: records, the synchronous wait, the transcript.',
   organization: 'Settings of the calling organization.',

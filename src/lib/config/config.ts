@@ -84,6 +84,10 @@ export interface Config {
   readonly sandbox: SandboxConfig;
   /** Custom tool calls one worker process runs at once. */
   readonly toolRunnerConcurrency: number;
+  /** The shortest interval a schedule's cron may fire at (POST /v1/agents/{id}/schedules answers 400 below it). */
+  readonly scheduleMinIntervalMs: number;
+  /** How long the reaper keeps schedule runs after their tick (GET /v1/schedules/{id}/runs reads back this far). */
+  readonly scheduleRunRetentionDays: number;
   /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
   readonly workerBatchSlots: number;
   /** Delays in seconds before each webhook retry (before jitter); one retry per entry. */
@@ -438,6 +442,8 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxVersionsMaxBytes: int(env, 'TROUPE_SANDBOX_VERSIONS_MAX_BYTES', 2 * 1024 ** 3, 0, 2 ** 50),
     sandbox: sandboxConfig(env, production),
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
+    scheduleMinIntervalMs: int(env, 'TROUPE_SCHEDULE_MIN_INTERVAL_MS', 1000, 1000, 366 * 86_400_000),
+    scheduleRunRetentionDays: int(env, 'TROUPE_SCHEDULE_RUN_RETENTION_DAYS', 30, 1, 36_500),
     workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),

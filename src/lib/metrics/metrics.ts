@@ -38,6 +38,7 @@ export class Metrics {
   readonly processErrors: Counter<'kind'>;
   readonly rateLimiterFailOpen: Counter<'surface'>;
   readonly egressRefusals: Counter<'reason'>;
+  readonly scheduleTicks: Counter<'outcome'>;
   /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
   private readonly queues = new Map<string, QueueProbe[]>();
 
@@ -68,6 +69,7 @@ export class Metrics {
     this.processErrors = new Counter({ name: 'troupe_uncaught_errors_total', help: 'Throws nothing handled, caught by the process guards (lifecycle/process-guards.ts), by kind: unhandled_rejection (logged, still serving) or uncaught_exception (drained, exited).', labelNames: ['kind'], registers });
     this.rateLimiterFailOpen = new Counter({ name: 'troupe_rate_limiter_fail_open_total', help: 'Rate-limit checks let through because Redis could not be asked, by surface (api, routing, routed_turns, auth_failures).', labelNames: ['surface'], registers });
     this.mongoClosedSocketWrites = new Counter({ name: 'troupe_mongo_closed_socket_writes_total', help: 'MongoDB commands the driver fix failed as a closed connection instead of letting them wait forever (store/driver-fix.ts), by when: before_write, waiting_for_drain.', labelNames: ['when'], registers });
+    this.scheduleTicks = new Counter({ name: 'troupe_schedule_ticks_total', help: 'Schedule tick attempts by outcome: sent, failed (refused, recorded), skipped (agent deleted), paused, gone (schedule deleted), duplicate (already run), error (threw; BullMQ retries it), gave_up (attempts spent; recorded failed).', labelNames: ['outcome'], registers });
     this.egressRefusals = new Counter({ name: 'troupe_egress_refusals_total', help: 'Connections of sandboxed tools refused by the egress proxy, by reason (not_public, troupe_own, not_allowed, unresolvable, bad_target, too_many_connections).', labelNames: ['reason'], registers });
     const queues = this.queues;
     new Gauge({

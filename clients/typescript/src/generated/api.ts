@@ -1946,6 +1946,284 @@ export type GetV1SessionBatchesBatchIdResponse = {
   }>;
 };
 
+/** POST /v1/agents/{agent_id}/schedules: Create a schedule: at each cron tick, a new session from `session` is opened and sent `message`. */
+export type PostV1AgentsAgentIdSchedulesPathParams = { agent_id: string };
+export type PostV1AgentsAgentIdSchedulesQuery = Record<string, never>;
+export type PostV1AgentsAgentIdSchedulesBody = {
+  name?: string | null;
+  /** 5 fields (minute hour day month weekday), or 6 with seconds first. */
+  cron: string;
+  /** An IANA time zone; UTC by default. */
+  timezone?: string;
+  message: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+  };
+  session?: {
+    name?: string | null;
+    storage_binding_id?: string | null;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+    internet_access?: boolean;
+    /** An llm_options id of the manifest; defaults to the first. */
+    llm_id?: string;
+    /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+    on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
+  };
+  paused?: boolean;
+};
+export type PostV1AgentsAgentIdSchedulesResponse = {
+  id: string;
+  agent_id: string;
+  name: string | null;
+  cron: string;
+  timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
+  paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
+  /** When the next tick is due; null while paused. */
+  next_run_at: string | null;
+  created_at: string;
+  message: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+  };
+  session: {
+    name?: string | null;
+    storage_binding_id?: string | null;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+    internet_access?: boolean;
+    /** An llm_options id of the manifest; defaults to the first. */
+    llm_id?: string;
+    /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+    on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
+  };
+};
+
+/** GET /v1/agents/{agent_id}/schedules: List the agent’s schedules, oldest first; a deleted agent’s read paused with paused_reason agent_deleted. */
+export type GetV1AgentsAgentIdSchedulesPathParams = { agent_id: string };
+export type GetV1AgentsAgentIdSchedulesQuery = { limit?: number; after?: string };
+export type GetV1AgentsAgentIdSchedulesBody = undefined;
+export type GetV1AgentsAgentIdSchedulesResponse = {
+  schedules: Array<{
+    id: string;
+    agent_id: string;
+    name: string | null;
+    cron: string;
+    timezone: string;
+    /** True while it does not tick: paused through the API, or its agent was deleted. */
+    paused: boolean;
+    /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+    paused_reason: "user" | "agent_deleted" | null;
+    /** When the next tick is due; null while paused. */
+    next_run_at: string | null;
+    created_at: string;
+    message: {
+      content: Array<{
+        type: "text";
+        text: string;
+      } | {
+        type: "file";
+        file_id: string;
+      } | {
+        type: "image";
+        file_id: string;
+      }>;
+      /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+      metadata?: {
+        [key: string]: string;
+      };
+    };
+    session: {
+      name?: string | null;
+      storage_binding_id?: string | null;
+      /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+      metadata?: {
+        [key: string]: string;
+      };
+      internet_access?: boolean;
+      /** An llm_options id of the manifest; defaults to the first. */
+      llm_id?: string;
+      /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+      on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
+    };
+  }>;
+  has_more: boolean;
+  next_cursor: string | null;
+};
+
+/** GET /v1/schedules/{schedule_id}: Read a schedule; a deleted agent’s reads paused with paused_reason agent_deleted. */
+export type GetV1SchedulesScheduleIdPathParams = { schedule_id: string };
+export type GetV1SchedulesScheduleIdQuery = Record<string, never>;
+export type GetV1SchedulesScheduleIdBody = undefined;
+export type GetV1SchedulesScheduleIdResponse = {
+  id: string;
+  agent_id: string;
+  name: string | null;
+  cron: string;
+  timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
+  paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
+  /** When the next tick is due; null while paused. */
+  next_run_at: string | null;
+  created_at: string;
+  message: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+  };
+  session: {
+    name?: string | null;
+    storage_binding_id?: string | null;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+    internet_access?: boolean;
+    /** An llm_options id of the manifest; defaults to the first. */
+    llm_id?: string;
+    /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+    on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
+  };
+};
+
+/** PATCH /v1/schedules/{schedule_id}: Pause or resume a schedule, or change its cron, time zone or message; 409 agent_deleted when its agent was deleted. */
+export type PatchV1SchedulesScheduleIdPathParams = { schedule_id: string };
+export type PatchV1SchedulesScheduleIdQuery = Record<string, never>;
+export type PatchV1SchedulesScheduleIdBody = {
+  paused?: boolean;
+  /** 5 fields (minute hour day month weekday), or 6 with seconds first. */
+  cron?: string;
+  /** An IANA time zone; UTC by default. */
+  timezone?: string;
+  message?: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+  };
+};
+export type PatchV1SchedulesScheduleIdResponse = {
+  id: string;
+  agent_id: string;
+  name: string | null;
+  cron: string;
+  timezone: string;
+  /** True while it does not tick: paused through the API, or its agent was deleted. */
+  paused: boolean;
+  /** user: paused through the API; agent_deleted: its agent was deleted, and it cannot be resumed (PATCH answers 409 agent_deleted); null while it ticks. */
+  paused_reason: "user" | "agent_deleted" | null;
+  /** When the next tick is due; null while paused. */
+  next_run_at: string | null;
+  created_at: string;
+  message: {
+    content: Array<{
+      type: "text";
+      text: string;
+    } | {
+      type: "file";
+      file_id: string;
+    } | {
+      type: "image";
+      file_id: string;
+    }>;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+  };
+  session: {
+    name?: string | null;
+    storage_binding_id?: string | null;
+    /** String-to-string map; keys 1-64 of [A-Za-z0-9_-], values up to 512 characters. */
+    metadata?: {
+      [key: string]: string;
+    };
+    internet_access?: boolean;
+    /** An llm_options id of the manifest; defaults to the first. */
+    llm_id?: string;
+    /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
+    on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
+  };
+};
+
+/** DELETE /v1/schedules/{schedule_id}: Delete a schedule and its run records; sessions its ticks opened stay. */
+export type DeleteV1SchedulesScheduleIdPathParams = { schedule_id: string };
+export type DeleteV1SchedulesScheduleIdQuery = Record<string, never>;
+export type DeleteV1SchedulesScheduleIdBody = undefined;
+export type DeleteV1SchedulesScheduleIdResponse = void;
+
+/** GET /v1/schedules/{schedule_id}/runs: The schedule’s ticks, newest first; `after` is the next_cursor of the page before. */
+export type GetV1SchedulesScheduleIdRunsPathParams = { schedule_id: string };
+export type GetV1SchedulesScheduleIdRunsQuery = { limit?: number; after?: string };
+export type GetV1SchedulesScheduleIdRunsBody = undefined;
+export type GetV1SchedulesScheduleIdRunsResponse = {
+  runs: Array<{
+    scheduled_for: string;
+    /** The session the tick opened (absent from the sessions list when it was refused before it was stored). */
+    session_id: string;
+    message_id: string;
+    /** sent: the message was handed to its session; failed: refused (error says why); skipped: the agent was deleted. */
+    status: "pending" | "sent" | "failed" | "skipped";
+    error: string | null;
+  }>;
+  has_more: boolean;
+  next_cursor: string | null;
+};
+
 /** GET /v1/sessions/{session_id}/usage: Input and output tokens, model calls and cost of a session, per model. */
 export type GetV1SessionsSessionIdUsagePathParams = { session_id: string };
 export type GetV1SessionsSessionIdUsageQuery = Record<string, never>;
@@ -2081,6 +2359,12 @@ export const OPERATIONS = {
   getV1SessionsSessionIdToolCalls: { method: 'GET', path: '/v1/sessions/{session_id}/tool-calls', status: 200 },
   postV1SessionBatches: { method: 'POST', path: '/v1/session-batches', status: 201 },
   getV1SessionBatchesBatchId: { method: 'GET', path: '/v1/session-batches/{batch_id}', status: 200 },
+  postV1AgentsAgentIdSchedules: { method: 'POST', path: '/v1/agents/{agent_id}/schedules', status: 201 },
+  getV1AgentsAgentIdSchedules: { method: 'GET', path: '/v1/agents/{agent_id}/schedules', status: 200 },
+  getV1SchedulesScheduleId: { method: 'GET', path: '/v1/schedules/{schedule_id}', status: 200 },
+  patchV1SchedulesScheduleId: { method: 'PATCH', path: '/v1/schedules/{schedule_id}', status: 200 },
+  deleteV1SchedulesScheduleId: { method: 'DELETE', path: '/v1/schedules/{schedule_id}', status: 204 },
+  getV1SchedulesScheduleIdRuns: { method: 'GET', path: '/v1/schedules/{schedule_id}/runs', status: 200 },
   getV1SessionsSessionIdUsage: { method: 'GET', path: '/v1/sessions/{session_id}/usage', status: 200 },
   getV1Usage: { method: 'GET', path: '/v1/usage', status: 200 },
 } as const;
@@ -2147,6 +2431,12 @@ export interface Operations {
   getV1SessionsSessionIdToolCalls: { pathParams: GetV1SessionsSessionIdToolCallsPathParams; query: GetV1SessionsSessionIdToolCallsQuery; body: GetV1SessionsSessionIdToolCallsBody; response: GetV1SessionsSessionIdToolCallsResponse };
   postV1SessionBatches: { pathParams: PostV1SessionBatchesPathParams; query: PostV1SessionBatchesQuery; body: PostV1SessionBatchesBody; response: PostV1SessionBatchesResponse };
   getV1SessionBatchesBatchId: { pathParams: GetV1SessionBatchesBatchIdPathParams; query: GetV1SessionBatchesBatchIdQuery; body: GetV1SessionBatchesBatchIdBody; response: GetV1SessionBatchesBatchIdResponse };
+  postV1AgentsAgentIdSchedules: { pathParams: PostV1AgentsAgentIdSchedulesPathParams; query: PostV1AgentsAgentIdSchedulesQuery; body: PostV1AgentsAgentIdSchedulesBody; response: PostV1AgentsAgentIdSchedulesResponse };
+  getV1AgentsAgentIdSchedules: { pathParams: GetV1AgentsAgentIdSchedulesPathParams; query: GetV1AgentsAgentIdSchedulesQuery; body: GetV1AgentsAgentIdSchedulesBody; response: GetV1AgentsAgentIdSchedulesResponse };
+  getV1SchedulesScheduleId: { pathParams: GetV1SchedulesScheduleIdPathParams; query: GetV1SchedulesScheduleIdQuery; body: GetV1SchedulesScheduleIdBody; response: GetV1SchedulesScheduleIdResponse };
+  patchV1SchedulesScheduleId: { pathParams: PatchV1SchedulesScheduleIdPathParams; query: PatchV1SchedulesScheduleIdQuery; body: PatchV1SchedulesScheduleIdBody; response: PatchV1SchedulesScheduleIdResponse };
+  deleteV1SchedulesScheduleId: { pathParams: DeleteV1SchedulesScheduleIdPathParams; query: DeleteV1SchedulesScheduleIdQuery; body: DeleteV1SchedulesScheduleIdBody; response: DeleteV1SchedulesScheduleIdResponse };
+  getV1SchedulesScheduleIdRuns: { pathParams: GetV1SchedulesScheduleIdRunsPathParams; query: GetV1SchedulesScheduleIdRunsQuery; body: GetV1SchedulesScheduleIdRunsBody; response: GetV1SchedulesScheduleIdRunsResponse };
   getV1SessionsSessionIdUsage: { pathParams: GetV1SessionsSessionIdUsagePathParams; query: GetV1SessionsSessionIdUsageQuery; body: GetV1SessionsSessionIdUsageBody; response: GetV1SessionsSessionIdUsageResponse };
   getV1Usage: { pathParams: GetV1UsagePathParams; query: GetV1UsageQuery; body: GetV1UsageBody; response: GetV1UsageResponse };
 }

@@ -7,6 +7,7 @@ import { routerRoutes } from './routers/routers.js';
 import { fileRoutes } from './files/files.js';
 import { eventRoutes } from './sessions/events.js';
 import { messageRoutes } from './sessions/messages.js';
+import { scheduleRoutes } from './schedules/schedules.js';
 import { sessionRoutes } from './sessions/sessions.js';
 import { sessionBatchRoutes } from './session-batches/session-batches.js';
 import { usageRoutes } from './usage/usage.js';
@@ -32,6 +33,7 @@ export function allRoutes(deps: AppDeps): RouteSpec[] {
   routes.push(...webhookConfigRoutes(deps), ...webhookDeliveryRoutes(deps));
   routes.push(...sessionRoutes(deps), ...eventRoutes(deps), ...messageRoutes(deps), ...streamRoutes(deps), ...toolCallRoutes(deps));
   routes.push(...sessionBatchRoutes(deps));
+  routes.push(...scheduleRoutes(deps));
   routes.push(...usageRoutes(deps));
   return routes;
 }
