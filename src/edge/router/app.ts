@@ -42,6 +42,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
+    tokens: deps.limits?.tokens,
     metrics: deps.metrics,
     health: new CandidateHealth(deps.redis, deps.keys, deps.config.routerBreaker, { metrics: deps.metrics }),
   };

@@ -12,6 +12,7 @@ import type { RoutingLookup } from './lookup.js';
 import { countSelected, exhausted, isRetryable, recordFallback, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { TokenSpend } from '../limits/token-limiter.js';
 
 /** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
 export interface RoutingServices {
@@ -38,6 +39,8 @@ export interface RouteInput {
    * stickiness read) and must pass before any upstream is called.
    */
   admitted?: Promise<void>;
+  /** The token-limit check (routing interface), awaited with `admitted`; what it resolves to counts the call's tokens. */
+  tokens?: Promise<TokenSpend | null>;
 }
 
 /**
@@ -91,6 +94,7 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
   }
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
+  if (input.tokens) call.tokens = await input.tokens;
   const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
   for (const c of order) {

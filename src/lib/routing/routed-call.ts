@@ -13,6 +13,7 @@ import type { EffortPlan } from './effort.js';
 import type { Ingress } from './ingress.js';
 import type { Selection } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { TokenSpend } from '../limits/token-limiter.js';
 
 /** Everything decided about one routing request before any upstream is called. */
 export interface RoutedCall {
@@ -28,6 +29,8 @@ export interface RoutedCall {
   log: () => Logger;
   /** Set for agent turns: their usage is the session's, not the routing interface's. */
   billedTo?: { agentId: string; sessionId: string };
+  /** Where the call's tokens count against the token limits (the routing interface); absent when none apply. */
+  tokens?: TokenSpend | null;
 }
 
 /** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
@@ -70,7 +73,9 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, recordedInput(usage, c.provider), usage.outputTokens, candidatePrice(c));
+  const input = recordedInput(usage, c.provider);
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, input, usage.outputTokens, candidatePrice(c));
+  call.tokens?.spend(input + usage.outputTokens);
 }
 
 /** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */

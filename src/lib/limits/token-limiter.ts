@@ -1,0 +1,176 @@
+import { RateLimiterRedis, type RateLimiterRes } from 'rate-limiter-flexible';
+import { RateLimitError } from '../../domain/errors.js';
+import type { Logger } from '../log/logger.js';
+import type { Metrics } from '../metrics/metrics.js';
+import type { RedisClient } from '../redis/connection.js';
+import type { RedisKeys } from '../redis/keys.js';
+import type { OrgLimitsLookup } from './org-limits.js';
+
+/**
+ * How long a process decides from its own view of a window before reading Redis again. Its own calls update the
+ * view as they settle; this bounds how long calls other processes settled go unseen.
+ */
+const FRESH_MS = 100;
+const MAX_WINDOWS = 10_000;
+
+/** The routing key as the token check needs it: its id and its own limit (admin CLI), if any. */
+export interface TokenKey {
+  _id: string;
+  tokens_per_min?: number | null;
+}
+
+/** One window counter (an org's or a key's) as this process last saw it. */
+interface Window {
+  scope: 'org' | 'key';
+  id: string;
+  limit: number;
+  limiter: RateLimiterRedis;
+  consumed: number;
+  /** Epoch ms the fixed window ends; 0 when unknown. */
+  resetAt: number;
+  readAt: number;
+  reading: Promise<void> | null;
+}
+
+/** A call admitted under its token limits: what it spent is counted on settle. */
+export interface TokenSpend {
+  spend(tokens: number): void;
+}
+
+/**
+ * Tokens per minute per org and per routing key on the routing interface, counted in Redis by rate-limiter-flexible
+ * (fixed one-minute windows, as the request limits). A call's tokens are known only when it settles, so a call is
+ * admitted while its windows' counts are under their limits and its input + output tokens are added when it settles.
+ * The overshoot is bounded by the calls already admitted when a window crossed its limit (each at most its prompt
+ * plus its maximum output), plus what other processes admit within FRESH_MS of it. A Redis failure lets calls
+ * through, counted, like the request limits.
+ */
+export class TokenLimiter {
+  private readonly limiters = new Map<string, RateLimiterRedis>();
+  private readonly windows = new Map<string, Window>();
+
+  constructor(
+    private readonly redis: RedisClient,
+    private readonly keys: RedisKeys,
+    private readonly limits: OrgLimitsLookup,
+    private readonly metrics: Metrics,
+    private readonly log: Logger,
+    /** The window's length; one minute, shorter only in tests of a window's end. */
+    private readonly windowS = 60,
+  ) {}
+
+  /**
+   * Checks the org's and the key's windows; resolves to what the call spends on settle (null when no limit applies),
+   * or rejects with a 429 naming the limit reached. When both views are fresh, nothing is awaited.
+   */
+  admit(orgId: string, key: TokenKey): Promise<TokenSpend | null> {
+    const l = this.limits.cached(orgId);
+    if (!l) return this.limits.of(orgId).then((x) => this.admitUnder(orgId, key, x.routing_tokens_per_min ?? 0, x.routing_key_tokens_per_min ?? 0));
+    return this.admitUnder(orgId, key, l.routing_tokens_per_min ?? 0, l.routing_key_tokens_per_min ?? 0);
+  }
+
+  private admitUnder(orgId: string, key: TokenKey, orgLimit: number, keyDefault: number): Promise<TokenSpend | null> {
+    const keyLimit = key.tokens_per_min ?? keyDefault;
+    const org = orgLimit > 0 ? this.window('org', orgId, orgLimit) : null;
+    const k = keyLimit > 0 ? this.window('key', key._id, keyLimit) : null;
+    if (!org && !k) return NONE;
+    const now = Date.now();
+    const stale = [org, k].filter((w): w is Window => w !== null && now - w.readAt > FRESH_MS && !this.refusing(w, now));
+    const decide = (): TokenSpend => {
+      const at = Date.now();
+      for (const w of [org, k]) if (w && this.refusing(w, at)) throw this.refusal(w, at);
+      return { spend: (tokens) => this.spend(org, k, tokens) };
+    };
+    if (!stale.length) {
+      try {
+        return Promise.resolve(decide());
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return Promise.all(stale.map((w) => this.read(w))).then(decide);
+  }
+
+  /** The org's limits changed here (PATCH /v1/organization): this process applies them at once, others within 5 s. */
+  forget(orgId: string): void {
+    this.limits.forget(orgId);
+  }
+
+  private refusing(w: Window, now: number): boolean {
+    return w.consumed >= w.limit && now < w.resetAt;
+  }
+
+  private refusal(w: Window, now: number): RateLimitError {
+    this.metrics.rateLimitRefusals.inc({ surface: 'routing_tokens', scope: w.scope });
+    const retry = Math.max(1, Math.ceil((w.resetAt - now) / 1000));
+    const who = w.scope === 'org' ? 'this organization' : 'this key';
+    const headers = { 'RateLimit-Limit': String(w.limit), 'RateLimit-Remaining': '0', 'RateLimit-Reset': String(retry), 'RateLimit-Policy': `${w.limit};w=${this.windowS}`, 'Retry-After': String(retry) };
+    return new RateLimitError(`Token limit of ${w.limit} tokens per minute on the routing interface for ${who} reached; retry in ${retry} s.`, 'rate_limited', headers);
+  }
+
+  private window(scope: Window['scope'], id: string, limit: number): Window {
+    const wid = `${scope}:${limit}:${id}`;
+    let w = this.windows.get(wid);
+    if (!w) {
+      if (this.windows.size >= MAX_WINDOWS) this.windows.clear();
+      w = { scope, id, limit, limiter: this.limiter(scope, limit), consumed: 0, resetAt: 0, readAt: 0, reading: null };
+      this.windows.set(wid, w);
+    }
+    return w;
+  }
+
+  private limiter(scope: Window['scope'], points: number): RateLimiterRedis {
+    const id = `${scope}:${points}`;
+    let l = this.limiters.get(id);
+    if (!l) {
+      // One counter per org or key whatever its limit: a changed limit keeps the window's count.
+      l = new RateLimiterRedis({ storeClient: this.redis, keyPrefix: this.keys.rateLimit(`routing-tokens-${scope}`), points, duration: this.windowS });
+      this.limiters.set(id, l);
+    }
+    return l;
+  }
+
+  private read(w: Window): Promise<void> {
+    return (w.reading ??= w.limiter.get(w.id).then(
+      (res) => {
+        this.seen(w, res, Date.now());
+        w.reading = null;
+      },
+      (err: unknown) => {
+        // Fail open (docs/decisions.md, "Rate limits fail open, counted"), and ask again after FRESH_MS.
+        this.metrics.rateLimiterFailOpen.inc({ surface: 'routing_tokens' });
+        this.log.warn({ err: (err as Error).message }, 'token limiter unavailable; call let through');
+        w.readAt = Date.now();
+        w.reading = null;
+      },
+    ));
+  }
+
+  private seen(w: Window, res: RateLimiterRes | null, now: number): void {
+    w.consumed = res?.consumedPoints ?? 0;
+    w.resetAt = res ? now + res.msBeforeNext : 0;
+    w.readAt = now;
+  }
+
+  /** The settled call's tokens, added to both windows: at once to this process's view, then in Redis. */
+  private spend(org: Window | null, key: Window | null, tokens: number): void {
+    const n = Math.round(tokens);
+    if (!(n > 0)) return;
+    for (const w of [org, key]) {
+      if (!w) continue;
+      const now = Date.now();
+      // No window known (none in Redis when last read, or it ended): the penalty below opens one about now.
+      if (w.resetAt <= now) {
+        w.consumed = 0;
+        w.resetAt = now + this.windowS * 1000;
+      }
+      w.consumed += n;
+      w.limiter.penalty(w.id, n).then(
+        (res) => this.seen(w, res, Date.now()),
+        (err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not count routed tokens'),
+      );
+    }
+  }
+}
+
+const NONE: Promise<null> = Promise.resolve(null);
