@@ -7,10 +7,11 @@ import type { RedisKeys } from '../redis/keys.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 /**
- * How long a process decides from its own view of a window before reading Redis again. Its own calls update the
- * view as they settle; this bounds how long calls other processes settled go unseen.
+ * How long a process decides from its own view of a window before reading Redis again. Each of its own calls
+ * refreshes the view as it settles (the count Redis returns includes every process's tokens), so a window in use
+ * here is read only when it has been quiet this long; this bounds how long other processes' tokens go unseen.
  */
-const FRESH_MS = 100;
+const FRESH_MS = 250;
 const MAX_WINDOWS = 10_000;
 
 /** The routing key as the token check needs it: its id and its own limit (admin CLI), if any. */
@@ -75,20 +76,25 @@ export class TokenLimiter {
     const k = keyLimit > 0 ? this.window('key', key._id, keyLimit) : null;
     if (!org && !k) return NONE;
     const now = Date.now();
-    const stale = [org, k].filter((w): w is Window => w !== null && now - w.readAt > FRESH_MS && !this.refusing(w, now));
-    const decide = (): TokenSpend => {
-      const at = Date.now();
-      for (const w of [org, k]) if (w && this.refusing(w, at)) throw this.refusal(w, at);
-      return { spend: (tokens) => this.spend(org, k, tokens) };
-    };
-    if (!stale.length) {
-      try {
-        return Promise.resolve(decide());
-      } catch (e) {
-        return Promise.reject(e);
-      }
+    const orgStale = org !== null && this.stale(org, now);
+    const keyStale = k !== null && this.stale(k, now);
+    if (orgStale || keyStale) return Promise.all([orgStale ? this.read(org) : null, keyStale ? this.read(k) : null]).then(() => this.decide(org, k, Date.now()));
+    try {
+      return Promise.resolve(this.decide(org, k, now));
+    } catch (e) {
+      return Promise.reject(e);
     }
-    return Promise.all(stale.map((w) => this.read(w))).then(decide);
+  }
+
+  /** A view too old to decide from; a refusing one stays trusted until its window ends. */
+  private stale(w: Window, now: number): boolean {
+    return now - w.readAt > FRESH_MS && !this.refusing(w, now);
+  }
+
+  private decide(org: Window | null, key: Window | null, now: number): TokenSpend {
+    if (org && this.refusing(org, now)) throw this.refusal(org, now);
+    if (key && this.refusing(key, now)) throw this.refusal(key, now);
+    return { spend: (tokens) => this.spend(org, key, tokens) };
   }
 
   /** The org's limits changed here (PATCH /v1/organization): this process applies them at once, others within 5 s. */
