@@ -114,9 +114,9 @@ describe('routing token limits', function () {
     spend.spend(25);
     await assert.rejects(limiter.admit(org._id, { _id: 'key_window' }), (e: Json) => e.status === 429 && e.headers['RateLimit-Policy'] === '10;w=1');
     assert.ok(await limiter.admit(org._id, { _id: 'key_other' }), 'another key has its own window');
-    // Seen by a second process reading the same Redis, once the spend has landed.
+    // Seen by a second process reading the same Redis, once the spend has landed (within FLUSH_MS, 20 ms).
     const second = new TokenLimiter(redis, keys, new OrgLimitsLookup(stores.orgs, { api_per_min: 0, api_key_per_min: 0, routing_per_min: 0, routing_key_per_min: 0, running_sessions: 0 }), metrics, createLogger('silent'), 1);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 150));
     await assert.rejects(second.admit(org._id, { _id: 'key_window' }), (e: Json) => e.status === 429);
     await new Promise((r) => setTimeout(r, 1100));
     assert.ok(await limiter.admit(org._id, { _id: 'key_window' }), 'the next window admits again');

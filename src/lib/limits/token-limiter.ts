@@ -12,6 +12,11 @@ import type { OrgLimitsLookup } from './org-limits.js';
  * here is read only when it has been quiet this long; this bounds how long other processes' tokens go unseen.
  */
 const FRESH_MS = 250;
+/**
+ * Settled tokens are added to Redis this long after the call, together: one Lua call per window per interval rather
+ * than per call, and none on the answer's path (settle runs just before the answer is written).
+ */
+const FLUSH_MS = 20;
 const MAX_WINDOWS = 10_000;
 
 /** The routing key as the token check needs it: its id and its own limit (admin CLI), if any. */
@@ -26,7 +31,10 @@ interface Window {
   id: string;
   limit: number;
   limiter: RateLimiterRedis;
+  /** This window's count as last seen, plus what this process has spent since. */
   consumed: number;
+  /** Tokens spent here and not yet added in Redis. */
+  pending: number;
   /** Epoch ms the fixed window ends; 0 when unknown. */
   resetAt: number;
   readAt: number;
@@ -43,12 +51,14 @@ export interface TokenSpend {
  * (fixed one-minute windows, as the request limits). A call's tokens are known only when it settles, so a call is
  * admitted while its windows' counts are under their limits and its input + output tokens are added when it settles.
  * The overshoot is bounded by the calls already admitted when a window crossed its limit (each at most its prompt
- * plus its maximum output), plus what other processes admit within FRESH_MS of it. A Redis failure lets calls
+ * plus its maximum output), plus what other processes admit within FRESH_MS + FLUSH_MS of it. A Redis failure lets calls
  * through, counted, like the request limits.
  */
 export class TokenLimiter {
   private readonly limiters = new Map<string, RateLimiterRedis>();
   private readonly windows = new Map<string, Window>();
+  private readonly unflushed = new Set<Window>();
+  private flushTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly redis: RedisClient,
@@ -119,7 +129,7 @@ export class TokenLimiter {
     let w = this.windows.get(wid);
     if (!w) {
       if (this.windows.size >= MAX_WINDOWS) this.windows.clear();
-      w = { scope, id, limit, limiter: this.limiter(scope, limit), consumed: 0, resetAt: 0, readAt: 0, reading: null };
+      w = { scope, id, limit, limiter: this.limiter(scope, limit), consumed: 0, pending: 0, resetAt: 0, readAt: 0, reading: null };
       this.windows.set(wid, w);
     }
     return w;
@@ -153,29 +163,45 @@ export class TokenLimiter {
   }
 
   private seen(w: Window, res: RateLimiterRes | null, now: number): void {
-    w.consumed = res?.consumedPoints ?? 0;
+    w.consumed = (res?.consumedPoints ?? 0) + w.pending;
     w.resetAt = res ? now + res.msBeforeNext : 0;
     w.readAt = now;
   }
 
-  /** The settled call's tokens, added to both windows: at once to this process's view, then in Redis. */
+  /** The settled call's tokens, added to both windows: at once to this process's view, within FLUSH_MS in Redis. */
   private spend(org: Window | null, key: Window | null, tokens: number): void {
     const n = Math.round(tokens);
     if (!(n > 0)) return;
+    const now = Date.now();
     for (const w of [org, key]) {
       if (!w) continue;
-      const now = Date.now();
-      // No window known (none in Redis when last read, or it ended): the penalty below opens one about now.
+      // No window known (none in Redis when last read, or it ended): the flush opens one about now.
       if (w.resetAt <= now) {
-        w.consumed = 0;
+        w.consumed = w.pending;
         w.resetAt = now + this.windowS * 1000;
       }
       w.consumed += n;
+      w.pending += n;
+      this.unflushed.add(w);
+    }
+    if (!this.flushTimer) {
+      this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+      // Tokens of the last FLUSH_MS are not worth holding a stopping process for.
+      this.flushTimer.unref();
+    }
+  }
+
+  private flush(): void {
+    this.flushTimer = null;
+    for (const w of this.unflushed) {
+      const n = w.pending;
+      w.pending = 0;
       w.limiter.penalty(w.id, n).then(
         (res) => this.seen(w, res, Date.now()),
         (err: unknown) => this.log.warn({ err: (err as Error).message }, 'could not count routed tokens'),
       );
     }
+    this.unflushed.clear();
   }
 }
 
