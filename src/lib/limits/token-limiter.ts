@@ -7,16 +7,18 @@ import type { RedisKeys } from '../redis/keys.js';
 import type { OrgLimitsLookup } from './org-limits.js';
 
 /**
- * How long a process decides from its own view of a window before reading Redis again. Each of its own calls
- * refreshes the view as it settles (the count Redis returns includes every process's tokens), so a window in use
- * here is read only when it has been quiet this long; this bounds how long other processes' tokens go unseen.
+ * How long a process decides from its own view of a window before reading Redis again. Its own tokens are in the view
+ * at once, and each flush below returns the window's total (every process's tokens), so a window in use here is
+ * read back at least this often without a read of its own; an idle one is read again before it is trusted.
  */
-const FRESH_MS = 250;
+const FRESH_MS = 1000;
 /**
- * Settled tokens are added to Redis this long after the call, together: one Lua call per window per interval rather
- * than per call, and none on the answer's path (settle runs just before the answer is written).
+ * Settled tokens are added to Redis together: one Lua call per window per FLUSH_MS rather than one per call, and
+ * none on the answer's path (settle runs just before the answer is written). A window whose unflushed tokens reach
+ * 1/FLUSH_SHARE of its limit is flushed at once, so what other processes cannot see yet stays small against it.
  */
-const FLUSH_MS = 20;
+const FLUSH_MS = 1000;
+const FLUSH_SHARE = 100;
 const MAX_WINDOWS = 10_000;
 
 /** The routing key as the token check needs it: its id and its own limit (admin CLI), if any. */
@@ -50,15 +52,17 @@ export interface TokenSpend {
  * Tokens per minute per org and per routing key on the routing interface, counted in Redis by rate-limiter-flexible
  * (fixed one-minute windows, as the request limits). A call's tokens are known only when it settles, so a call is
  * admitted while its windows' counts are under their limits and its input + output tokens are added when it settles.
- * The overshoot is bounded by the calls already admitted when a window crossed its limit (each at most its prompt
- * plus its maximum output), plus what other processes admit within FRESH_MS + FLUSH_MS of it. A Redis failure lets calls
- * through, counted, like the request limits.
+ * The overshoot is bounded: by the calls already admitted when a window crossed its limit (each at most its prompt
+ * plus its maximum output), plus, with several router processes, what the others have not flushed yet (under
+ * 1/FLUSH_SHARE of the limit each, plus one call) or settled since this process last saw the window (at most
+ * FRESH_MS ago). A Redis failure lets calls through, counted, like the request limits.
  */
 export class TokenLimiter {
   private readonly limiters = new Map<string, RateLimiterRedis>();
   private readonly windows = new Map<string, Window>();
   private readonly unflushed = new Set<Window>();
   private flushTimer: NodeJS.Timeout | null = null;
+  private flushSoon = false;
 
   constructor(
     private readonly redis: RedisClient,
@@ -184,15 +188,19 @@ export class TokenLimiter {
       w.pending += n;
       this.unflushed.add(w);
     }
-    if (!this.flushTimer) {
-      this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
-      // Tokens of the last FLUSH_MS are not worth holding a stopping process for.
-      this.flushTimer.unref();
-    }
+    const soon = (org !== null && org.pending * FLUSH_SHARE >= org.limit) || (key !== null && key.pending * FLUSH_SHARE >= key.limit);
+    if (soon && !this.flushSoon) {
+      if (this.flushTimer) clearTimeout(this.flushTimer);
+      this.flushSoon = true;
+      this.flushTimer = setTimeout(() => this.flush(), 0);
+    } else if (!this.flushTimer) this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+    // Tokens not yet flushed are not worth holding a stopping process for.
+    this.flushTimer?.unref();
   }
 
   private flush(): void {
     this.flushTimer = null;
+    this.flushSoon = false;
     for (const w of this.unflushed) {
       const n = w.pending;
       w.pending = 0;
