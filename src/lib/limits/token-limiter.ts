@@ -8,10 +8,10 @@ import type { OrgLimitsLookup } from './org-limits.js';
 
 /**
  * How long a process decides from its own view of a window before reading Redis again. Its own tokens are in the view
- * at once, and each flush below returns the window's total (every process's tokens), so a window in use here is
- * read back at least this often without a read of its own; an idle one is read again before it is trusted.
+ * at once, and each flush below returns the window's total (every process's tokens); longer than FLUSH_MS, so a
+ * window in use here is never read on a call's path, and an idle one is read again before it is trusted.
  */
-const FRESH_MS = 1000;
+const FRESH_MS = 1500;
 /**
  * Settled tokens are added to Redis together: one Lua call per window per FLUSH_MS rather than one per call, and
  * none on the answer's path (settle runs just before the answer is written). A window whose unflushed tokens reach
