@@ -107,6 +107,10 @@ describe('routing health: attempt timeout, latency preference, reasons', functio
       assert.match(r.reason, /^\[cheapest\] /);
     }
     assert.equal(await selections('first', 'lat-off/slow'), 3);
+    hung.failNext(503);
+    const failed = await call('lat-off');
+    assert.equal(failed.model, 'lat-off/fast');
+    assert.match(failed.reason, /^\[cheapest failed:lat-off\/slow fallback\] /);
 
     for (const bad of ['no', 0, null]) {
       const res = await h.api('/v1/routers/lat-bad', { method: 'PUT', json: { candidates: [candidate(good, 'openai', 'x')], prefer_low_latency: bad } });
