@@ -21,6 +21,8 @@ import { startPortkey } from './portkey.js';
 
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
+/** --token-limits: limits no call reaches, so every call is checked and counted and none refused (the measured router only). */
+const TOKEN_LIMITS = { TROUPE_TOKEN_LIMIT_ROUTING_PER_MIN: '1000000000', TROUPE_TOKEN_LIMIT_ROUTING_KEY_PER_MIN: '1000000000' };
 
 export interface StackOptions {
   /** A dist directory whose router joins the rounds as `baseline`, started with `baselineNodeArgs`. */
@@ -32,6 +34,8 @@ export interface StackOptions {
   /** The router runs with an inspector, for the allocation sampler. */
   alloc: boolean;
   noRateLimit: boolean;
+  /** Token limits on in the measured router, off in the baseline: run with --baseline dist to see what they add. */
+  tokenLimits?: boolean;
   floors: boolean;
   leanNet: boolean;
   litellm: boolean;
@@ -80,7 +84,7 @@ export async function startBenchStack(opts: StackOptions): Promise<BenchStack> {
   const routingKey = `tr_rk_bench_${randomBytes(12).toString('hex')}`;
   const env = { ...process.env, MONGODB_URL: services.mongodbUrl, REDIS_URL: services.redisUrl, TROUPE_MONGODB_DB: `bench_${randomBytes(4).toString('hex')}`, TROUPE_BOOTSTRAP_API_KEY: apiKey, TROUPE_BOOTSTRAP_ROUTING_KEY: routingKey, PORT: String(webPort), ROUTER_PORT: String(routerPort), LOG_LEVEL: 'warn', TROUPE_MODELS_ALLOW_PRIVATE: '1', ...BENCH_LIMITS, ...(opts.noRateLimit ? NO_ROUTING_LIMITS : {}) }; // the fake upstream is plain HTTP on loopback
   const profDir = opts.profile ? mkdtempSync(join(tmpdir(), 'router-prof-')) : null;
-  const routerProc = spawnNode('../../src/main.js', ['router'], env, [...opts.routerNodeArgs, ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
+  const routerProc = spawnNode('../../src/main.js', ['router'], opts.tokenLimits ? { ...env, ...TOKEN_LIMITS } : env, [...opts.routerNodeArgs, ...(profDir ? ['--cpu-prof', `--cpu-prof-dir=${profDir}`] : []), ...(opts.alloc ? ['--inspect=127.0.0.1:0'] : [])]);
   const routerInspector = opts.alloc ? inspectorUrl(routerProc) : null;
   const procs = [fake, spawnNode('../../src/main.js', ['web'], env), routerProc];
   const cpuPids: BenchStack['cpuPids'] = { router: routerProc.pid };

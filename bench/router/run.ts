@@ -9,6 +9,8 @@
  *    interleaved with the router in the same rounds
  *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
  *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
+ *  - --token-limits: the measured router checks and counts token limits (set out of reach), the baseline does not:
+ *    with --baseline dist, the two rows show what the token-limit check adds
  *  - --baseline <dist dir>: a second router process from another build (e.g. a copy of main's dist/)
  *    joins the same rounds, so a change is measured against what it replaces on the same host at the same time;
  *    --baseline-node-args='<flags>' starts it with Node/V8 flags (e.g. the same dist with a larger young generation);
@@ -43,8 +45,8 @@ import { interleaved, WARM_UP, type Rounds } from './rounds.js';
 import { throughput } from './throughput.js';
 import { benchArgs } from '../support/args.js';
 
-const USAGE = 'Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--profile] [--baseline DIR [--baseline-node-args=\'<flags>\']] [--router-node-args=\'<flags>\'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5] [--syscalls N]';
-const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } }, ['n', 'seconds', 'settle-ms', 'syscalls', 'peer-every']);
+const USAGE = 'Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--token-limits] [--profile] [--baseline DIR [--baseline-node-args=\'<flags>\']] [--router-node-args=\'<flags>\'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5] [--syscalls N]';
+const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, 'token-limits': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } }, ['n', 'seconds', 'settle-ms', 'syscalls', 'peer-every']);
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -76,6 +78,7 @@ async function run(): Promise<void> {
     profile: values.profile,
     alloc: values.alloc,
     noRateLimit: values['no-rate-limit'],
+    tokenLimits: values['token-limits'],
     floors: !values['no-floor'],
     leanNet: values['lean-net'],
     litellm: !values['no-litellm'],

@@ -13,12 +13,16 @@ import { EXIT } from '../domain/exit-codes.js';
 const USAGE = `usage: troupe-admin <command> [options]
   org create <name>                         create an org
   org list                                  list orgs
-  key create --org <name> --kind api|routing [--name <label>]
+  key create --org <name> --kind api|routing [--name <label>] [--tokens-per-min N]
                                             create a key; it is printed once, only its hash is stored
+  key limits --org <name> <key id|prefix> --tokens-per-min N|default
+                                            set a routing key's tokens per minute (0 = unlimited,
+                                            "default" = the org's routing_key_tokens_per_min)
   key list --org <name> [--prefix <p>]      list keys (prefix, kind, status), never the key itself
   key revoke --org <name> <key id|prefix>   revoke one key
   org limits <name> [--api-per-min N] [--api-key-per-min N] [--routing-per-min N]
              [--routing-key-per-min N] [--running-sessions N]
+             [--routing-tokens-per-min N] [--routing-key-tokens-per-min N]
                                             show or set an org's limits; N = 0 is unlimited,
                                             "default" goes back to the environment's default
   reseal                                    seal every secret stored under an older master key again
@@ -57,7 +61,15 @@ function limitsRow(o: OrgDoc) {
 }
 
 function keyRow(k: ApiKeyDoc) {
-  return { id: k._id, prefix: k.prefix, kind: k.kind, name: k.name, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null };
+  return { id: k._id, prefix: k.prefix, kind: k.kind, name: k.name, created_at: k.created_at.toISOString(), revoked_at: k.revoked_at?.toISOString() ?? null, ...(k.tokens_per_min != null ? { tokens_per_min: k.tokens_per_min } : {}) };
+}
+
+/** `--tokens-per-min`: a whole number, or "default" (null) where `allowDefault`; undefined when not given. */
+function tokensFlag(raw: unknown, allowDefault: boolean): number | null | undefined {
+  if (typeof raw !== 'string') return undefined;
+  if (allowDefault && raw === 'default') return null;
+  if (/^\d{1,12}$/.test(raw)) return Number(raw);
+  throw new UsageError(`--tokens-per-min must be a whole number${allowDefault ? ' or "default"' : ''}`);
 }
 
 function parse(argv: string[]) {
@@ -65,7 +77,7 @@ function parse(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { help: { type: 'boolean', short: 'h' }, org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
+      options: { help: { type: 'boolean', short: 'h' }, org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, 'tokens-per-min': { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
     });
   } catch (err) {
     // An unknown or malformed option is the command line's mistake, not a failure of the tool.
@@ -118,11 +130,28 @@ async function run(argv: string[]): Promise<unknown> {
         return (await orgs.list()).map((o) => ({ id: o._id, name: o.name }));
       case 'key create': {
         if (values.kind !== 'api' && values.kind !== 'routing') throw new UsageError('--kind must be api or routing');
-        const { key, doc } = await keys.create((await org())._id, values.kind, { name: values.name });
+        const tpm = tokensFlag(values['tokens-per-min'], false);
+        if (tpm !== undefined && values.kind !== 'routing') throw new UsageError('--tokens-per-min applies to routing keys');
+        const o = await org();
+        let { key, doc } = await keys.create(o._id, values.kind, { name: values.name });
+        if (tpm != null) doc = (await keys.setTokensPerMin(o._id, doc._id, tpm)) ?? doc;
         return { key, ...keyRow(doc), note: 'Store this key now; it cannot be shown again.' };
       }
       case 'key list':
         return (await keys.list((await org())._id, values.prefix)).map(keyRow);
+      case 'key limits': {
+        if (!arg) throw new UsageError('key limits needs a key id or prefix');
+        const tpm = tokensFlag(values['tokens-per-min'], true);
+        if (tpm === undefined) throw new UsageError('key limits needs --tokens-per-min N|default');
+        const o = await org();
+        const all = await keys.list(o._id);
+        const byId = all.find((x) => x._id === arg);
+        const matches = byId ? [byId] : all.filter((x) => x.prefix.startsWith(arg));
+        if (matches.length !== 1) throw new RefusedError(`no single key matches ${JSON.stringify(arg)}`);
+        if (matches[0].kind !== 'routing') throw new RefusedError('token limits apply to routing keys only');
+        const changed = (await keys.setTokensPerMin(o._id, matches[0]._id, tpm))!;
+        return keyRow(changed);
+      }
       case 'key revoke': {
         if (!arg) throw new UsageError('key revoke needs a key id or prefix');
         const revoked = await keys.revoke((await org())._id, arg);

@@ -5,4 +5,7 @@ export interface OrgLimits {
   readonly routing_per_min: number;
   readonly routing_key_per_min: number;
   readonly running_sessions: number;
+  /** Routing-interface tokens (input + output) per minute, the operator's ceiling per org and per routing key; absent or 0 = unlimited. */
+  readonly routing_tokens_per_min?: number;
+  readonly routing_key_tokens_per_min?: number;
 }

@@ -94,7 +94,7 @@ export function routerProxyPorts(core: Core, versions: VersionCache, cancels: Ca
     },
     history: async (s) => (await core.stores.messages.list(s.org_id, s._id, HISTORY_LIMIT, 0)).map(messageState),
     client,
-    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics, limiter: core.limits.requests, health: new CandidateHealth(core.redis, core.keys, core.config.routerBreaker, { metrics: core.metrics }) },
+    routing: { lookup: new RoutingLookup(core.stores), stickiness: new Stickiness(core.redis, core.keys), usage, client, metrics: core.metrics, limiter: core.limits.requests, health: new CandidateHealth(core.redis, core.keys, core.config.routerBreaker, { metrics: core.metrics }), attemptTimeoutMs: core.config.routerAttemptTimeoutMs },
     log: core.log,
     box: core.box,
     revealCredential: (org, name) => core.stores.credentials.reveal(org, name),

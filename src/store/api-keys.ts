@@ -17,6 +17,8 @@ export interface ApiKeyDoc {
   name: string | null;
   created_at: Date;
   revoked_at: Date | null;
+  /** Routing keys: tokens per minute through this key (admin CLI); absent or null takes the org's per-key default, 0 = unlimited. */
+  tokens_per_min?: number | null;
 }
 
 const PREFIX_LENGTH = 12;
@@ -88,5 +90,13 @@ export class ApiKeyStore {
     const revokedAt = matches[0].revoked_at ?? new Date();
     await this.keys.updateOne({ _id: matches[0]._id }, { $set: { revoked_at: revokedAt } });
     return { ...matches[0], revoked_at: revokedAt };
+  }
+
+  /** Sets (number) or clears (null) one key's tokens-per-minute limit, by id or a prefix naming exactly one key of the org. */
+  async setTokensPerMin(orgId: string, idOrPrefix: string, n: number | null): Promise<ApiKeyDoc | null> {
+    const byId = await this.keys.findOne({ org_id: orgId, _id: idOrPrefix });
+    const matches = byId ? [byId] : await this.list(orgId, idOrPrefix);
+    if (matches.length !== 1) return null;
+    return this.keys.findOneAndUpdate({ _id: matches[0]._id }, n === null ? { $unset: { tokens_per_min: '' } } : { $set: { tokens_per_min: n } }, { returnDocument: 'after' });
   }
 }

@@ -11,6 +11,8 @@ export interface OrgDoc {
   limits?: Partial<OrgLimits>;
   /** Idle sessions older than this many days are deleted by the reaper; absent or null keeps them forever. */
   session_retention_days?: number | null;
+  /** The org's own routing tokens-per-minute limit (PATCH /v1/organization); it can only tighten the operator's. */
+  tokens_per_min?: number | null;
 }
 
 export class OrgStore {
@@ -61,7 +63,7 @@ export class OrgStore {
     return this.orgs.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 
-  async setSettings(id: string, settings: { session_retention_days?: number | null }): Promise<OrgDoc | null> {
+  async setSettings(id: string, settings: { session_retention_days?: number | null; tokens_per_min?: number | null }): Promise<OrgDoc | null> {
     return this.orgs.findOneAndUpdate({ _id: id }, { $set: settings }, { returnDocument: 'after' });
   }
 

@@ -2,7 +2,7 @@ import type { Collection, Db } from 'mongodb';
 import type { RouterDoc } from '../domain/views/router.js';
 import { retryDuplicateUpsert } from './duplicate-key.js';
 
-export type RouterInput = Pick<RouterDoc, 'default' | 'policy' | 'candidates'>;
+export type RouterInput = Pick<RouterDoc, 'default' | 'policy' | 'candidates' | 'prefer_low_latency'>;
 
 /** Model routers (DESIGN §8); at most one per org is the default. */
 export class RouterStore {
@@ -17,7 +17,7 @@ export class RouterStore {
     const doc = await retryDuplicateUpsert(() =>
       this.col.findOneAndUpdate(
         { org_id: orgId, router_id: routerId },
-        { $set: { default: input.default, policy: input.policy, candidates: input.candidates, updated_at: now }, $setOnInsert: { _id: `${orgId}:${routerId}`, org_id: orgId, router_id: routerId, created_at: now } },
+        { $set: { default: input.default, policy: input.policy, prefer_low_latency: input.prefer_low_latency !== false, candidates: input.candidates, updated_at: now }, $setOnInsert: { _id: `${orgId}:${routerId}`, org_id: orgId, router_id: routerId, created_at: now } },
         { upsert: true, returnDocument: 'after' },
       ),
     );

@@ -46,6 +46,18 @@ describe('admin command', () => {
     assert.ok(revoked.revoked_at);
   });
 
+  it('sets token limits: an org ceiling, and a routing key\'s own (never an API key\'s)', async () => {
+    await admin('org', 'create', 'tpm');
+    assert.equal((await admin('org', 'limits', 'tpm', '--routing-tokens-per-min', '1000', '--routing-key-tokens-per-min', '300')).limits.routing_tokens_per_min, 1000);
+    const key = await admin('key', 'create', '--org', 'tpm', '--kind', 'routing', '--tokens-per-min', '500');
+    assert.equal(key.tokens_per_min, 500);
+    assert.equal((await admin('key', 'limits', '--org', 'tpm', key.prefix, '--tokens-per-min', '0')).tokens_per_min, 0);
+    assert.equal((await admin('key', 'limits', '--org', 'tpm', key.id, '--tokens-per-min', 'default')).tokens_per_min, undefined);
+    const api = await admin('key', 'create', '--org', 'tpm', '--kind', 'api');
+    await assert.rejects(run(process.execPath, [CLI, 'key', 'limits', '--org', 'tpm', api.id, '--tokens-per-min', '5'], { env }), (e: { code: number; stderr: string }) => e.code === 3 && /routing keys only/.test(e.stderr));
+    await assert.rejects(run(process.execPath, [CLI, 'key', 'limits', '--org', 'tpm', key.id, '--tokens-per-min', 'lots'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--tokens-per-min must be a whole number/.test(e.stderr));
+  });
+
   it('exits 2 with usage on a bad command', async () => {
     await assert.rejects(run(process.execPath, [CLI, 'key', 'create', '--org', 'acme', '--kind', 'nope'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--kind must be api or routing/.test(e.stderr) && /^usage: troupe-admin/m.test(e.stderr));
     // Was exit 1, "unexpected failure", with no usage.

@@ -31,6 +31,8 @@ export interface RouterDoc {
   router_id: string;
   default: boolean;
   policy: RoutingPolicy;
+  /** Among candidates the policy leaves equal, prefer the lower recent latency; absent means true. */
+  prefer_low_latency?: boolean;
   candidates: CandidateDoc[];
   created_at: Date;
   updated_at: Date;
@@ -41,6 +43,7 @@ export function routerView(doc: RouterDoc): Record<string, unknown> {
     router_id: doc.router_id,
     default: doc.default,
     policy: doc.policy,
+    prefer_low_latency: doc.prefer_low_latency !== false,
     candidates: doc.candidates,
     created_at: doc.created_at.toISOString(),
     updated_at: doc.updated_at.toISOString(),

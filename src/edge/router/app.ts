@@ -42,8 +42,10 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     client,
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
+    tokens: deps.limits?.tokens,
     metrics: deps.metrics,
     health: new CandidateHealth(deps.redis, deps.keys, deps.config.routerBreaker, { metrics: deps.metrics }),
+    attemptTimeoutMs: deps.config.routerAttemptTimeoutMs,
   };
   let openapi: Record<string, unknown> | null = null;
   const app = new Koa<AppState>({ proxy: true });

@@ -3,6 +3,7 @@ import { InvalidRequestError } from '../../domain/errors.js';
 import type { KeyAuthenticator } from '../api/middleware/auth.js';
 import { readJson, refuseContentEncoding } from '../api/middleware/body.js';
 import type { RequestLimiter } from '../../lib/limits/request-limiter.js';
+import type { TokenLimiter } from '../../lib/limits/token-limiter.js';
 import { check } from '../../lib/schemas/validator.js';
 import { JSON_ANSWER } from '../../lib/routing/buffered.js';
 import type { Exchange } from '../../lib/routing/exchange.js';
@@ -15,6 +16,7 @@ export interface RouterServices extends RoutingServices {
   auth: KeyAuthenticator;
   maxBodyBytes: number;
   limiter?: RequestLimiter;
+  tokens?: TokenLimiter;
 }
 
 /** Counts the request against the org's and key's routing rates; the 429 is thrown, the headers land on the response. */
@@ -45,14 +47,18 @@ export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: st
   // stickiness is fetched; routeCall awaits it before any upstream is called.
   const admitted = admitRouting(ex.res, svc, orgId, key._id);
   admitted.catch(() => undefined);
+  // The token check is its own call beside it, read from this process's view of the windows (token-limiter.ts).
+  const tokens = svc.tokens?.admit(orgId, key);
+  tokens?.catch(() => undefined);
   try {
     const body = await readBody(ex.req, ingress, svc.maxBodyBytes);
     const router = await svc.lookup.router(orgId, routerId);
     const req = ingress.wire.parseRequest(body);
-    const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted };
+    const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted, tokens };
     return await (req.stream ? routeCall(svc, input, SSE_RELAY, ex) : routeCall(svc, input, JSON_ANSWER, ex));
   } catch (e) {
     await admitted; // a refusal outranks what is wrong with the request
+    await tokens;
     throw e;
   }
 }

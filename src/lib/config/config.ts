@@ -56,6 +56,8 @@ export interface Config {
   readonly bodyIdleTimeoutMs: number;
   /** Routing candidates' circuit breakers: ROUTER_BREAKER_FAILURES (0 = off), ROUTER_BREAKER_COOLDOWN_MS. */
   readonly routerBreaker: BreakerPolicy;
+  /** ROUTER_ATTEMPT_TIMEOUT_MS: how long one candidate may take to commit (a stream's first content, a buffered answer) before the call falls back; 0 = off. */
+  readonly routerAttemptTimeoutMs: number;
   readonly maxFileBytes: number;
   readonly maxBodyBytes: number;
   readonly logLevel: string;
@@ -138,6 +140,8 @@ export const LIMIT_ENV: Readonly<Record<keyof OrgLimits, string>> = Object.freez
   routing_per_min: 'TROUPE_RATE_LIMIT_ROUTING_PER_MIN',
   routing_key_per_min: 'TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN',
   running_sessions: 'TROUPE_MAX_RUNNING_SESSIONS',
+  routing_tokens_per_min: 'TROUPE_TOKEN_LIMIT_ROUTING_PER_MIN',
+  routing_key_tokens_per_min: 'TROUPE_TOKEN_LIMIT_ROUTING_KEY_PER_MIN',
 });
 
 /**
@@ -146,7 +150,7 @@ export const LIMIT_ENV: Readonly<Record<keyof OrgLimits, string>> = Object.freez
  * requests/s, 10,000 sessions running at once, a full batch), tight enough to stop one
  * runaway client from starving the others.
  */
-const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 10_000 };
+const DEFAULT_LIMITS: OrgLimits = { api_per_min: 6000, api_key_per_min: 6000, routing_per_min: 60_000, routing_key_per_min: 60_000, running_sessions: 10_000, routing_tokens_per_min: 0, routing_key_tokens_per_min: 0 };
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -424,6 +428,7 @@ export function loadConfig(env: Env = process.env): Config {
     sweepIntervalMs: int(env, 'TROUPE_SWEEP_INTERVAL_MS', 4000, 100, 3_600_000),
     bodyIdleTimeoutMs: int(env, 'TROUPE_BODY_IDLE_TIMEOUT_MS', 30_000, 0, 3_600_000),
     routerBreaker: Object.freeze({ failures: int(env, 'ROUTER_BREAKER_FAILURES', DEFAULT_BREAKER.failures, 0, 1000), coolDownMs: int(env, 'ROUTER_BREAKER_COOLDOWN_MS', DEFAULT_BREAKER.coolDownMs, 100, 3_600_000) }),
+    routerAttemptTimeoutMs: int(env, 'ROUTER_ATTEMPT_TIMEOUT_MS', 0, 0, 3_600_000),
     maxFileBytes: int(env, 'TROUPE_MAX_FILE_BYTES', 25 * 1024 * 1024, 1, 2 ** 40),
     maxBodyBytes: int(env, 'TROUPE_MAX_BODY_BYTES', 1024 * 1024, 1024, 2 ** 30),
     logLevel,
@@ -451,6 +456,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookEndpointConcurrency: int(env, 'TROUPE_WEBHOOK_ENDPOINT_CONCURRENCY', 8, 1, 1024),
     authFailuresPerMin: int(env, 'TROUPE_AUTH_FAILURES_PER_MIN', 300, 0, 1e9),
     buffers: bufferLimits(env),
-    limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits], 0, 1e9)])) as unknown as OrgLimits),
+    limits: Object.freeze(Object.fromEntries(Object.entries(LIMIT_ENV).map(([k, name]) => [k, int(env, name, DEFAULT_LIMITS[k as keyof OrgLimits] ?? 0, 0, 1e9)])) as unknown as OrgLimits),
   });
 }

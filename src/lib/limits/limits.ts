@@ -8,10 +8,12 @@ import { AuthFailureLimiter } from './auth-failures.js';
 import { OrgLimitsLookup } from './org-limits.js';
 import { RequestLimiter } from './request-limiter.js';
 import { RunningSessionGate } from './running-sessions.js';
+import { TokenLimiter } from './token-limiter.js';
 
 /** Request rates and the running-session cap, built once per process. */
 export interface Limits {
   requests: RequestLimiter;
+  tokens: TokenLimiter;
   sessions: RunningSessionGate;
   authFailures: AuthFailureLimiter;
 }
@@ -20,6 +22,7 @@ export function createLimits(deps: { redis: RedisClient; keys: RedisKeys; stores
   const lookup = new OrgLimitsLookup(deps.stores.orgs, deps.defaults);
   return {
     requests: new RequestLimiter(deps.redis, deps.keys, lookup, deps.metrics, deps.log),
+    tokens: new TokenLimiter(deps.redis, deps.keys, lookup, deps.metrics, deps.log),
     sessions: new RunningSessionGate(deps.stores.sessions, lookup, deps.metrics),
     authFailures: new AuthFailureLimiter(deps.redis, deps.keys, deps.authFailuresPerMin, deps.metrics, deps.log),
   };

@@ -23,12 +23,23 @@ export class OrgLimitsLookup {
     return this.cache.get(orgId);
   }
 
+  forget(orgId: string): void {
+    this.cache.delete(orgId);
+  }
+
   async of(orgId: string): Promise<OrgLimits> {
     const hit = this.cache.get(orgId);
     if (hit) return hit;
     const doc = await this.orgs.byId(orgId);
-    const limits = { ...this.defaults, ...(doc?.limits ?? {}) };
+    const limits = tightenTokens({ ...this.defaults, ...(doc?.limits ?? {}) }, doc?.tokens_per_min);
     this.cache.set(orgId, limits);
     return limits;
   }
+}
+
+/** The org's own tokens-per-minute limit applies only where it is tighter than the operator's (0 = unlimited). */
+function tightenTokens(l: OrgLimits, own: number | null | undefined): OrgLimits {
+  if (!own) return l;
+  const op = l.routing_tokens_per_min ?? 0;
+  return op > 0 && op <= own ? l : { ...l, routing_tokens_per_min: own };
 }

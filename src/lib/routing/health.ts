@@ -12,7 +12,11 @@ export type Timing = 'whole' | 'first_token';
 export interface HealthPlan {
   order: CandidateDoc[];
   note: string | null;
+  /** The same as codes (Selection.codes); empty when nothing changed. */
+  codes: readonly string[];
 }
+
+const NO_CODES: readonly string[] = Object.freeze([]);
 
 // The scripts make src/domain/breaker.ts's transitions atomically on the shared hash (f: failures, o: opened at, p: probe until).
 const FAIL = `
@@ -127,16 +131,20 @@ export class CandidateHealth {
       } else skipped.push({ c, openedAt: e.view.openedAt });
     }
     const base = this.byLatency(orgId, router, kept, timing, stickyFirst && kept[0] === eligible[0]);
-    if (skipped.length === 0) return probed ? { order: base.order, note: join(base.note, `${probed} was tried as its circuit breaker's probe.`) } : base;
+    const codes = [...skipped.map((s) => `breaker_open:${s.c.model}`), ...(probed ? [`probe:${probed}`] : []), ...base.codes];
+    if (skipped.length === 0) return probed ? { order: base.order, note: join(base.note, `${probed} was tried as its circuit breaker's probe.`), codes } : base;
     const names = skipped.map((s) => s.c.model).join(', ');
-    if (kept.length) return { order: base.order, note: join(base.note, `Skipped while their circuit breaker is open: ${names}.${probed ? ` ${probed} was tried as its circuit breaker's probe.` : ''}`) };
+    if (kept.length) return { order: base.order, note: join(base.note, `Skipped while their circuit breaker is open: ${names}.${probed ? ` ${probed} was tried as its circuit breaker's probe.` : ''}`), codes };
     const oldest = skipped.reduce((a, b) => (b.openedAt < a.openedAt ? b : a));
-    return { order: [oldest.c], note: `Every eligible model's circuit breaker is open (${names}); ${oldest.c.model}, open the longest, was tried anyway.` };
+    return { order: [oldest.c], note: `Every eligible model's circuit breaker is open (${names}); ${oldest.c.model}, open the longest, was tried anyway.`, codes: ['all_open', ...codes] };
   }
 
-  /** Among candidates the policy leaves equal (a `cheapest` router's price ties), the lower recent latency first. */
+  /**
+   * Among candidates the policy leaves equal (a `cheapest` router's price ties), the lower recent latency first,
+   * unless the router turns that off (`prefer_low_latency: false`).
+   */
   private byLatency(orgId: string, router: RouterDoc, order: CandidateDoc[], timing: Timing, stickyFirst: boolean): HealthPlan {
-    if (router.policy !== 'cheapest' || order.length < 2) return { order, note: null };
+    if (router.policy !== 'cheapest' || router.prefer_low_latency === false || order.length < 2) return { order, note: null, codes: NO_CODES };
     let out: CandidateDoc[] | null = null;
     const from = stickyFirst ? 1 : 0;
     for (let i = from; i < order.length; ) {
@@ -154,11 +162,11 @@ export class CandidateHealth {
       }
       i = j;
     }
-    if (!out) return { order, note: null };
+    if (!out) return { order, note: null, codes: NO_CODES };
     const first = out[from];
     const ms = Math.round(this.get(orgId, router.router_id, first.model)?.[timing] ?? 0);
     const what = timing === 'first_token' ? 'time to first token' : 'answer time';
-    return { order: out, note: `Among equally priced models, ${first.model} has the lowest recent ${what} (${ms} ms).` };
+    return { order: out, note: `Among equally priced models, ${first.model} has the lowest recent ${what} (${ms} ms).`, codes: [timing === 'first_token' ? 'lower_ttft' : 'lower_answer_time'] };
   }
 
   /** A committed attempt: closes the breaker if this process knew it was not closed, and updates the latency. */

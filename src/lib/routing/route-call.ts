@@ -11,7 +11,9 @@ import type { Ingress } from './ingress.js';
 import type { RoutingLookup } from './lookup.js';
 import { countSelected, exhausted, isRetryable, recordFallback, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
+import { AttemptDeadline } from './attempt-deadline.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { TokenSpend } from '../limits/token-limiter.js';
 
 /** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
 export interface RoutingServices {
@@ -22,6 +24,8 @@ export interface RoutingServices {
   metrics?: Metrics;
   /** Circuit breakers and latency; absent, every eligible candidate is tried in the policy's order. */
   health?: CandidateHealth;
+  /** ROUTER_ATTEMPT_TIMEOUT_MS: an attempt that has not committed by then is abandoned as a retryable failure; 0 or absent = none. */
+  attemptTimeoutMs?: number;
 }
 
 /** What the caller knows before routing: the org, its router (each caller reads it at its own point among its checks), the request. */
@@ -38,6 +42,8 @@ export interface RouteInput {
    * stickiness read) and must pass before any upstream is called.
    */
   admitted?: Promise<void>;
+  /** The token-limit check (routing interface), awaited with `admitted`; what it resolves to counts the call's tokens. */
+  tokens?: Promise<TokenSpend | null>;
 }
 
 /**
@@ -87,26 +93,33 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
     let hp = health.plan(orgId, router, order, mode.timing, sticky?.model === order[0].model);
     if (hp instanceof Promise) hp = await hp;
     order = hp.order;
-    if (hp.note) selection = { order: selection.order, reason: `${selection.reason} ${hp.note}` };
+    if (hp.note) selection = { order: selection.order, reason: `${selection.reason} ${hp.note}`, codes: [...selection.codes, ...hp.codes] };
   }
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
+  if (input.tokens) call.tokens = await input.tokens;
   const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
+  const timeoutMs = svc.attemptTimeoutMs ?? 0;
   for (const c of order) {
     let a: A;
     const t0 = health ? performance.now() : 0;
+    const deadline = timeoutMs > 0 ? new AttemptDeadline(signal, timeoutMs, c.model) : null;
     try {
       // A cached provider key answers at once: no await on the hot path.
       let target = svc.lookup.target(orgId, c);
       if (target instanceof Promise) target = await target;
-      a = await mode.attempt(svc.client, requestFor(call, c), target, signal);
+      a = await mode.attempt(svc.client, requestFor(call, c), target, deadline ?? signal);
+      deadline?.committed();
     } catch (e) {
+      deadline?.committed();
       // A cancelled caller gets no fallback to the next candidate.
       if (signal?.aborted) return mode.cancelled(e, failures);
+      if (deadline?.expired) e = deadline.reason;
       if (!isRetryable(e)) throw upstreamFailure(e, failures);
       if (failures === NO_FAILURES) failures = [];
       failures.push(`${c.model}: ${e.message}`);
+      call.selection.codes.push(`${deadline?.expired ? 'timeout' : 'failed'}:${c.model}`);
       recordFallback(svc.metrics, call, c, e);
       if (health) await health.failed(orgId, router.router_id, c);
       continue;

@@ -13,6 +13,7 @@ import type { EffortPlan } from './effort.js';
 import type { Ingress } from './ingress.js';
 import type { Selection } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { TokenSpend } from '../limits/token-limiter.js';
 
 /** Everything decided about one routing request before any upstream is called. */
 export interface RoutedCall {
@@ -28,6 +29,8 @@ export interface RoutedCall {
   log: () => Logger;
   /** Set for agent turns: their usage is the session's, not the routing interface's. */
   billedTo?: { agentId: string; sessionId: string };
+  /** Where the call's tokens count against the token limits (the routing interface); absent when none apply. */
+  tokens?: TokenSpend | null;
 }
 
 /** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
@@ -56,7 +59,8 @@ const DROP: Record<DroppableParam, (r: LlmRequest) => void> = {
 };
 
 export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: readonly string[]): RoutingInfo {
-  let reason = call.selection.reason;
+  // The codes first, in brackets and separated by spaces, for programs; then the sentences, for people.
+  let reason = `[${call.selection.codes.join(' ')}${failures.length ? ' fallback' : ''}] ${call.selection.reason}`;
   if (failures.length) reason += ` Fell back to ${c.model}, the next eligible model, after: ${failures.join('; ')}.`;
   const e = call.plan.effective;
   return { selected_model: c.model, reasoning_effort: e ? call.ingress.effortLabel(e) : null, reason, conversation_id: call.convId };
@@ -70,12 +74,19 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, recordedInput(usage, c.provider), usage.outputTokens, candidatePrice(c));
+  const input = recordedInput(usage, c.provider);
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, input, usage.outputTokens, candidatePrice(c));
+  call.tokens?.spend(input + usage.outputTokens);
 }
 
-/** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */
+/**
+ * The routing interface's selection counts, by why the model answered: `fallback` (an earlier candidate failed or
+ * timed out), `sticky`, what health changed (`breaker_open`, `probe`, `all_open`, `lower_ttft`, `lower_answer_time`),
+ * else `first` (the policy's first). `metrics` is absent in unit tests.
+ */
 export function countSelected(metrics: Metrics | undefined, call: RoutedCall, c: CandidateDoc, failures: readonly string[]): void {
-  const reason = failures.length ? 'fallback' : call.sticky?.model === c.model ? 'sticky' : 'first';
+  const codes = call.selection.codes;
+  const reason = failures.length ? 'fallback' : call.sticky?.model === c.model ? 'sticky' : codes.length > 1 ? healthReason(codes[1]) : 'first';
   metrics?.routerSelections.inc(SELECTIONS.of(c.model, reason));
 }
 
@@ -84,6 +95,12 @@ export function recordFallback(metrics: Metrics | undefined, call: RoutedCall, c
   metrics?.routerFallbacks.inc(FALLBACKS.of(c.model));
   call.log().warn({ model: c.model, err: e.message }, 'routing fallback');
 }
+
+/** A health code without its model: a bounded label. */
+const healthReason = (code: string): string => {
+  const i = code.indexOf(':');
+  return i < 0 ? code : code.slice(0, i);
+};
 
 const SELECTIONS = new LabelSets<{ model: string; reason: string }>(['model', 'reason']);
 const FALLBACKS = new LabelSets<{ model: string }>(['model']);

@@ -18,6 +18,12 @@ export interface Selection {
   /** Eligible candidates, the chosen one first, then the fallbacks in order. */
   order: CandidateDoc[];
   reason: string;
+  /**
+   * The reason as codes, for programs: the policy (`priority`, `cheapest`) or `sticky`, then what health changed
+   * (`breaker_open:<model>`, `probe:<model>`, `all_open`, `lower_ttft`, `lower_answer_time`) and what failed
+   * (`timeout:<model>`, `failed:<model>`). Per call: route-call adds to it.
+   */
+  codes: string[];
 }
 
 const IMAGE_TOKENS = 1600;
@@ -85,5 +91,5 @@ export function select(router: RouterDoc, n: Needs, stickyModel: string | null):
   else reason = `${chosen.model} is the first eligible model in the router's priority order.`;
   if (stickyModel && !sticky) reason += ` The conversation's earlier model ${stickyModel} is no longer eligible.`;
   if (skipped.length) reason += ` Skipped: ${skipped.join('; ')}.`;
-  return { order, reason };
+  return { order, reason, codes: [sticky ? 'sticky' : router.policy] };
 }

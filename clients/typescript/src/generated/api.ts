@@ -578,21 +578,27 @@ export type GetV1OrganizationResponse = {
   name: string;
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days: number | null;
+  /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
+  tokens_per_min?: number | null;
   created_at: string;
 };
 
-/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever). */
+/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever), tokens_per_min (null = the operator limit only). */
 export type PatchV1OrganizationPathParams = Record<string, never>;
 export type PatchV1OrganizationQuery = Record<string, never>;
 export type PatchV1OrganizationBody = {
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days?: number | null;
+  /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
+  tokens_per_min?: number | null;
 };
 export type PatchV1OrganizationResponse = {
   id: string;
   name: string;
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days: number | null;
+  /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
+  tokens_per_min?: number | null;
   created_at: string;
 };
 
@@ -909,6 +915,8 @@ export type PutV1RoutersRouterIdQuery = Record<string, never>;
 export type PutV1RoutersRouterIdBody = {
   default?: boolean;
   policy?: "priority" | "cheapest";
+  /** Among candidates the policy leaves equal (a cheapest router’s price ties), try the one with the lower recent time to first token (or answer time) first. */
+  prefer_low_latency?: boolean;
   candidates: Array<{
     /** The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini. */
     model: string;
@@ -942,6 +950,7 @@ export type PutV1RoutersRouterIdResponse = {
   router_id: string;
   default: boolean;
   policy: "priority" | "cheapest";
+  prefer_low_latency?: boolean;
   candidates: Array<{
     /** The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini. */
     model: string;
@@ -982,6 +991,7 @@ export type GetV1RoutersRouterIdResponse = {
   router_id: string;
   default: boolean;
   policy: "priority" | "cheapest";
+  prefer_low_latency?: boolean;
   candidates: Array<{
     /** The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini. */
     model: string;
@@ -1029,6 +1039,7 @@ export type GetV1RoutersResponse = {
     router_id: string;
     default: boolean;
     policy: "priority" | "cheapest";
+    prefer_low_latency?: boolean;
     candidates: Array<{
       /** The name clients see in service_routing.selected_model, e.g. openai/gpt-4.1-mini. */
       model: string;

@@ -36,6 +36,7 @@ export const putRouterBody: JsonSchema = {
   properties: {
     default: { type: 'boolean', default: false },
     policy: { type: 'string', enum: ['priority', 'cheapest'], default: 'priority' },
+    prefer_low_latency: { type: 'boolean', default: true, description: 'Among candidates the policy leaves equal (a cheapest router\u2019s price ties), try the one with the lower recent time to first token (or answer time) first.' },
     candidates: { type: 'array', minItems: 1, maxItems: 32, items: candidate },
   },
 };
@@ -47,6 +48,7 @@ export const routerResponse: JsonSchema = {
     router_id: { type: 'string' },
     default: { type: 'boolean' },
     policy: { type: 'string', enum: ['priority', 'cheapest'] },
+    prefer_low_latency: { type: 'boolean' },
     candidates: { type: 'array', items: candidate },
     created_at: time,
     updated_at: time,
