@@ -22,6 +22,7 @@ export interface EventData {
   'tool.call_failed': Derived<'tool.call_failed'>;
   'tool.result_submitted': Derived<'tool.result_submitted'>;
   'webhook.delivery_failed': Derived<'webhook.delivery_failed'>;
+  'budget.threshold_reached': Derived<'budget.threshold_reached'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */

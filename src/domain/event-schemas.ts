@@ -57,6 +57,20 @@ export const toolCallRequestedData = {
 
 const call = { message_id: str, tool_call_id: str, tool_name: str } as const;
 
+/**
+ * A budget passed 80% or 100% of its amount (once each per period): in the session's ledger for a session budget,
+ * and the body of the webhook of the same name for every budget (docs/budgets.md).
+ */
+export const budgetThresholdData = data(['scope', 'id', 'threshold', 'amount_usd', 'period', 'spent_usd', 'resets_at'], {
+  scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
+  id: { type: 'string', description: 'The org, key or session id.' },
+  threshold: { type: 'integer', enum: [80, 100], description: 'Percent of the amount reached.' },
+  amount_usd: { type: 'number' },
+  period: { type: 'string', enum: ['day', 'month', 'total'] },
+  spent_usd: { type: 'number', description: 'Spent in the period when the threshold was crossed.' },
+  resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When the period ends (UTC); null for a total budget.' },
+});
+
 /** Each event type's `data`. `satisfies`: a type of EVENT_TYPES without its schema, or a schema of no type, does not build. */
 export const EVENT_DATA_SCHEMAS = {
   'user.message': data(['content', 'metadata', 'message_id'], { content: contentSchema, metadata: { oneOf: [metadataSchema, { type: 'null' }] }, message_id: str }),
@@ -69,6 +83,7 @@ export const EVENT_DATA_SCHEMAS = {
     error: { type: 'string', description: 'Why, when `to` is `failed`, or the retryable failure on a retry.' },
     retry_in_ms: { type: 'integer', minimum: 0, description: 'On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it.' },
     interrupted_by: { type: 'string', description: 'When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message.' },
+    error_code: { type: 'string', description: 'With `error`, when the failure has a code: `budget_exceeded` when a budget refused the turn.' },
     on_busy: { type: 'string', enum: ['interrupt', 'rollback'], description: "With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history." },
   }),
   'assistant.message_completed': data(['message_id', 'call_index', 'parts', 'stop_reason', 'usage', 'final'], {
@@ -102,4 +117,5 @@ export const EVENT_DATA_SCHEMAS = {
         'retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending.',
     },
   }),
+  'budget.threshold_reached': budgetThresholdData,
 } as const satisfies Record<EventType, JSONSchema>;

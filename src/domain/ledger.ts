@@ -20,6 +20,7 @@ export const EVENT_TYPES = [
   'tool.call_failed',
   'tool.result_submitted',
   'webhook.delivery_failed',
+  'budget.threshold_reached',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -12,6 +12,8 @@ import { once, ShutdownList } from '../lib/lifecycle/shutdown.js';
 import type { Logger } from '../lib/log/logger.js';
 import { Drain } from '../lib/lifecycle/drain.js';
 import { createLimits, type Limits } from '../lib/limits/limits.js';
+import { Budgets } from '../lib/budgets/budgets.js';
+import { BudgetCounters } from '../lib/budgets/budget-counters.js';
 import { Metrics } from '../lib/metrics/metrics.js';
 import { PubSubHub } from '../lib/pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
@@ -67,6 +69,8 @@ export interface Core {
   stores: Stores;
   /** Request rates and the running-session cap, shared by the web and router roles. */
   limits: Limits;
+  /** Spend budgets, shared by the web, router and worker roles. */
+  budgets: Budgets;
   /** Begins on SIGTERM, before anything closes. */
   drain: Drain;
   plane: DataPlane;
@@ -164,6 +168,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     metrics,
     stores,
     limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits, authFailuresPerMin: config.authFailuresPerMin }),
+    budgets: new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log),
     drain: new Drain(),
     plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,
@@ -173,5 +178,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, sessionHeads: new SessionHeads(), limits: core.limits, drain: core.drain };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, sessionHeads: new SessionHeads(), limits: core.limits, budgets: core.budgets, drain: core.drain };
 }

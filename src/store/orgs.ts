@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { Budget } from '../domain/budget.js';
 import type { OrgLimits } from '../domain/org-limits.js';
 import { newId } from '../domain/ids.js';
 import { isDuplicateKey } from './duplicate-key.js';
@@ -11,6 +12,8 @@ export interface OrgDoc {
   limits?: Partial<OrgLimits>;
   /** Idle sessions older than this many days are deleted by the reaper; absent or null keeps them forever. */
   session_retention_days?: number | null;
+  /** The org's spend budget; absent or null: none. */
+  budget?: Budget | null;
 }
 
 export class OrgStore {
@@ -61,7 +64,7 @@ export class OrgStore {
     return this.orgs.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 
-  async setSettings(id: string, settings: { session_retention_days?: number | null }): Promise<OrgDoc | null> {
+  async setSettings(id: string, settings: { session_retention_days?: number | null; budget?: Budget | null }): Promise<OrgDoc | null> {
     return this.orgs.findOneAndUpdate({ _id: id }, { $set: settings }, { returnDocument: 'after' });
   }
 

@@ -52,6 +52,10 @@ function describeEvent(ev: StreamItem): string {
       const attempts: number = ev.data.attempts;
       return `webhook ${ev.data.event_type} ${attempts}`;
     }
+    case 'budget.threshold_reached': {
+      const pct: 80 | 100 = ev.data.threshold;
+      return `budget ${ev.data.scope} ${pct}`;
+    }
     case 'assistant.delta': {
       const text: string = ev.data.text;
       return `delta ${text}`;

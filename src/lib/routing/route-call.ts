@@ -12,6 +12,7 @@ import type { RoutingLookup } from './lookup.js';
 import { countSelected, exhausted, isRetryable, recordFallback, requestFor, settle, upstreamFailure, type RoutedCall } from './routed-call.js';
 import { needsOf, select } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { BudgetCharge } from '../budgets/budgets.js';
 
 /** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
 export interface RoutingServices {
@@ -38,6 +39,8 @@ export interface RouteInput {
    * stickiness read) and must pass before any upstream is called.
    */
   admitted?: Promise<void>;
+  /** The budgets' admission (a reservation, or null when no budget is in force), awaited with `admitted`. */
+  budget?: Promise<BudgetCharge | null>;
 }
 
 /**
@@ -91,6 +94,7 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
   }
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
+  if (input.budget) call.charge = await input.budget;
   const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
   for (const c of order) {

@@ -13,6 +13,7 @@ import type { EffortPlan } from './effort.js';
 import type { Ingress } from './ingress.js';
 import type { Selection } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
+import type { BudgetCharge } from '../budgets/budgets.js';
 
 /** Everything decided about one routing request before any upstream is called. */
 export interface RoutedCall {
@@ -28,6 +29,8 @@ export interface RoutedCall {
   log: () => Logger;
   /** Set for agent turns: their usage is the session's, not the routing interface's. */
   billedTo?: { agentId: string; sessionId: string };
+  /** The budgets this call counts against, once admitted; settled with its usage. */
+  charge?: BudgetCharge | null;
 }
 
 /** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
@@ -70,7 +73,7 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     const rec: StickyRecord = { model: stickyGone || !sticky ? c.model : sticky.model, request_effort: plan.updates ? plan.requestLevel : (sticky?.request_effort ?? null) };
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, recordedInput(usage, c.provider), usage.outputTokens, candidatePrice(c));
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo, charge: call.charge }, c.model, recordedInput(usage, c.provider), usage.outputTokens, candidatePrice(c));
 }
 
 /** The routing interface's selection and fallback counts; `metrics` is absent in unit tests. */

@@ -6,17 +6,26 @@
 export type Error = {
   error: {
     /** Stable family of the status (README "Errors"); switch on code for the reason. */
-    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "api_error" | "service_unavailable";
+    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "payment_required" | "api_error" | "service_unavailable";
     /** Machine-readable reason, e.g. malformed_json. */
     code: string;
     message: string;
     /** The offending field, in a.b[0].c form. */
     param?: string;
+    /** On 402 budget_exceeded: the budget that refused, what its period has spent and when it resets (null: a total budget). */
+    budget?: {
+      scope: "org" | "api_key" | "routing_key" | "session";
+      id: string;
+      amount_usd: number;
+      period: "day" | "month" | "total";
+      spent_usd: number;
+      resets_at: string | null;
+    };
   };
 };
 
 /** One ledger event; `type` says which, and fixes the shape of `data`. */
-export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent;
+export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | BudgetThresholdReachedEvent;
 
 export type UserMessageEvent = {
   /** `<session_id>:<sequence_number>`; also the SSE id. */
@@ -92,6 +101,8 @@ export type MessageStatusChangedEvent = {
     retry_in_ms?: number;
     /** When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message. */
     interrupted_by?: string;
+    /** With `error`, when the failure has a code: `budget_exceeded` when a budget refused the turn. */
+    error_code?: string;
     /** With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history. */
     on_busy?: "interrupt" | "rollback";
   };
@@ -243,6 +254,34 @@ export type WebhookDeliveryFailedEvent = {
     last_error: string;
     /** retries_exhausted: the schedule ran out; gone: the receiver answered 410 (the webhook is now disabled); disabled: the webhook was disabled while a retry was pending; expired: a tool.call_requested past its expires_at is not retried; config_deleted / unsubscribed: the webhook was removed, or no longer takes the type, while a retry was pending. */
     reason: "retries_exhausted" | "gone" | "disabled" | "expired" | "config_deleted" | "unsubscribed";
+  };
+  created_at: string;
+};
+
+export type BudgetThresholdReachedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "budget.threshold_reached";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    scope: "org" | "api_key" | "routing_key" | "session";
+    /** The org, key or session id. */
+    id: string;
+    /** Percent of the amount reached. */
+    threshold: 80 | 100;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    /** Spent in the period when the threshold was crossed. */
+    spent_usd: number;
+    /** When the period ends (UTC); null for a total budget. */
+    resets_at: string | null;
   };
   created_at: string;
 };
@@ -414,22 +453,69 @@ export type GetV1OrganizationResponse = {
   name: string;
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days: number | null;
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
   created_at: string;
 };
 
-/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever). */
+/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever), budget (a spend budget; null clears it). */
 export type PatchV1OrganizationPathParams = Record<string, never>;
 export type PatchV1OrganizationQuery = Record<string, never>;
 export type PatchV1OrganizationBody = {
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days?: number | null;
+  /** A spend budget; null clears it. */
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
 };
 export type PatchV1OrganizationResponse = {
   id: string;
   name: string;
   /** Idle sessions whose last activity is older than this many days are deleted; null keeps them forever. */
   session_retention_days: number | null;
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
   created_at: string;
+};
+
+/** PATCH /v1/keys/{key_id}: Set (or clear, with null) the spend budget of one of the organization's API or routing keys. */
+export type PatchV1KeysKeyIdPathParams = { key_id: string };
+export type PatchV1KeysKeyIdQuery = Record<string, never>;
+export type PatchV1KeysKeyIdBody = {
+  /** A spend budget; null clears it. */
+  budget: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
+};
+export type PatchV1KeysKeyIdResponse = {
+  id: string;
+  /** The first characters of the key; the key itself is never shown again. */
+  prefix: string;
+  kind: "api" | "routing";
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  budget: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
 };
 
 /** POST /v1/source-snapshots: Reserve a source snapshot and an upload target. */
@@ -1177,6 +1263,8 @@ export type PostV1AgentsAgentIdSessionsBody = {
   internet_access?: boolean;
   /** An llm_options id of the manifest; defaults to the first. */
   llm_id?: string;
+  /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+  budget_usd?: number;
   /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
   on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
 };
@@ -1286,6 +1374,8 @@ export type PostV1AgentsAgentIdMessagesBody = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -1678,6 +1768,8 @@ export type PostV1SessionBatchesBody = {
     secrets?: {
       [key: string]: string;
     };
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     message: {
       content: Array<{
         type: "text";
@@ -1774,6 +1866,15 @@ export type GetV1SessionsSessionIdUsageResponse = {
     /** Calls of models with no configured price; not in cost. */
     unpriced_model_calls: number;
   };
+  /** The budgets the session's calls count against (the org's, its creating key's, its own), with this period's spend. */
+  budgets?: Array<{
+    scope: "org" | "api_key" | "routing_key" | "session";
+    id: string;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    spent_usd: number;
+    resets_at: string | null;
+  }>;
 };
 
 /** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to). */
@@ -1815,6 +1916,15 @@ export type GetV1UsageResponse = {
     /** Calls of models with no configured price; not in cost. */
     unpriced_model_calls: number;
   };
+  /** The organization's budget and each active key's, with this period's spend. */
+  budgets?: Array<{
+    scope: "org" | "api_key" | "routing_key" | "session";
+    id: string;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    spent_usd: number;
+    resets_at: string | null;
+  }>;
 };
 
 /** Every operation of the API, by operationId. */
@@ -1828,6 +1938,7 @@ export const OPERATIONS = {
   getV1Credentials: { method: 'GET', path: '/v1/credentials', status: 200 },
   getV1Organization: { method: 'GET', path: '/v1/organization', status: 200 },
   patchV1Organization: { method: 'PATCH', path: '/v1/organization', status: 200 },
+  patchV1KeysKeyId: { method: 'PATCH', path: '/v1/keys/{key_id}', status: 200 },
   postV1SourceSnapshots: { method: 'POST', path: '/v1/source-snapshots', status: 201 },
   putV1SourceSnapshotsSourceSnapshotIdUpload: { method: 'PUT', path: '/v1/source-snapshots/{source_snapshot_id}/upload', status: 200 },
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { method: 'POST', path: '/v1/source-snapshots/{source_snapshot_id}/finalize', status: 200 },
@@ -1894,6 +2005,7 @@ export interface Operations {
   getV1Credentials: { pathParams: GetV1CredentialsPathParams; query: GetV1CredentialsQuery; body: GetV1CredentialsBody; response: GetV1CredentialsResponse };
   getV1Organization: { pathParams: GetV1OrganizationPathParams; query: GetV1OrganizationQuery; body: GetV1OrganizationBody; response: GetV1OrganizationResponse };
   patchV1Organization: { pathParams: PatchV1OrganizationPathParams; query: PatchV1OrganizationQuery; body: PatchV1OrganizationBody; response: PatchV1OrganizationResponse };
+  patchV1KeysKeyId: { pathParams: PatchV1KeysKeyIdPathParams; query: PatchV1KeysKeyIdQuery; body: PatchV1KeysKeyIdBody; response: PatchV1KeysKeyIdResponse };
   postV1SourceSnapshots: { pathParams: PostV1SourceSnapshotsPathParams; query: PostV1SourceSnapshotsQuery; body: PostV1SourceSnapshotsBody; response: PostV1SourceSnapshotsResponse };
   putV1SourceSnapshotsSourceSnapshotIdUpload: { pathParams: PutV1SourceSnapshotsSourceSnapshotIdUploadPathParams; query: PutV1SourceSnapshotsSourceSnapshotIdUploadQuery; body: PutV1SourceSnapshotsSourceSnapshotIdUploadBody; response: PutV1SourceSnapshotsSourceSnapshotIdUploadResponse };
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { pathParams: PostV1SourceSnapshotsSourceSnapshotIdFinalizePathParams; query: PostV1SourceSnapshotsSourceSnapshotIdFinalizeQuery; body: PostV1SourceSnapshotsSourceSnapshotIdFinalizeBody; response: PostV1SourceSnapshotsSourceSnapshotIdFinalizeResponse };
