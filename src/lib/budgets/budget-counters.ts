@@ -100,7 +100,7 @@ export class BudgetCounters {
     private readonly keys: RedisKeys,
     private readonly holdMs = 15 * 60_000,
     /** The clock: tests move it across a period boundary. */
-    readonly now: () => number = Date.now,
+    public now: () => number = Date.now,
   ) {}
 
   private args(orgId: string, refs: BudgetRef[], periods: string[]): { keys: string[]; perBudget: (string | number)[] } {

@@ -98,8 +98,9 @@ export class Budgets {
    * throws the 402. The bound is the dearest USD candidate's prices for `inputBound` tokens in and the request's
    * max tokens out.
    */
-  async admitRouted(orgId: string, key: Pick<ApiKeyDoc, '_id' | 'kind' | 'budget'>, candidates: readonly CandidateDoc[], maxTokens: number | undefined, inputBound: number): Promise<BudgetCharge | null> {
-    const refs = await this.refsOf(orgId, key);
+  async admitRouted(orgId: string, key: Pick<ApiKeyDoc, '_id' | 'org_id'>, candidates: readonly CandidateDoc[], maxTokens: number | undefined, inputBound: number): Promise<BudgetCharge | null> {
+    // The key's budget from this cache, not the authenticator's copy: a change made through this process applies at once.
+    const refs = await this.refsOf(orgId, await this.keyOf(orgId, key._id));
     if (!refs.length) return null;
     const micros = toMicros(maxCost(candidates, maxTokens, inputBound));
     const r = await this.counters.reserve(orgId, refs, micros);
