@@ -147,6 +147,9 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
+  const budgets = new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log);
+  // Before Redis closes (the list closes in reverse): unused leased room goes back to the budgets.
+  shutdown.add(once('budget-leases', () => budgets.close()));
   const redisFor: Core['redisFor'] = (kind, name) => {
     const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, tls: config.redisTls, onError: onRedisError });
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
@@ -168,7 +171,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     metrics,
     stores,
     limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits, authFailuresPerMin: config.authFailuresPerMin }),
-    budgets: new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log),
+    budgets,
     drain: new Drain(),
     plane: openPlane(config, log, keys, redis, redisFor, shutdown),
     shutdown,

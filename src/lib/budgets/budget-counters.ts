@@ -9,10 +9,12 @@ import type { RedisKeys } from '../redis/keys.js';
  * its amount and its keys' lifetime in ms (0: no expiry). All amounts are integer micro-dollars.
  */
 
-// ARGV[3] deadline, ARGV[4] estimate. Returns 0 when admitted (and reserved), else the index of the first budget with
-// no room, and its spent. A reservation left by a process that died is given back once its deadline passes.
-const RESERVE = `
-local now, id, deadline, est = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+// ARGV[3] deadline, ARGV[4] wanted, ARGV[5] least. Grants the most of `wanted` every budget has room for
+// (spent + reserved + grant <= amount), reserving it on each under this id; refuses when that is less than `least`
+// (or a budget is spent). Returns {grant, 0, 0}, or {-1, index of the first budget short of room, its spent}.
+// A reservation left by a process that died is given back once its deadline passes.
+const LEASE = `
+local now, id, deadline, grant, least = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
 local n = #KEYS / 2
 for i = 1, n do
   local h, z = KEYS[2*i-1], KEYS[2*i]
@@ -25,35 +27,43 @@ for i = 1, n do
 end
 for i = 1, n do
   local h = KEYS[2*i-1]
-  local amt = tonumber(ARGV[3+2*i])
+  local amt = tonumber(ARGV[4+2*i])
   local spent = tonumber(redis.call('HGET', h, 'spent') or '0')
-  local res = tonumber(redis.call('HGET', h, 'res') or '0')
-  if spent >= amt or spent + res + est > amt then return {i, spent} end
+  local room = amt - spent - tonumber(redis.call('HGET', h, 'res') or '0')
+  if spent >= amt or room < least then return {-1, i, spent} end
+  if room < grant then grant = room end
 end
-if est > 0 then
+if grant > 0 then
   for i = 1, n do
-    local h, z, ttl = KEYS[2*i-1], KEYS[2*i], tonumber(ARGV[4+2*i])
-    redis.call('HINCRBY', h, 'res', est)
-    redis.call('HSET', h, 'r:'..id, est)
+    local h, z, ttl = KEYS[2*i-1], KEYS[2*i], tonumber(ARGV[5+2*i])
+    redis.call('HINCRBY', h, 'res', grant)
+    redis.call('HSET', h, 'r:'..id, grant)
     redis.call('ZADD', z, deadline, id)
     if ttl > 0 then redis.call('PEXPIRE', h, ttl); redis.call('PEXPIRE', z, ttl) end
   end
 end
-return {0, 0}`;
+return {grant, 0, 0}`;
 
-// ARGV[3] actual cost. Replaces the reservation (if it is still held) by the actual cost. Returns per budget its
-// spent and which thresholds (percent) this call crossed first in the period: {spent1, t1, spent2, t2, ...}, t a bit
-// set of BUDGET_THRESHOLDS (1: 80, 2: 100).
+// ARGV[3] actual cost, ARGV[4] the part of reservation `id` the call held (0: none). Adds the cost and gives that
+// part back. Returns per budget its spent and which thresholds this call crossed first in the period:
+// {spent1, t1, spent2, t2, ...}, t a bit set of BUDGET_THRESHOLDS (1: 80, 2: 100).
 const SETTLE = `
-local id, cost = ARGV[2], tonumber(ARGV[3])
+local id, cost, part = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local n = #KEYS / 2
 local out = {}
 for i = 1, n do
-  local h, z, amt, ttl = KEYS[2*i-1], KEYS[2*i], tonumber(ARGV[2+2*i]), tonumber(ARGV[3+2*i])
-  local a = tonumber(redis.call('HGET', h, 'r:'..id) or '0')
-  if a > 0 then redis.call('HINCRBY', h, 'res', -a) end
-  redis.call('HDEL', h, 'r:'..id)
-  redis.call('ZREM', z, id)
+  local h, z, amt, ttl = KEYS[2*i-1], KEYS[2*i], tonumber(ARGV[3+2*i]), tonumber(ARGV[4+2*i])
+  if part > 0 then
+    local a = tonumber(redis.call('HGET', h, 'r:'..id) or '0')
+    local back = math.min(a, part)
+    if back > 0 then redis.call('HINCRBY', h, 'res', -back) end
+    if a - back <= 0 then
+      redis.call('HDEL', h, 'r:'..id)
+      redis.call('ZREM', z, id)
+    else
+      redis.call('HINCRBY', h, 'r:'..id, -back)
+    end
+  end
   local spent = redis.call('HINCRBY', h, 'spent', cost)
   local crossed = 0
   if spent * 100 >= amt * 80 and redis.call('HSETNX', h, 't80', 1) == 1 then crossed = crossed + 1 end
@@ -68,7 +78,7 @@ const DAY_MS = 86_400_000;
 /** Counters outlive their period by a margin, for a report read late and a settle that lands after the boundary. */
 const KEEP_MS = { day: 3 * DAY_MS, month: 63 * DAY_MS, total: 0 } as const;
 
-/** A call's hold on its budgets between admission and settle. */
+/** A call's hold on its budgets between admission and settle: `micros` of reservation `id`. */
 export interface Reservation {
   orgId: string;
   refs: BudgetRef[];
@@ -88,17 +98,20 @@ export interface Crossing {
 
 export type Refusal = { ref: BudgetRef; spentMicros: number };
 
+/** A reservation granted: `micros` under `id`, on every budget in `refs`. */
+export type Grant = Reservation;
+
 /**
- * Budget counters in Redis, checked and changed by one script per call so every process agrees and concurrent
- * calls cannot both take the last of a budget: admission reserves an upper bound of the call's cost against
- * `spent + reserved <= amount`, and settle replaces the reservation with the actual cost. A crashed caller's
- * reservation is given back after `holdMs`.
+ * Budget counters in Redis, checked and changed by one script per step so every process agrees and concurrent
+ * admissions cannot both take the last of a budget: a reservation is granted only against
+ * `spent + reserved + grant <= amount`, and a settle adds the actual cost and gives back the part of the
+ * reservation the call held. A crashed holder's reservation is given back after `holdMs`.
  */
 export class BudgetCounters {
   constructor(
     private readonly redis: RedisClient,
     private readonly keys: RedisKeys,
-    private readonly holdMs = 15 * 60_000,
+    readonly holdMs = 15 * 60_000,
     /** The clock: tests move it across a period boundary. */
     public now: () => number = Date.now,
   ) {}
@@ -114,22 +127,29 @@ export class BudgetCounters {
     return { keys, perBudget };
   }
 
-  /** Reserves `micros` on every budget, or names the first that has no room (`micros` 0: only checks none is spent). */
-  async reserve(orgId: string, refs: BudgetRef[], micros: number): Promise<Reservation | Refusal> {
+  periodsOf(refs: BudgetRef[]): string[] {
     const now = this.now();
-    const periods = refs.map((r) => periodId(r.budget.period, now));
-    const { keys, perBudget } = this.args(orgId, refs, periods);
-    const id = randomBytes(8).toString('hex');
-    const [i, spent] = (await this.redis.eval(RESERVE, keys.length, ...keys, now, id, now + this.holdMs, micros, ...perBudget)) as number[];
-    if (i > 0) return { ref: refs[i - 1], spentMicros: spent };
-    return { orgId, refs, periods, id, micros };
+    return refs.map((r) => periodId(r.budget.period, now));
   }
 
-  /** Adds the actual cost (micro-dollars) and gives back the reservation; answers the thresholds crossed. */
-  async settle(r: Pick<Reservation, 'orgId' | 'refs'> & Partial<Pick<Reservation, 'periods' | 'id'>>, micros: number): Promise<Crossing[]> {
-    const periods = r.periods ?? r.refs.map((ref) => periodId(ref.budget.period, this.now()));
+  /**
+   * Reserves up to `wanted` micro-dollars on every budget (as much as all have room for), or refuses when that is
+   * less than `least`. `wanted` 0 only checks that no budget is spent.
+   */
+  async reserve(orgId: string, refs: BudgetRef[], wanted: number, least = wanted, periods = this.periodsOf(refs)): Promise<Grant | Refusal> {
+    const { keys, perBudget } = this.args(orgId, refs, periods);
+    const id = randomBytes(8).toString('hex');
+    const now = this.now();
+    const [grant, i, spent] = (await this.redis.eval(LEASE, keys.length, ...keys, now, id, now + this.holdMs, wanted, least, ...perBudget)) as number[];
+    if (grant < 0) return { ref: refs[i - 1], spentMicros: spent };
+    return { orgId, refs, periods, id, micros: grant };
+  }
+
+  /** Adds the actual cost (micro-dollars) and gives back the call's part of its reservation; answers the thresholds crossed. */
+  async settle(r: Pick<Reservation, 'orgId' | 'refs'> & Partial<Pick<Reservation, 'periods' | 'id' | 'micros'>>, costMicros: number): Promise<Crossing[]> {
+    const periods = r.periods ?? this.periodsOf(r.refs);
     const { keys, perBudget } = this.args(r.orgId, r.refs, periods);
-    const out = (await this.redis.eval(SETTLE, keys.length, ...keys, this.now(), r.id ?? '-', Math.max(0, Math.round(micros)), ...perBudget)) as number[];
+    const out = (await this.redis.eval(SETTLE, keys.length, ...keys, this.now(), r.id ?? '-', Math.max(0, Math.round(costMicros)), r.micros ?? 0, ...perBudget)) as number[];
     const crossings: Crossing[] = [];
     r.refs.forEach((ref, i) => {
       const bits = out[2 * i + 1];
@@ -140,7 +160,7 @@ export class BudgetCounters {
     return crossings;
   }
 
-  /** What each budget has spent in the current period. */
+/** What each budget has spent in the current period. */
   async spent(orgId: string, refs: BudgetRef[]): Promise<number[]> {
     if (!refs.length) return [];
     const now = this.now();

@@ -6,6 +6,7 @@ import type { ApiKeyStore } from '../../store/api-keys.js';
 import type { OrgStore } from '../../store/orgs.js';
 import type { Logger } from '../log/logger.js';
 import { BudgetCounters, isRefusal, type Crossing, type Reservation } from './budget-counters.js';
+import { LeasePool } from './lease-pool.js';
 
 const TTL_MS = 5000;
 const MAX_CACHED = 10_000;
@@ -44,13 +45,21 @@ export class Budgets {
   private readonly keys = new ExpiringCache<Pick<ApiKeyDoc, '_id' | 'kind' | 'budget'> | null>(TTL_MS, MAX_CACHED);
   /** Called for each threshold a settle crossed first; set by the process that reports them. */
   onCrossing: ((c: Crossing, orgId: string) => void) | null = null;
+  private readonly leases: LeasePool;
 
   constructor(
     readonly counters: BudgetCounters,
     private readonly orgStore: Pick<OrgStore, 'byId'>,
     private readonly keyStore: Pick<ApiKeyStore, 'byId'>,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.leases = new LeasePool(counters);
+  }
+
+  /** Gives back the room this process's leases hold and has not used. */
+  close(): Promise<void> {
+    return this.leases.close();
+  }
 
   /** The org's budget: cached, so a routed call of an org without one costs no round trip. */
   orgBudget(orgId: string): Budget | null | Promise<Budget | null> {
@@ -103,7 +112,7 @@ export class Budgets {
     const refs = await this.refsOf(orgId, await this.keyOf(orgId, key._id));
     if (!refs.length) return null;
     const micros = toMicros(maxCost(candidates, maxTokens, inputBound));
-    const r = await this.counters.reserve(orgId, refs, micros);
+    const r = await this.leases.admit(orgId, refs, micros);
     if (isRefusal(r)) throw this.refusal(r.ref, r.spentMicros);
     return { orgId, refs, reservation: r };
   }
