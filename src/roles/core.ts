@@ -14,6 +14,7 @@ import { Drain } from '../lib/lifecycle/drain.js';
 import { createLimits, type Limits } from '../lib/limits/limits.js';
 import { Budgets } from '../lib/budgets/budgets.js';
 import { BudgetCounters } from '../lib/budgets/budget-counters.js';
+import { budgetThresholdWebhooks } from '../app/budget-webhooks.js';
 import { Metrics } from '../lib/metrics/metrics.js';
 import { PubSubHub } from '../lib/pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
@@ -155,6 +156,8 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
     return conn;
   };
+  const plane = openPlane(config, log, keys, redis, redisFor, shutdown);
+  budgets.onCrossing = budgetThresholdWebhooks(stores.webhookConfigs, plane.dispatcher, log);
   return {
     config,
     log,
@@ -173,7 +176,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits, authFailuresPerMin: config.authFailuresPerMin }),
     budgets,
     drain: new Drain(),
-    plane: openPlane(config, log, keys, redis, redisFor, shutdown),
+    plane,
     shutdown,
     redisFor,
   };

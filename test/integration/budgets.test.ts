@@ -5,6 +5,7 @@ import { candidate, chatRequest } from '../fakes/llm-conversation.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 
 type Json = Record<string, any>;
 
@@ -23,10 +24,12 @@ describe('budgets', function () {
   let fake: FakeLlmUpstream;
   let orgId: string;
   let routingKeyId: string;
+  let rx: WebhookReceiver;
 
   before(async () => {
     fake = await FakeLlmUpstream.start();
-    h = await startHarness({ roles: ['web', 'router', 'worker'] });
+    rx = await WebhookReceiver.start();
+    h = await startHarness({ roles: ['web', 'router', 'worker', 'webhooks'], env: { TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
     assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-budget' } })).status, 200);
     const candidates = [candidate(fake, 'openai', 'bud/m', { input_price: 0, output_price: OUTPUT_PRICE })];
     assert.equal((await h.api('/v1/routers/bud', { method: 'PUT', json: { candidates } })).status, 200);
@@ -36,6 +39,7 @@ describe('budgets', function () {
   after(async () => {
     await h?.close();
     await fake?.close();
+    await rx?.close();
   });
   beforeEach(() => {
     fake.reset();
@@ -150,9 +154,13 @@ describe('budgets', function () {
     assert.deepEqual(usage.budgets.map((b: Json) => [b.scope, b.spent_usd]), [['session', 0.3]]);
   });
 
-  it('an org budget resets at the UTC day boundary, and its thresholds fire once per period', async () => {
+  it('an org budget resets at the UTC day boundary, and its thresholds fire once per period, as webhooks', async () => {
+    const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'scripted', script: 'main.json' }] });
+    const put = await h.api(`/v1/agents/${agentId}/webhook`, { method: 'PUT', json: { webhook_url: `${rx.url}/budget`, event_types: ['budget.threshold_reached'] } });
+    assert.equal(put.status, 200, await put.text());
     const c = counters();
     const realNow = c.now;
+    const send = h.running.core.budgets.onCrossing!;
     let now = Date.parse('2026-03-09T23:59:00Z');
     c.now = () => now;
     try {
@@ -160,7 +168,10 @@ describe('budgets', function () {
       assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget } })).status, 200);
       const ref: BudgetRef = { scope: 'org', id: orgId, budget };
       const crossed: number[] = [];
-      h.running.core.budgets.onCrossing = (x) => void (x.ref.scope === 'org' && crossed.push(x.threshold));
+      h.running.core.budgets.onCrossing = (x, o) => {
+        if (x.ref.scope === 'org') crossed.push(x.threshold);
+        send(x, o);
+      };
       await c.settle({ orgId, refs: [ref] }, toMicros(0.3));
       for (let i = 0; i < 2; i++) assert.equal((await routed()).status, 200); // 0.4 (80%), 0.5 (100%)
       await until(async () => crossed.length === 2, 5000);
@@ -176,9 +187,15 @@ describe('budgets', function () {
       assert.deepEqual(crossed, [80, 100, 80, 100]);
       assert.equal(await spentUsd(ref), 0.5);
       assert.equal((await routed()).status, 402);
+      // Each crossing went to the agent's webhook once: the org's budget belongs to no session's ledger.
+      const bodies = () => rx.received.filter((r) => r.path === '/budget').map((r) => JSON.parse(r.rawBody) as Json);
+      await until(async () => bodies().length >= 4, 10_000);
+      const got = bodies().map((b) => [b.type, b.data.scope, b.data.threshold, b.id]);
+      assert.deepEqual(got.map((g) => g.slice(0, 3)), [['budget.threshold_reached', 'org', 80], ['budget.threshold_reached', 'org', 100], ['budget.threshold_reached', 'org', 80], ['budget.threshold_reached', 'org', 100]]);
+      assert.equal(new Set(got.map((g) => g[3])).size, 4, 'one delivery per threshold and period');
     } finally {
       c.now = realNow;
-      h.running.core.budgets.onCrossing = null;
+      h.running.core.budgets.onCrossing = send;
       await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
     }
   });

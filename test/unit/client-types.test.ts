@@ -72,6 +72,10 @@ function describeWebhook(body: WebhookBody): string {
       const last: string | null = body.data.last_message_status;
       return `session ${body.data.session_id} ${last}`;
     }
+    case 'budget.threshold_reached': {
+      const pct: 80 | 100 = body.data.threshold;
+      return `budget ${body.data.scope} ${pct}`;
+    }
     default: {
       // @ts-expect-error batch bodies carry no session_id
       void body.data.session_id;

@@ -9,6 +9,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'batch.completed',
   'batch.failed',
   'batch.partial_failed',
+  'budget.threshold_reached',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -2,7 +2,7 @@ import type { JsonSchema } from '../../lib/schemas/validator.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/views/webhook-config.js';
 import { WEBHOOK_HEADERS } from '../../lib/webhooks/signature.js';
 import { pascalName } from './routes/sessions/ledger-events.js';
-import { batchLifecycleWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';
+import { batchLifecycleWebhook, budgetThresholdWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';
 
 /**
  * The deliveries Troupe makes to an agent's webhook, as OpenAPI 3.1's
@@ -14,6 +14,7 @@ export const WEBHOOK_BODY_SCHEMAS: Record<string, JsonSchema> = {
   ToolCallRequestedWebhook: toolCallRequestedWebhook,
   SessionLifecycleWebhook: sessionLifecycleWebhook,
   BatchLifecycleWebhook: batchLifecycleWebhook,
+  BudgetThresholdWebhook: budgetThresholdWebhook,
 };
 
 const BODY_OF: Record<WebhookEventType, string> = {
@@ -23,6 +24,7 @@ const BODY_OF: Record<WebhookEventType, string> = {
   'batch.completed': 'BatchLifecycleWebhook',
   'batch.failed': 'BatchLifecycleWebhook',
   'batch.partial_failed': 'BatchLifecycleWebhook',
+  'budget.threshold_reached': 'BudgetThresholdWebhook',
 };
 
 const SUMMARY: Record<WebhookEventType, string> = {
@@ -32,6 +34,7 @@ const SUMMARY: Record<WebhookEventType, string> = {
   'batch.completed': 'Every session of the batch completed.',
   'batch.failed': 'Every session of the batch failed.',
   'batch.partial_failed': 'The batch ended with some sessions failed.',
+  'budget.threshold_reached': "The organization's or a key's spend budget reached 80% or 100% (once each per period).",
 };
 
 const HEADERS = [

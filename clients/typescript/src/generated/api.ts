@@ -360,6 +360,27 @@ export type BatchLifecycleWebhook = {
   };
 };
 
+/** An organization's or a key's spend budget reached 80% or 100% of its amount, once each per period (docs/budgets.md); sent to every agent webhook of the organization that takes the type. */
+export type BudgetThresholdWebhook = {
+  /** `budget:<scope>:<id>:<period>:<threshold>`; the same on every retry. */
+  id: string;
+  type: "budget.threshold_reached";
+  created_at: string;
+  data: {
+    scope: "org" | "api_key" | "routing_key" | "session";
+    /** The org, key or session id. */
+    id: string;
+    /** Percent of the amount reached. */
+    threshold: 80 | 100;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    /** Spent in the period when the threshold was crossed. */
+    spent_usd: number;
+    /** When the period ends (UTC); null for a total budget. */
+    resets_at: string | null;
+  };
+};
+
 /** The body of each webhook delivery, by event type (the document's `webhooks`). */
 export interface WebhookBodies {
   "tool.call_requested": ToolCallRequestedWebhook;
@@ -368,6 +389,7 @@ export interface WebhookBodies {
   "batch.completed": BatchLifecycleWebhook;
   "batch.failed": BatchLifecycleWebhook;
   "batch.partial_failed": BatchLifecycleWebhook;
+  "budget.threshold_reached": BudgetThresholdWebhook;
 }
 
 /** Any webhook delivery's body; narrow on `type`. */
@@ -1089,7 +1111,7 @@ export type GetV1AgentsAgentIdWebhookBody = undefined;
 export type GetV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1103,12 +1125,12 @@ export type PutV1AgentsAgentIdWebhookBody = {
   /** Absolute HTTPS URL without credentials that resolves only to public addresses. */
   webhook_url: string;
   /** Subscribed event types; defaults to ["tool.call_requested"]. Duplicates are removed. */
-  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "budget.threshold_reached">;
 };
 export type PutV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1128,7 +1150,7 @@ export type PostV1AgentsAgentIdWebhookRotateSecretBody = undefined;
 export type PostV1AgentsAgentIdWebhookRotateSecretResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
