@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { toMicros, type BudgetRef } from '../../src/domain/budget.js';
+import { Budgets } from '../../src/lib/budgets/budgets.js';
+import { BudgetCounters } from '../../src/lib/budgets/budget-counters.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, chatRequest } from '../fakes/llm-conversation.js';
 import { agentWith } from '../support/agent-fixture.js';
@@ -87,6 +89,32 @@ describe('budgets', function () {
     const row = usage.budgets.find((b: Json) => b.id === routingKeyId);
     assert.equal(row.spent_usd, 9.95);
     assert.equal(row.amount_usd, 10);
+    assert.equal((await setKeyBudget(routingKeyId, null)).status, 200);
+  });
+
+  it('holds across processes: a second process admitting at the same time takes from the same room', async () => {
+    const budget = { amount_usd: 10, period: 'total' as const };
+    assert.equal((await setKeyBudget(routingKeyId, budget)).status, 200);
+    const ref: BudgetRef = { scope: 'routing_key', id: routingKeyId, budget };
+    await counters().settle({ orgId, refs: [ref] }, toMicros(9.05));
+    // Another router process: its own budgets, caches and leases, the same Redis.
+    const core = h.running.core;
+    const other = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log);
+    const router = (await core.stores.routers.get(orgId, 'bud'))!;
+    fake.delayMs = 100;
+    const [http, direct] = await Promise.all([
+      Promise.all(Array.from({ length: 25 }, () => routed().then((r) => r.status))),
+      Promise.all(Array.from({ length: 25 }, () => other.admitRouted(orgId, { _id: routingKeyId, org_id: orgId }, router.candidates, MAX_TOKENS, 0).then((c) => c, () => null))),
+    ]);
+    const admittedThere = direct.filter((c) => c !== null);
+    // The other process's calls cost what they reserved.
+    await Promise.all(admittedThere.map((c) => other.settle(c!, 0.1)));
+    const admitted = http.filter((s) => s === 200).length + admittedThere.length;
+    assert.ok(admitted >= 1 && admitted <= 9, `admitted ${admitted}`);
+    assert.equal(http.filter((s) => s !== 200 && s !== 402).length, 0);
+    await until(async () => Math.abs((await spentUsd(ref)) - (9.05 + 0.1 * admitted)) < 1e-9, 5000);
+    assert.ok((await spentUsd(ref)) <= budget.amount_usd + 1e-9);
+    await other.close();
     assert.equal((await setKeyBudget(routingKeyId, null)).status, 200);
   });
 

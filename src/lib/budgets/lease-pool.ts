@@ -9,6 +9,8 @@ const LEASE_SHARE = 0.05;
 const MAX_LEASES = 10_000;
 
 interface Lease {
+  /** The terms and periods it was granted under: a lease of other terms is replaced, not drawn from. */
+  sig: string;
   grant: Grant | null;
   /** Micro-dollars of the grant not yet handed to a call. */
   left: number;
@@ -35,32 +37,37 @@ export class LeasePool {
   /** Admits a call whose cost is at most `micros`: its share of a lease, or the refusal of the budget with no room. */
   async admit(orgId: string, refs: BudgetRef[], micros: number): Promise<Reservation | Refusal> {
     const periods = this.counters.periodsOf(refs);
+    // One lease per org and set of budgets; a change of amount or a new period replaces it (its rest given back).
+    const owners = `${orgId}|${refs.map((r) => `${r.scope}:${r.id}`).join('|')}`;
     const sig = signature(orgId, refs, periods);
     // Bounded: each pass either takes from a lease, returns a refusal, or waits for one ask.
     for (let pass = 0; pass < 1000; pass++) {
-      const l = this.leases.get(sig);
+      const l = this.leases.get(owners);
       if (l?.pending) {
         await l.pending;
         if (l.refused && micros >= l.refused.least) return l.refused.refusal;
         // Others waited for this lease too: take from it, or ask again.
         continue;
       }
-      if (l?.grant && l.left >= micros && this.counters.now() - l.takenAt < this.counters.holdMs / 2) {
+      if (l?.grant && l.sig === sig && l.left >= micros && this.counters.now() - l.takenAt < this.counters.holdMs / 2) {
         l.left -= micros;
         return { ...l.grant, micros };
       }
-      const refused = await this.renew(sig, l, orgId, refs, periods, micros);
+      const refused = await this.renew(owners, sig, l, orgId, refs, periods, micros);
       if (refused) return refused;
     }
     return this.counters.reserve(orgId, refs, micros, micros, periods);
   }
 
   /** Asks for a new lease in place of `old`, giving back what `old` had not handed out. */
-  private async renew(sig: string, old: Lease | undefined, orgId: string, refs: BudgetRef[], periods: string[], micros: number): Promise<Refusal | null> {
-    if (old?.grant && old.left > 0) void this.counters.settle({ ...old.grant, micros: old.left }, 0).catch(() => undefined);
+  private async renew(owners: string, sig: string, old: Lease | undefined, orgId: string, refs: BudgetRef[], periods: string[], micros: number): Promise<Refusal | null> {
+    if (old?.grant && old.left > 0) {
+      void this.counters.settle({ ...old.grant, micros: old.left }, 0).catch(() => undefined);
+      old.left = 0;
+    }
     const smallest = Math.min(...refs.map((r) => toMicros(r.budget.amount_usd)));
     const wanted = Math.max(micros, Math.min(LEASE_CALLS * micros, Math.floor(smallest * LEASE_SHARE)));
-    const lease: Lease = { grant: null, left: 0, takenAt: this.counters.now(), pending: null, refused: null };
+    const lease: Lease = { sig, grant: null, left: 0, takenAt: this.counters.now(), pending: null, refused: null };
     let failure: unknown = null;
     lease.pending = this.counters.reserve(orgId, refs, wanted, micros, periods).then(
       (r) => {
@@ -74,10 +81,10 @@ export class LeasePool {
     ).finally(() => {
       lease.pending = null;
       // A refused or failed ask leaves no lease: the next call asks again (the budget may have been raised).
-      if (!lease.grant && this.leases.get(sig) === lease) this.leases.delete(sig);
+      if (!lease.grant && this.leases.get(owners) === lease) this.leases.delete(owners);
     });
     if (this.leases.size >= MAX_LEASES) this.leases.clear();
-    this.leases.set(sig, lease);
+    this.leases.set(owners, lease);
     await lease.pending;
     // Redis could not be asked: the call fails as any call does when a store is briefly unreachable (503).
     if (failure) throw failure;
