@@ -111,7 +111,8 @@ async function checkBudgets(ports: SendUserMessagePorts<unknown>, orgId: string,
  * undo: the target was resolved by the caller (404 session or agent, the new
  * session's fields), then the content's references (404 file_not_found),
  * then the running-session cap (429, which a client retries, so only a
- * request that could succeed gets it), then the session itself decides
+ * request that could succeed gets it), then the budgets (402 budget_exceeded:
+ * the org's, the creating key's, the session's), then the session itself decides
  * (409 agent_deleted, 413 message_too_large, 409 session_queue_full), as
  * the one place that knows its state. The size limit is the session's on
  * purpose: it bounds content plus the output the turn adds, and batch first
