@@ -116,6 +116,16 @@ export class BudgetCounters {
     public now: () => number = Date.now,
   ) {}
 
+  /**
+   * A script by name, sent by its SHA after the first call (ioredis's defineCommand loads it again on NOSCRIPT):
+   * every settle runs one, and the script's text is a kilobyte on the wire and to hash each time.
+   */
+  private script(name: string, lua: string): (...args: (string | number)[]) => Promise<unknown> {
+    const r = this.redis as unknown as Record<string, ((...args: (string | number)[]) => Promise<unknown>) | undefined>;
+    if (!r[name]) this.redis.defineCommand(name, { lua });
+    return (...args) => r[name]!.call(this.redis, ...args);
+  }
+
   private args(orgId: string, refs: BudgetRef[], periods: string[]): { keys: string[]; perBudget: (string | number)[] } {
     const keys: string[] = [];
     const perBudget: (string | number)[] = [];
@@ -140,7 +150,7 @@ export class BudgetCounters {
     const { keys, perBudget } = this.args(orgId, refs, periods);
     const id = randomBytes(8).toString('hex');
     const now = this.now();
-    const [grant, i, spent] = (await this.redis.eval(LEASE, keys.length, ...keys, now, id, now + this.holdMs, wanted, least, ...perBudget)) as number[];
+    const [grant, i, spent] = (await this.script('troupeBudgetLease', LEASE)(keys.length, ...keys, now, id, now + this.holdMs, wanted, least, ...perBudget)) as number[];
     if (grant < 0) return { ref: refs[i - 1], spentMicros: spent };
     return { orgId, refs, periods, id, micros: grant };
   }
@@ -149,7 +159,7 @@ export class BudgetCounters {
   async settle(r: Pick<Reservation, 'orgId' | 'refs'> & Partial<Pick<Reservation, 'periods' | 'id' | 'micros'>>, costMicros: number): Promise<Crossing[]> {
     const periods = r.periods ?? this.periodsOf(r.refs);
     const { keys, perBudget } = this.args(r.orgId, r.refs, periods);
-    const out = (await this.redis.eval(SETTLE, keys.length, ...keys, this.now(), r.id ?? '-', Math.max(0, Math.round(costMicros)), r.micros ?? 0, ...perBudget)) as number[];
+    const out = (await this.script('troupeBudgetSettle', SETTLE)(keys.length, ...keys, this.now(), r.id ?? '-', Math.max(0, Math.round(costMicros)), r.micros ?? 0, ...perBudget)) as number[];
     const crossings: Crossing[] = [];
     r.refs.forEach((ref, i) => {
       const bits = out[2 * i + 1];
