@@ -241,5 +241,12 @@ describe('budgets', function () {
     for (const budget_usd of [0, -5, 'a', null]) {
       assert.equal((await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { budget_usd } })).status, 400, String(budget_usd));
     }
+    // Batch items take budget_usd too: a good one is the session's budget, a bad one fails only its item.
+    const item = (budget_usd: unknown) => ({ agent_id: agentId, budget_usd, message: { content: [{ type: 'text', text: 'hi' }] } });
+    const batch = await json<Json>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [item(0.5), item(-1)] } }), 201);
+    const [good, refused] = batch.sessions;
+    assert.equal((await h.running.core.stores.sessions.byId(good.session_id))!.budget_usd, 0.5);
+    assert.deepEqual([refused.status, refused.session_id], ['failed', null]);
+    assert.match(refused.error, /budget_usd/);
   });
 });
