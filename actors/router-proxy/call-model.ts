@@ -3,7 +3,7 @@ import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { ModelCall, ModelResult } from '../../src/domain/actors/session.js';
 import type { SessionDoc } from '../../src/domain/views/session.js';
 import { callTarget, liveCall, needsSession, route } from './decide.js';
-import { callProvider, callRouter, type ProviderDeps } from './providers.js';
+import { admitTurnCall, callProvider, callRouter, type ProviderDeps } from './providers.js';
 import { scriptedResponse } from './scripted.js';
 
 export interface ModelCallDeps extends ProviderDeps {
@@ -35,5 +35,7 @@ export async function callModel(deps: ModelCallDeps, call: ModelCall, signal?: A
   const message = current ? await deps.message(call.org_id, call.session_id, call.message_id) : null;
   const live = liveCall(call, r.option, current, message);
   if (live.kind === 'fail') return live.result;
-  return live.kind === 'provider' ? callProvider(deps, live.session, r.version, r.option, call, live.message, signal) : callRouter(deps, live.session, r.version, r.option, live.message, signal, call.request);
+  const charge = await admitTurnCall(deps, live.session);
+  if (charge && 'ok' in charge) return charge;
+  return live.kind === 'provider' ? callProvider(deps, live.session, r.version, r.option, call, live.message, signal, charge) : callRouter(deps, live.session, r.version, r.option, live.message, signal, call.request, charge);
 }

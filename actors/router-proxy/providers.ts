@@ -22,6 +22,8 @@ import { PartRefused, resolveFileParts, type FileSource } from '../../src/lib/ll
 import type { Item } from '../../src/lib/llm/types.js';
 import type { UsageBuffer } from '../../src/lib/routing/usage-buffer.js';
 import { agentRequest } from './agent-request.js';
+import type { BudgetCharge, Budgets } from '../../src/lib/budgets/budgets.js';
+import { thresholdData } from '../../src/lib/budgets/threshold-data.js';
 
 /** The llm option's price, when the manifest sets one. */
 function optionPrice(o: LlmOption): Price | null {
@@ -50,6 +52,8 @@ export interface ProviderDeps {
   history(session: SessionDoc): Promise<MessageState[]>;
   /** Token counts and cost of the session's model calls (the routing interface's buffer). */
   usage: UsageBuffer;
+  /** Spend budgets (org, the session's key, the session); absent, none is enforced. */
+  budgets?: Budgets;
   /** Bytes of file and image parts, scoped by org. */
   files: FileSource;
   /** Ephemeral text deltas for SSE clients that asked for them. */
@@ -83,7 +87,33 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
 }
 
 /** One model call in the provider's native format, streamed so deltas reach SSE clients as they arrive. */
-export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal): Promise<ModelResult> {
+/**
+ * The budgets a session's model call counts against, checked before it is made: a spent one fails the message
+ * with `budget_exceeded` (not retried), so a turn queued before the budget ran out ends there. Nothing is reserved:
+ * a session runs one call at a time, so a session budget overshoots by at most that call.
+ */
+export async function admitTurnCall(deps: Pick<ProviderDeps, 'budgets'>, session: SessionDoc): Promise<BudgetCharge | null | ModelResult> {
+  const budgets = deps.budgets;
+  if (!budgets) return null;
+  const refs = await budgets.refsOf(session.org_id, null, session);
+  if (!refs.length) return null;
+  try {
+    await budgets.check(session.org_id, refs);
+  } catch (e) {
+    if (e instanceof TroupeError && e.code === 'budget_exceeded') return { ok: false, error: `budget_exceeded: ${e.message}`, retryable: false, code: e.code };
+    throw e;
+  }
+  return { orgId: session.org_id, refs };
+}
+
+/** The thresholds a settled call crossed on the session's own budget: recorded in its ledger with the answer. */
+async function sessionCrossings(charge: BudgetCharge | null | undefined, now: number): Promise<{ budget_thresholds?: ReturnType<typeof thresholdData>[] }> {
+  const crossed = charge?.settled ? await charge.settled : [];
+  const own = crossed.filter((c) => c.ref.scope === 'session');
+  return own.length ? { budget_thresholds: own.map((c) => thresholdData(c, now)) } : {};
+}
+
+export async function callProvider(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, call: ModelCall, current: MessageState, signal?: AbortSignal, charge?: BudgetCharge | null): Promise<ModelResult> {
   const provider = option.provider as Provider;
   const secrets = new SessionSecrets({ box: deps.box, reveal: (orgId, name) => deps.revealCredential(orgId, name) }, session);
   const apiKey = await providerKey(deps, session, option, secrets);
@@ -115,13 +145,13 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
   const res = acc.result();
   // Counted from the stream's own usage, exactly as a non-streamed call would be.
   const input = recordedInput(res.usage, target.provider);
-  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id }, option.model ?? provider, input, res.usage.outputTokens, optionPrice(option));
+  deps.usage.add(session.org_id, { routerId: null, agentId: session.agent_id, sessionId: session._id, charge }, option.model ?? provider, input, res.usage.outputTokens, optionPrice(option));
   const { parts, stop_reason } = responseParts(res);
-  return { ok: true, parts, stop_reason, usage: { input_tokens: input, output_tokens: res.usage.outputTokens } };
+  return { ok: true, parts, stop_reason, usage: { input_tokens: input, output_tokens: res.usage.outputTokens }, ...(await sessionCrossings(charge, Date.now())) };
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
-export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal, agentCall?: Record<string, unknown>): Promise<ModelResult> {
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal, agentCall?: Record<string, unknown>, charge?: BudgetCharge | null): Promise<ModelResult> {
   let req: LlmRequest;
   if (agentCall) {
     req = { ...agentRequest(version, agentCall), stream: false };
@@ -131,9 +161,9 @@ export async function callRouter(deps: ProviderDeps, session: SessionDoc, versio
     req = { ...request(version, items), stream: false };
   }
   try {
-    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal);
+    const res = await routeInProcess(deps.routing, session.org_id, option.router_id ?? null, req, deps.log, { agentId: session.agent_id, sessionId: session._id }, signal, charge);
     const { parts, stop_reason } = responseParts(res);
-    return { ok: true, parts, stop_reason, usage: { input_tokens: recordedInput(res.usage, res.provider), output_tokens: res.usage.outputTokens } };
+    return { ok: true, parts, stop_reason, usage: { input_tokens: recordedInput(res.usage, res.provider), output_tokens: res.usage.outputTokens }, ...(await sessionCrossings(charge, Date.now())) };
   } catch (e) {
     if (signal?.aborted) return CANCELLED;
     if (e instanceof UpstreamError) return { ok: false, error: e.message, retryable: e.retryable, ...(e.retryAfterMs !== undefined ? { retry_after_ms: e.retryAfterMs } : {}) };

@@ -17,5 +17,7 @@ export async function readBodyFacts(src: BodySources, job: WebhookJob): Promise<
       return { session: job.session ?? (await src.session(job.session_id)) };
     case 'batch.lifecycle':
       return { batch: await src.batch(job.org_id, job.batch_id) };
+    case 'budget.threshold_reached':
+      return {};
   }
 }

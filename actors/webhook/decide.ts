@@ -20,7 +20,7 @@ export type Target = DeliveryTarget & { disabled: boolean };
 export type EventJob = Exclude<WebhookQueueJob, RedeliverJob>;
 
 export function eventType(job: WebhookJob): string {
-  return job.kind === 'tool.call_requested' || job.kind === 'tool.confirmation_requested' ? job.kind : job.type;
+  return job.kind === 'tool.call_requested' || job.kind === 'tool.confirmation_requested' || job.kind === 'budget.threshold_reached' ? job.kind : job.type;
 }
 
 /** Whether the agent's webhook takes this event type now (a disabled webhook takes none). */
@@ -76,6 +76,8 @@ export function buildBody(job: WebhookJob, facts: BodyFacts, createdAt: Date): B
       const data = { batch_id: job.batch_id, agent_id: job.agent_id, status: job.type.slice('batch.'.length), counts: facts.batch?.counts ?? null };
       return { event_id: id, event_type: job.type, session_id: null, message_id: null, batch_id: job.batch_id, body: wellFormedJson({ id, type: job.type, created_at: createdAt.toISOString(), data }) };
     }
+    case 'budget.threshold_reached':
+      return { event_id: id, event_type: job.kind, session_id: null, message_id: null, batch_id: null, body: wellFormedJson(job.body) };
   }
 }
 

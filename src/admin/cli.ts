@@ -9,6 +9,7 @@ import { ConfigError, LIMIT_ENV, mongodbUrlVar, parseMasterKeys } from '../lib/c
 import { SecretBox } from '../lib/crypto/secret-box.js';
 import { reseal } from './reseal.js';
 import { EXIT } from '../domain/exit-codes.js';
+import { BUDGET_PERIODS, MAX_BUDGET_USD, type Budget, type BudgetPeriod } from '../domain/budget.js';
 
 const USAGE = `usage: troupe-admin <command> [options]
   org create <name>                         create an org
@@ -20,6 +21,8 @@ const USAGE = `usage: troupe-admin <command> [options]
                                             "default" = the org's routing_key_tokens_per_min)
   key list --org <name> [--prefix <p>]      list keys (prefix, kind, status), never the key itself
   key revoke --org <name> <key id|prefix>   revoke one key
+  key budget --org <name> <key id|prefix> (--amount-usd N --period day|month|total | --clear)
+                                            set or clear a key's spend budget (docs/budgets.md)
   org limits <name> [--api-per-min N] [--api-key-per-min N] [--routing-per-min N]
              [--routing-key-per-min N] [--running-sessions N]
              [--routing-tokens-per-min N] [--routing-key-tokens-per-min N]
@@ -55,6 +58,19 @@ function limitChanges(values: Record<string, unknown>): Partial<Record<keyof Org
   return changes;
 }
 
+/** `--amount-usd N --period P`, or `--clear` (null). */
+function budgetOf(values: Record<string, unknown>): Budget | null {
+  if (values.clear === true) {
+    if (values['amount-usd'] !== undefined || values.period !== undefined) throw new UsageError('--clear takes no --amount-usd or --period');
+    return null;
+  }
+  const raw = values['amount-usd'];
+  const amount = typeof raw === 'string' && /^\d+(\.\d+)?$/.test(raw) ? Number(raw) : NaN;
+  if (!(amount > 0 && amount <= MAX_BUDGET_USD)) throw new UsageError(`--amount-usd must be a number above 0 and at most ${MAX_BUDGET_USD}`);
+  if (!BUDGET_PERIODS.includes(values.period as BudgetPeriod)) throw new UsageError(`--period must be one of ${BUDGET_PERIODS.join(', ')}`);
+  return { amount_usd: amount, period: values.period as BudgetPeriod };
+}
+
 /** Stored overrides only; unset fields follow the environment of the running processes. */
 function limitsRow(o: OrgDoc) {
   return { id: o._id, name: o.name, limits: o.limits ?? {}, note: `Unset limits take the defaults from ${Object.values(LIMIT_ENV).join(', ')}; changes apply within 5 s.` };
@@ -77,7 +93,7 @@ function parse(argv: string[]) {
     return parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { help: { type: 'boolean', short: 'h' }, org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, 'tokens-per-min': { type: 'string' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
+      options: { help: { type: 'boolean', short: 'h' }, org: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, prefix: { type: 'string' }, 'tokens-per-min': { type: 'string' }, 'amount-usd': { type: 'string' }, period: { type: 'string' }, clear: { type: 'boolean' }, ...Object.fromEntries(LIMIT_FIELDS.map((f) => [flagOf(f), { type: 'string' as const }])) },
     });
   } catch (err) {
     // An unknown or malformed option is the command line's mistake, not a failure of the tool.
@@ -157,6 +173,13 @@ async function run(argv: string[]): Promise<unknown> {
         const revoked = await keys.revoke((await org())._id, arg);
         if (!revoked) throw new RefusedError(`no single key matches ${JSON.stringify(arg)}`);
         return keyRow(revoked);
+      }
+      case 'key budget': {
+        if (!arg) throw new UsageError('key budget needs a key id or prefix');
+        const budget = budgetOf(values);
+        const key = await keys.setBudget((await org())._id, arg, budget);
+        if (!key) throw new RefusedError(`no single key matches ${JSON.stringify(arg)}`);
+        return { ...keyRow(key), budget: key.budget ?? null, note: 'Applies within 5 s.' };
       }
       default:
         throw new UsageError(`unknown command ${noun} ${verb}`);

@@ -20,6 +20,8 @@ export const ErrorType = Object.freeze({
   unsupportedMediaType: 'unsupported_media_type',
   unprocessable: 'unprocessable_entity',
   rateLimit: 'rate_limit_error',
+  /** 402: a spend budget is used up (src/domain/budget.ts). */
+  paymentRequired: 'payment_required',
   api: 'api_error',
   unavailable: 'service_unavailable',
 } as const);
@@ -31,6 +33,8 @@ export interface ErrorBody {
   code: string;
   message: string;
   param?: string;
+  /** On 402 `budget_exceeded`: the budget that refused (src/domain/budget.ts). */
+  budget?: unknown;
 }
 
 export class TroupeError extends Error {

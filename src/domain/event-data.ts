@@ -28,6 +28,7 @@ export interface EventData {
   'agent.call_completed': Derived<'agent.call_completed'>;
   'agent.call_failed': Derived<'agent.call_failed'>;
   'agent.progress': Derived<'agent.progress'>;
+  'budget.threshold_reached': Derived<'budget.threshold_reached'>;
 }
 
 /** Why a delivery ended without success (docs/webhooks.md). */

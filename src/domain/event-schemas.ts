@@ -59,6 +59,19 @@ const call = { message_id: str, tool_call_id: str, tool_name: str } as const;
 
 /** A code agent's `ctx` call (docs/code-agents.md): its place in the message's journal, counted from 0. */
 const position = { type: 'integer', minimum: 0, description: "The call's place in the message's journal: the run's ctx calls counted from 0." } as const;
+/**
+ * A budget passed 80% or 100% of its amount (once each per period): in the session's ledger for a session budget,
+ * and the body of the webhook of the same name for every budget (docs/budgets.md).
+ */
+export const budgetThresholdData = data(['scope', 'id', 'threshold', 'amount_usd', 'period', 'spent_usd', 'resets_at'], {
+  scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
+  id: { type: 'string', description: 'The org, key or session id.' },
+  threshold: { type: 'integer', enum: [80, 100], description: 'Percent of the amount reached.' },
+  amount_usd: { type: 'number' },
+  period: { type: 'string', enum: ['day', 'month', 'total'] },
+  spent_usd: { type: 'number', description: 'Spent in the period when the threshold was crossed.' },
+  resets_at: { type: ['string', 'null'], format: 'date-time', description: 'When the period ends (UTC); null for a total budget.' },
+});
 
 /** Each event type's `data`. `satisfies`: a type of EVENT_TYPES without its schema, or a schema of no type, does not build. */
 export const EVENT_DATA_SCHEMAS = {
@@ -72,6 +85,7 @@ export const EVENT_DATA_SCHEMAS = {
     error: { type: 'string', description: 'Why, when `to` is `failed`, or the retryable failure on a retry.' },
     retry_in_ms: { type: 'integer', minimum: 0, description: 'On a retry (`from` and `to` both `running`, `attempt` the new one): the backoff before it.' },
     interrupted_by: { type: 'string', description: 'When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message.' },
+    error_code: { type: 'string', description: 'With `error`, when the failure has a code: `budget_exceeded` when a budget refused the turn.' },
     on_busy: { type: 'string', enum: ['interrupt', 'rollback'], description: "With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history." },
   }),
   'assistant.message_completed': data(['message_id', 'call_index', 'parts', 'stop_reason', 'usage', 'final'], {
@@ -133,4 +147,5 @@ export const EVENT_DATA_SCHEMAS = {
   }),
   'agent.call_failed': data(['message_id', 'position', 'kind', 'error'], { message_id: str, position, kind: { type: 'string', enum: ['model', 'sleep'] }, error: str }),
   'agent.progress': data(['message_id', 'position', 'text'], { message_id: str, position, text: str }),
+  'budget.threshold_reached': budgetThresholdData,
 } as const satisfies Record<EventType, JSONSchema>;

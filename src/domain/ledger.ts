@@ -26,6 +26,7 @@ export const EVENT_TYPES = [
   'agent.call_completed',
   'agent.call_failed',
   'agent.progress',
+  'budget.threshold_reached',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

@@ -13,6 +13,9 @@ import { once, ShutdownList } from '../lib/lifecycle/shutdown.js';
 import type { Logger } from '../lib/log/logger.js';
 import { Drain } from '../lib/lifecycle/drain.js';
 import { createLimits, type Limits } from '../lib/limits/limits.js';
+import { Budgets } from '../lib/budgets/budgets.js';
+import { BudgetCounters } from '../lib/budgets/budget-counters.js';
+import { budgetThresholdWebhooks } from '../app/budget-webhooks.js';
 import { Metrics } from '../lib/metrics/metrics.js';
 import { PubSubHub } from '../lib/pubsub/hub.js';
 import { bootstrapKeys } from '../store/bootstrap.js';
@@ -68,6 +71,8 @@ export interface Core {
   stores: Stores;
   /** Request rates and the running-session cap, shared by the web and router roles. */
   limits: Limits;
+  /** Spend budgets, shared by the web, router and worker roles. */
+  budgets: Budgets;
   /** Begins on SIGTERM, before anything closes. */
   drain: Drain;
   plane: DataPlane;
@@ -144,11 +149,16 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
+  const budgets = new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log);
+  // Before Redis closes (the list closes in reverse): unused leased room goes back to the budgets.
+  shutdown.add(once('budget-leases', () => budgets.close()));
   const redisFor: Core['redisFor'] = (kind, name) => {
     const conn = createRedis(config.redisUrl, kind, `${role}:${name}`, { cluster: config.redisCluster, tls: config.redisTls, onError: onRedisError });
     shutdown.add(once(`redis:${name}`, () => closeRedis(conn)));
     return conn;
   };
+  const plane = openPlane(config, log, keys, redis, redisFor, shutdown);
+  budgets.onCrossing = budgetThresholdWebhooks(stores.webhookConfigs, plane.dispatcher, log);
   return {
     config,
     log,
@@ -165,8 +175,9 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
     metrics,
     stores,
     limits: createLimits({ redis, keys, stores, metrics, log, defaults: config.limits, authFailuresPerMin: config.authFailuresPerMin }),
+    budgets,
     drain: new Drain(),
-    plane: openPlane(config, log, keys, redis, redisFor, shutdown),
+    plane,
     shutdown,
     redisFor,
   };
@@ -174,5 +185,5 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
 
 /** The web app's dependencies, from the core: the actors' front door is added by the web role. */
 export function appDeps(core: Core): AppDeps {
-  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, scheduleClock: new JobSchedulerClock(core.plane.queues), sessionHeads: new SessionHeads(), limits: core.limits, drain: core.drain };
+  return { config: core.config, log: core.log, db: core.db, redis: core.redis, keys: core.keys, box: core.box, metrics: core.metrics, stores: core.stores, outbox: core.plane.dispatcher, scheduleClock: new JobSchedulerClock(core.plane.queues), sessionHeads: new SessionHeads(), limits: core.limits, budgets: core.budgets, drain: core.drain };
 }

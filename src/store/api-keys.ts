@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Collection, Db } from 'mongodb';
+import type { Budget } from '../domain/budget.js';
 import { newId } from '../domain/ids.js';
 import { isDuplicateKey } from './duplicate-key.js';
 
@@ -19,6 +20,8 @@ export interface ApiKeyDoc {
   revoked_at: Date | null;
   /** Routing keys: tokens per minute through this key (admin CLI); absent or null takes the org's per-key default, 0 = unlimited. */
   tokens_per_min?: number | null;
+  /** The key's spend budget; absent or null: none. */
+  budget?: Budget | null;
 }
 
 const PREFIX_LENGTH = 12;
@@ -76,10 +79,23 @@ export class ApiKeyStore {
     return this.keys.findOne({ hash, revoked_at: null });
   }
 
+  /** A key of any status by id: budgets read it for the sessions it created. */
+  byId(id: string): Promise<ApiKeyDoc | null> {
+    return this.keys.findOne({ _id: id });
+  }
+
   list(orgId: string, prefix?: string): Promise<ApiKeyDoc[]> {
     const filter: Record<string, unknown> = { org_id: orgId };
     if (prefix) filter.prefix = { $regex: '^' + prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') };
     return this.keys.find(filter).sort({ _id: 1 }).toArray();
+  }
+
+  /** Sets (or clears, null) the budget of one key of the org, by id or a prefix naming one key; null when none matches. */
+  async setBudget(orgId: string, idOrPrefix: string, budget: Budget | null, byPrefix = true): Promise<ApiKeyDoc | null> {
+    const byId = await this.keys.findOne({ org_id: orgId, _id: idOrPrefix });
+    const matches = byId ? [byId] : byPrefix ? await this.list(orgId, idOrPrefix) : [];
+    if (matches.length !== 1) return null;
+    return this.keys.findOneAndUpdate({ _id: matches[0]._id, org_id: orgId }, { $set: { budget } }, { returnDocument: 'after' });
   }
 
   /** Revokes by id, or by a prefix that names exactly one key of the org. */

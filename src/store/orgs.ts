@@ -1,4 +1,5 @@
 import type { Collection, Db } from 'mongodb';
+import type { Budget } from '../domain/budget.js';
 import type { OrgLimits } from '../domain/org-limits.js';
 import { newId } from '../domain/ids.js';
 import { isDuplicateKey } from './duplicate-key.js';
@@ -13,6 +14,8 @@ export interface OrgDoc {
   session_retention_days?: number | null;
   /** The org's own routing tokens-per-minute limit (PATCH /v1/organization); it can only tighten the operator's. */
   tokens_per_min?: number | null;
+  /** The org's spend budget; absent or null: none. */
+  budget?: Budget | null;
 }
 
 export class OrgStore {
@@ -63,7 +66,7 @@ export class OrgStore {
     return this.orgs.findOneAndUpdate({ _id: id }, update, { returnDocument: 'after' });
   }
 
-  async setSettings(id: string, settings: { session_retention_days?: number | null; tokens_per_min?: number | null }): Promise<OrgDoc | null> {
+  async setSettings(id: string, settings: { session_retention_days?: number | null; tokens_per_min?: number | null; budget?: Budget | null }): Promise<OrgDoc | null> {
     return this.orgs.findOneAndUpdate({ _id: id }, { $set: settings }, { returnDocument: 'after' });
   }
 

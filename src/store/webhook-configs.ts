@@ -53,6 +53,12 @@ export class WebhookConfigStore {
     return webhookSecretAad(orgId, agentId);
   }
 
+  /** The agents of the org whose webhook takes `type` (and is not disabled): where an org-wide event goes. */
+  async subscribers(orgId: string, type: WebhookEventType): Promise<string[]> {
+    const docs = await this.col.find({ org_id: orgId, event_types: type, disabled_at: null }, { projection: { agent_id: 1 } }).limit(1000).toArray();
+    return docs.map((d) => d.agent_id);
+  }
+
   /** The agent in this org, or null; a tiny read so this store does not depend on the agents store. */
   async agent(orgId: string, agentId: string): Promise<AgentPresence | null> {
     const doc = await this.agents.findOne({ _id: agentId, org_id: orgId }, { projection: { _id: 1, deleted_at: 1 } });

@@ -58,6 +58,20 @@ describe('admin command', () => {
     await assert.rejects(run(process.execPath, [CLI, 'key', 'limits', '--org', 'tpm', key.id, '--tokens-per-min', 'lots'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--tokens-per-min must be a whole number/.test(e.stderr));
   });
 
+  it("sets and clears a key's budget; a bad amount or period is a usage mistake", async () => {
+    await admin('org', 'create', 'budgeted');
+    const routing = await admin('key', 'create', '--org', 'budgeted', '--kind', 'routing');
+    const set = await admin('key', 'budget', '--org', 'budgeted', routing.prefix, '--amount-usd', '12.5', '--period', 'month');
+    assert.deepEqual([set.id, set.budget], [routing.id, { amount_usd: 12.5, period: 'month' }]);
+    assert.equal((await admin('key', 'budget', '--org', 'budgeted', routing.id, '--clear')).budget, null);
+    for (const bad of [['--amount-usd', '0', '--period', 'day'], ['--amount-usd', '-3', '--period', 'day'], ['--amount-usd', '5', '--period', 'week'], ['--amount-usd', 'ten', '--period', 'day']]) {
+      await assert.rejects(run(process.execPath, [CLI, 'key', 'budget', '--org', 'budgeted', routing.id, ...bad], { env }), (e: { code: number }) => e.code === 2, bad.join(' '));
+    }
+    // Another org's key is not this org's to budget.
+    await admin('org', 'create', 'elsewhere');
+    await assert.rejects(run(process.execPath, [CLI, 'key', 'budget', '--org', 'elsewhere', routing.id, '--clear'], { env }), (e: { code: number }) => e.code === 3);
+  });
+
   it('exits 2 with usage on a bad command', async () => {
     await assert.rejects(run(process.execPath, [CLI, 'key', 'create', '--org', 'acme', '--kind', 'nope'], { env }), (e: { code: number; stderr: string }) => e.code === 2 && /--kind must be api or routing/.test(e.stderr) && /^usage: troupe-admin/m.test(e.stderr));
     // Was exit 1, "unexpected failure", with no usage.

@@ -82,6 +82,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
         { id: 'main', provider: 'scripted', script: 'main.json' },
         { id: 'plain', provider: 'scripted', script: 'plain.json' },
         { id: 'flaky', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase },
+        { id: 'priced', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase, input_price: 0, output_price: 1000 },
       ],
     };
     const archive = await tarGz([
@@ -173,6 +174,12 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     const fourth = await troupe.sessions.send(c.id, 'Run.');
     await messageStatus(c.id, fourth.message!.id, ['completed']);
 
+    // Session D: one priced call takes the session past its budget: budget.threshold_reached (80 and 100).
+    const d = await troupe.sessions.create(agentId, { llm_id: 'priced', llm_api_key: 'sk-test', budget_usd: 0.001 });
+    const fifth = await troupe.sessions.send(d.id, 'Hi');
+    replies.push(fifth.event!);
+    await messageStatus(d.id, fifth.message!.id, ['completed']);
+
     // A batch, for the batch lifecycle body.
     const batch = await troupe.batches.create([{ agent_id: agentId, llm_id: 'plain', message: { content: [{ type: 'text', text: 'Hi' }] } }]);
     assert.equal((await troupe.batches.wait(batch.batch_id, { timeoutMs: 30_000, pollMs: 200 })).status, 'completed');
@@ -188,7 +195,7 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
       stream.stop();
       assert.deepEqual(stream.events, ledger, 'the stream carries exactly what the list returns');
     }
-    const all = [...ledgers.flat(), ...(await listed(c.id)), ...replies];
+    const all = [...ledgers.flat(), ...(await listed(c.id)), ...(await listed(d.id)), ...replies];
     for (const ev of all) assert.equal(problem('LedgerEvent', ev), null, `${ev.type} #${ev.sequence_number}: ${JSON.stringify(ev.data)}`);
     assert.deepEqual([...new Set(all.map((e) => e.type))].sort(), [...EVENT_TYPES].sort(), 'every event type was produced');
     const reasons = all.flatMap((e) => (e.type === 'tool.call_failed' ? [e.data.reason] : []));

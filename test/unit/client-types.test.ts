@@ -52,6 +52,10 @@ function describeEvent(ev: StreamItem): string {
       const attempts: number = ev.data.attempts;
       return `webhook ${ev.data.event_type} ${attempts}`;
     }
+    case 'budget.threshold_reached': {
+      const pct: 80 | 100 = ev.data.threshold;
+      return `budget ${ev.data.scope} ${pct}`;
+    }
     case 'assistant.delta': {
       const text: string = ev.data.text;
       return `delta ${text}`;
@@ -86,6 +90,10 @@ function describeWebhook(body: WebhookBody): string {
     case 'session.failed': {
       const last: string | null = body.data.last_message_status;
       return `session ${body.data.session_id} ${last}`;
+    }
+    case 'budget.threshold_reached': {
+      const pct: 80 | 100 = body.data.threshold;
+      return `budget ${body.data.scope} ${pct}`;
     }
     default: {
       // @ts-expect-error batch bodies carry no session_id

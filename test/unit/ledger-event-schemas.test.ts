@@ -56,11 +56,13 @@ describe('ledger events the session decision writes match /v1/openapi.json', () 
     run({ kind: 'model.responded', message_id: 'm1', attempt: 1, call_index: 0, result: calls('ext', 'cus', 'nope') });
     run({ kind: 'tool.completed', message_id: 'm1', attempt: 1, tool_call_id: pending('m1', 'cus'), result: { ok: true, output: { sum: 3 } } });
     run({ kind: 'tool.result_submitted', message_id: 'm1', tool_call_id: pending('m1', 'ext'), result: null, is_error: true });
-    run({ kind: 'model.responded', message_id: 'm1', attempt: 1, call_index: 1, result: text });
+    // The final answer's cost took the session's budget past 80%: recorded with the answer.
+    const threshold = { scope: 'session', id: 's', threshold: 80, amount_usd: 1, period: 'total', spent_usd: 0.85, resets_at: null };
+    run({ kind: 'model.responded', message_id: 'm1', attempt: 1, call_index: 1, result: { ...text, budget_thresholds: [threshold] } });
     // m2: a retryable failure, then a second one past max_attempts.
     run({ kind: 'user.message', message_id: 'm2', content: [{ type: 'file', file_id: 'file_1' }], metadata: null });
     run({ kind: 'model.responded', message_id: 'm2', attempt: 1, call_index: 0, result: { ok: false, error: 'HTTP 503', retryable: true } });
-    run({ kind: 'model.responded', message_id: 'm2', attempt: 2, call_index: 0, result: { ok: false, error: 'HTTP 503', retryable: true } });
+    run({ kind: 'model.responded', message_id: 'm2', attempt: 2, call_index: 0, result: { ok: false, error: 'budget_exceeded: spent', retryable: false, code: 'budget_exceeded' } });
     // m3: an external call past its deadline, a custom one that throws, then cancelled with another still running.
     run({ kind: 'user.message', message_id: 'm3', content: [{ type: 'text', text: 'go' }], metadata: null });
     run({ kind: 'model.responded', message_id: 'm3', attempt: 1, call_index: 0, result: calls('ext', 'cus', 'cus') });

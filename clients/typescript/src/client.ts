@@ -93,6 +93,11 @@ export class TroupeClient {
     update: (body: Api.PatchV1OrganizationBody) => this.data('patchV1Organization', { body }),
   };
 
+  /** A key's spend budget (null clears it); keys are created with the admin command. */
+  readonly keys = {
+    setBudget: (id: string, budget: Api.PatchV1KeysKeyIdBody['budget']) => this.data('patchV1KeysKeyId', { path: { key_id: id }, body: { budget } }),
+  };
+
   /**
    * Tokens, model calls and cost of the org, grouped by model, agent or session, a page of groups at a time
    * (totals cover the whole range on every page); every group: `each('groups', (page) => troupe.usage.get({ ...query, ...page }))`.

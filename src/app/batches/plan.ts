@@ -16,6 +16,7 @@ export interface BatchItemInput {
   llm_id?: string;
   metadata?: Record<string, string>;
   secrets?: Record<string, string>;
+  budget_usd?: number;
   message: { content: ContentBlock[] };
 }
 
@@ -140,7 +141,7 @@ export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: s
     try {
       const input = await checkItem(raw, index);
       const version = await versionOf(input);
-      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id }, { priority: 'batch', batch_id: batch.id });
+      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id, budget_usd: input.budget_usd }, { priority: 'batch', batch_id: batch.id });
       planned.push({ index, turn: firstTurn(doc, version, publicUrl, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;

@@ -15,12 +15,15 @@ export interface SessionInput {
   internet_access?: boolean;
   llm_id?: string;
   on_busy?: OnBusy;
+  budget_usd?: number;
 }
 
 export interface SessionPlacement {
   priority: 'interactive' | 'batch';
   batch_id?: string | null;
   version_id?: string;
+  /** The key that creates it, whose budget its spend counts against. */
+  api_key_id?: string;
 }
 
 /** Resolves the version a new session runs: the one named, else the agent's active one. */
@@ -61,6 +64,8 @@ export function buildSession(box: SecretBox, orgId: string, version: AgentVersio
     batch_id: placement.batch_id ?? null,
     priority: placement.priority,
     ...(input.on_busy ? { on_busy: input.on_busy } : {}),
+    ...(input.budget_usd ? { budget_usd: input.budget_usd } : {}),
+    ...(placement.api_key_id ? { api_key_id: placement.api_key_id } : {}),
     created_at: new Date(),
     status: 'idle',
     last_sequence: 0,

@@ -8,6 +8,7 @@ import type { FileStore } from '../../store/files.js';
 import type { SessionStore } from '../../store/sessions.js';
 import type { SessionDoc } from '../../domain/views/session.js';
 import { checkFileRefs } from './file-refs.js';
+import type { Budgets, SessionBudgetFacts } from '../../lib/budgets/budgets.js';
 import type { SessionHead } from './session-heads.js';
 
 /**
@@ -53,7 +54,7 @@ export interface SessionAsker<Reply> {
  * caller has already resolved what it will be, so a bad agent or field is
  * refused before this service runs).
  */
-export type MessageTarget = { kind: 'read'; session: SessionDoc } | { kind: 'head'; session: SessionHead } | { kind: 'new'; create: () => Promise<SessionDoc> };
+export type MessageTarget = { kind: 'read'; session: SessionDoc } | { kind: 'head'; session: SessionHead } | { kind: 'new'; create: () => Promise<SessionDoc>; facts?: SessionBudgetFacts };
 
 export interface SendUserMessagePorts<Reply> {
   files: Pick<FileStore, 'missing'>;
@@ -61,6 +62,8 @@ export interface SendUserMessagePorts<Reply> {
   /** The running-session cap; absent on a node without limits. */
   gate: Pick<RunningSessionGate, 'admit' | 'admitMessage'> | undefined;
   asker: SessionAsker<Reply>;
+  /** Spend budgets; absent, none is checked. */
+  budgets?: Pick<Budgets, 'refsOf' | 'check'>;
 }
 
 /**
@@ -93,6 +96,14 @@ async function admit(ports: SendUserMessagePorts<unknown>, orgId: string, target
   }
 }
 
+/** Refuses (402 budget_exceeded) a message to a session whose org, creating key or own budget is spent. */
+async function checkBudgets(ports: SendUserMessagePorts<unknown>, orgId: string, target: MessageTarget): Promise<void> {
+  const budgets = ports.budgets;
+  if (!budgets) return;
+  const facts = target.kind === 'new' ? (target.facts ?? null) : target.session;
+  await budgets.check(orgId, await budgets.refsOf(orgId, null, facts));
+}
+
 /**
  * Sends one user message: the intake every endpoint that takes one shares
  * (`POST /v1/sessions/{id}/events`, `/messages/sync`, `POST /v1/agents/{id}/messages`).
@@ -100,7 +111,8 @@ async function admit(ports: SendUserMessagePorts<unknown>, orgId: string, target
  * undo: the target was resolved by the caller (404 session or agent, the new
  * session's fields), then the content's references (404 file_not_found),
  * then the running-session cap (429, which a client retries, so only a
- * request that could succeed gets it), then the session itself decides
+ * request that could succeed gets it), then the budgets (402 budget_exceeded:
+ * the org's, the creating key's, the session's), then the session itself decides
  * (409 agent_deleted, 413 message_too_large, 409 session_queue_full), as
  * the one place that knows its state. The size limit is the session's on
  * purpose: it bounds content plus the output the turn adds, and batch first
@@ -118,6 +130,7 @@ export async function sendUserMessage<Reply>(
 ): Promise<{ message_id: string; reply: Reply }> {
   await checkUserMessage(ports.files, orgId, message);
   await admit(ports, orgId, target);
+  await checkBudgets(ports, orgId, target);
   const session = target.kind === 'new' ? await target.create() : target.session;
   const command: UserMessageCommand = { kind: 'user.message', command_id: userMessageCommandId(messageId, idempotencyKey), message_id: messageId, content: message.content, metadata: message.metadata ?? null, ...(message.on_busy ? { on_busy: message.on_busy } : {}) };
   return { message_id: messageId, reply: await ports.asker.ask(session, command) };

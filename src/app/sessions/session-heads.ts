@@ -6,6 +6,9 @@ export interface SessionHead {
   _id: string;
   org_id: string;
   priority: 'interactive' | 'batch';
+  /** The session's budget and the key that created it (budgets check them at intake). */
+  budget_usd?: number | null;
+  api_key_id?: string | null;
 }
 
 /** Sessions live for hours; the bound is memory (about 100 bytes a head), and a full cache is cleared. */
@@ -28,7 +31,7 @@ export class SessionHeads {
     return head && head.org_id === orgId ? head : null;
   }
 
-  remember(s: Pick<SessionDoc, '_id' | 'org_id' | 'priority'>): void {
-    this.heads.set(s._id, { _id: s._id, org_id: s.org_id, priority: s.priority ?? 'interactive' });
+  remember(s: Pick<SessionDoc, '_id' | 'org_id' | 'priority' | 'budget_usd' | 'api_key_id'>): void {
+    this.heads.set(s._id, { _id: s._id, org_id: s.org_id, priority: s.priority ?? 'interactive', ...(s.budget_usd ? { budget_usd: s.budget_usd } : {}), ...(s.api_key_id ? { api_key_id: s.api_key_id } : {}) });
   }
 }

@@ -58,8 +58,8 @@ export type ModelAnswer = Pick<EventData['assistant.message_completed'], 'parts'
 
 /** What the router-proxy actor reports back for one model call. */
 export type ModelResult =
-  | { ok: true; parts: ModelAnswer['parts']; stop_reason: ModelAnswer['stop_reason']; usage: { input_tokens: number; output_tokens: number } | null }
-  | { ok: false; error: string; retryable?: boolean; retry_after_ms?: number };
+  | { ok: true; parts: ModelAnswer['parts']; stop_reason: ModelAnswer['stop_reason']; usage: { input_tokens: number; output_tokens: number } | null; budget_thresholds?: EventData['budget.threshold_reached'][] }
+  | { ok: false; error: string; retryable?: boolean; retry_after_ms?: number; code?: string };
 
 /** A model call handed to the router-proxy actor. */
 export interface ModelCall {

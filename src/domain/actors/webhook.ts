@@ -54,7 +54,17 @@ export type WebhookJob =
        */
       session?: LifecycleSession;
     }
-  | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' };
+  | { kind: 'batch.lifecycle'; org_id: string; agent_id: string; batch_id: string; type: 'batch.completed' | 'batch.failed' | 'batch.partial_failed' }
+  /** An org's or a key's budget passed a threshold: one job per agent webhook of the org that takes the type (docs/budgets.md). */
+  | { kind: 'budget.threshold_reached'; org_id: string; agent_id: string; body: BudgetThresholdBody };
+
+/** Body of a `budget.threshold_reached` delivery: `{id, type, created_at, data}`, data as the ledger event's. */
+export interface BudgetThresholdBody {
+  id: string;
+  type: 'budget.threshold_reached';
+  created_at: string;
+  data: EventData['budget.threshold_reached'];
+}
 
 /** A `tool.call_requested` event's id (its body's `id`): one per tool call, whatever delivers it. */
 export function toolCallEventId(sessionId: string, messageId: string, toolCallId: string): string {
@@ -76,6 +86,8 @@ export function webhookEventId(job: WebhookJob): string {
       return `${job.session_id}:${job.message_id}:${job.type}`;
     case 'batch.lifecycle':
       return `${job.batch_id}:${job.type}`;
+    case 'budget.threshold_reached':
+      return job.body.id;
   }
 }
 

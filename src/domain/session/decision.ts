@@ -54,7 +54,7 @@ export function platform<T extends EventType>(type: T, messageId: string | null,
 }
 
 /** What a status change may say besides the move: a new attempt, and why. */
-export type StatusExtra = Partial<Pick<EventData['message.status_changed'], 'attempt' | 'error' | 'retry_in_ms' | 'interrupted_by' | 'on_busy'>>;
+export type StatusExtra = Partial<Pick<EventData['message.status_changed'], 'attempt' | 'error' | 'error_code' | 'retry_in_ms' | 'interrupted_by' | 'on_busy'>>;
 
 export function messageStatus(m: MessageState, to: MessageStatus, extra: StatusExtra = {}): NewEventOf<'message.status_changed'> {
   return platform('message.status_changed', m.id, { message_id: m.id, from: m.status, to, attempt: m.attempt, ...extra });

@@ -49,7 +49,7 @@ export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'f
 function retry(input: DecideInput, m: MessageState, result: Extract<ModelResult, { ok: false }>): Decision {
   if (!result.retryable || m.attempt >= input.agent.max_attempts) {
     const reason = result.retryable ? `${result.error} (gave up after ${m.attempt} attempts)` : result.error;
-    const done = finish(input, m, 'failed', { error: reason });
+    const done = finish(input, m, 'failed', { error: reason, ...(result.code ? { error_code: result.code } : {}) });
     return { events: done.events, effects: done.effects, reply: { event_index: 0, message_id: m.id } };
   }
   const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (m.attempt - 1));
@@ -90,16 +90,18 @@ export function modelResponded(input: DecideInput, cmd: Extract<SessionCommand, 
   const calls = cmd.result.parts.filter((p): p is ToolCall => p.type === 'tool_call');
   const final = calls.length === 0;
   const completed = platform('assistant.message_completed', m.id, { message_id: m.id, call_index: cmd.call_index, parts: cmd.result.parts, stop_reason: cmd.result.stop_reason, usage: cmd.result.usage, final });
+  // The session's budget passed a threshold with this call's cost: recorded with the answer that spent it.
+  const head = [completed, ...(cmd.result.budget_thresholds ?? []).map((d) => platform('budget.threshold_reached', m.id, d))];
   if (final) {
     const done = finish(input, m, 'completed');
-    return { events: [completed, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
+    return { events: [...head, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
   }
   if (m.model_calls + 1 >= input.agent.max_turns) {
     const done = finish(input, m, 'failed', { error: `The agent reached max_turns (${input.agent.max_turns}) without a final answer.` });
-    return { events: [completed, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
+    return { events: [...head, ...done.events], effects: done.effects, reply: { event_index: 0, message_id: m.id } };
   }
   const tools = dispatchTools(input, m, calls);
-  const events = [completed, ...tools.events];
+  const events = [...head, ...tools.events];
   const effects = [...tools.effects];
   if (tools.waiting > 0) events.push(messageStatus(m, 'requires_action'));
   else if (tools.unknown === calls.length) effects.push(modelCall({ ...m, model_calls: m.model_calls + 1 }, input.session));

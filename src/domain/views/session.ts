@@ -26,6 +26,10 @@ export interface SessionDoc extends Omit<SessionState, 'id'> {
   agent_deleted_at?: Date;
   /** What a user message without its own `on_busy` does while the session is busy; absent: `enqueue`. */
   on_busy?: OnBusy;
+  /** A total spend budget in USD for the session's model calls; absent: none. */
+  budget_usd?: number | null;
+  /** The API key that created the session: its budget counts the session's spend. Absent on older sessions. */
+  api_key_id?: string | null;
 }
 
 export interface SessionView {

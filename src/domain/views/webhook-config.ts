@@ -10,6 +10,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'batch.failed',
   'batch.partial_failed',
   'tool.confirmation_requested',
+  'budget.threshold_reached',
 ] as const;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

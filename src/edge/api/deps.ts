@@ -11,6 +11,7 @@ import type { Asker } from '../../../actors/runtime/asker.js';
 import type { Outbox } from '../../domain/actors/address.js';
 import type { PubSubHub } from '../../lib/pubsub/hub.js';
 import type { Limits } from '../../lib/limits/limits.js';
+import type { Budgets } from '../../lib/budgets/budgets.js';
 import type { Drain } from '../../lib/lifecycle/drain.js';
 import type { SessionHeads } from '../../app/sessions/session-heads.js';
 import type { StreamLedgerReads } from './sse/ledger-reads.js';
@@ -37,6 +38,8 @@ export interface AppDeps {
   sessionHeads?: SessionHeads;
   /** Rate limits and the running-session cap; absent means unlimited (unit tests). */
   limits?: Limits;
+  /** Spend budgets; absent means none is enforced (unit tests). */
+  budgets?: Budgets;
   /** Set when the process starts shutting down; absent in unit tests. */
   drain?: Drain;
   /** Lists MCP servers' tools at publish (docs/mcp.md); absent means a manifest with mcp_servers is refused. */

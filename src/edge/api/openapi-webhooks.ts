@@ -2,7 +2,7 @@ import type { JsonSchema } from '../../lib/schemas/validator.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/views/webhook-config.js';
 import { WEBHOOK_HEADERS } from '../../lib/webhooks/signature.js';
 import { pascalName } from './routes/sessions/ledger-events.js';
-import { batchLifecycleWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook, toolConfirmationRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';
+import { batchLifecycleWebhook, budgetThresholdWebhook, sessionLifecycleWebhook, toolCallRequestedWebhook, toolConfirmationRequestedWebhook } from './routes/webhook-config/webhook-bodies.js';
 
 /**
  * The deliveries Troupe makes to an agent's webhook, as OpenAPI 3.1's
@@ -15,6 +15,7 @@ export const WEBHOOK_BODY_SCHEMAS: Record<string, JsonSchema> = {
   SessionLifecycleWebhook: sessionLifecycleWebhook,
   BatchLifecycleWebhook: batchLifecycleWebhook,
   ToolConfirmationRequestedWebhook: toolConfirmationRequestedWebhook,
+  BudgetThresholdWebhook: budgetThresholdWebhook,
 };
 
 const BODY_OF: Record<WebhookEventType, string> = {
@@ -25,6 +26,7 @@ const BODY_OF: Record<WebhookEventType, string> = {
   'batch.failed': 'BatchLifecycleWebhook',
   'batch.partial_failed': 'BatchLifecycleWebhook',
   'tool.confirmation_requested': 'ToolConfirmationRequestedWebhook',
+  'budget.threshold_reached': 'BudgetThresholdWebhook',
 };
 
 const SUMMARY: Record<WebhookEventType, string> = {
@@ -35,6 +37,7 @@ const SUMMARY: Record<WebhookEventType, string> = {
   'batch.failed': 'Every session of the batch failed.',
   'batch.partial_failed': 'The batch ended with some sessions failed.',
   'tool.confirmation_requested': 'The model called an always_ask tool; answer with a user.tool_confirmation event at submit_url.',
+  'budget.threshold_reached': "The organization's or a key's spend budget reached 80% or 100% (once each per period).",
 };
 
 const HEADERS = [

@@ -17,6 +17,19 @@ export const ERROR_SCHEMA: JsonSchema = {
         code: { type: 'string', description: 'Machine-readable reason, e.g. malformed_json.' },
         message: { type: 'string' },
         param: { type: 'string', description: 'The offending field, in a.b[0].c form.' },
+        budget: {
+          type: 'object',
+          description: 'On 402 budget_exceeded: the budget that refused, what its period has spent and when it resets (null: a total budget).',
+          required: ['scope', 'id', 'amount_usd', 'period', 'spent_usd', 'resets_at'],
+          properties: {
+            scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
+            id: { type: 'string' },
+            amount_usd: { type: 'number' },
+            period: { type: 'string', enum: ['day', 'month', 'total'] },
+            spent_usd: { type: 'number' },
+            resets_at: { type: ['string', 'null'], format: 'date-time' },
+          },
+        },
       },
     },
   },
@@ -28,6 +41,7 @@ const ERROR_REF = { $ref: '#/components/schemas/Error' };
 export const ERROR_STATUS: Record<number, string> = {
   400: 'Invalid input or malformed JSON.',
   401: 'Missing or invalid API key.',
+  402: 'A spend budget is used up (budget_exceeded): `error.budget` names it and when it resets.',
   403: 'A key of the wrong kind.',
   404: 'No such resource (including one of another organization).',
   408: 'The request body stopped arriving.',

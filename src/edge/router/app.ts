@@ -31,9 +31,9 @@ export interface RouterApp {
 }
 
 /** The `{routing_url}` app: three formats in, the selected model out. */
-export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
+export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain' | 'budgets'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics), maxAnswerBytes: deps.config.buffers.upstreamAnswerBytes, maxEventBytes: deps.config.buffers.upstreamEventBytes });
-  const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs);
+  const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs, deps.budgets);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys, deps.limits?.authFailures),
     lookup: new RoutingLookup(deps.stores),
@@ -43,6 +43,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
     maxBodyBytes: ROUTING_MAX_BODY_BYTES,
     limiter: deps.limits?.requests,
     tokens: deps.limits?.tokens,
+    budgets: deps.budgets,
     metrics: deps.metrics,
     health: new CandidateHealth(deps.redis, deps.keys, deps.config.routerBreaker, { metrics: deps.metrics }),
     attemptTimeoutMs: deps.config.routerAttemptTimeoutMs,

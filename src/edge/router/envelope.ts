@@ -16,13 +16,16 @@ export function anthropicEnvelope(status: number, body: ErrorBody, requestId: st
   if (!ANTHROPIC_TYPES.has(type)) type = status === 503 ? 'overloaded_error' : status >= 500 ? 'api_error' : 'invalid_request_error';
   const details: Record<string, string> = { error_code: body.code };
   if (body.param !== undefined) details.param = body.param;
-  return { type: 'error', error: { type, message: body.message, code: body.code, ...(body.param !== undefined ? { param: body.param } : {}), details }, request_id: requestId };
+  return { type: 'error', error: { type, message: body.message, code: body.code, ...(body.param !== undefined ? { param: body.param } : {}), details, ...budgetOf(body) }, request_id: requestId };
 }
 
 /** OpenAI: `{"error":{message,type,param,code}}` with `param` and `code` always present (null when unknown). */
 export function openaiEnvelope(body: ErrorBody): Record<string, unknown> {
-  return { error: { message: body.message, type: body.type, param: body.param ?? null, code: body.code } };
+  return { error: { message: body.message, type: body.type, param: body.param ?? null, code: body.code, ...budgetOf(body) } };
 }
+
+/** A 402's budget rides along in either envelope, as in the base API's. */
+const budgetOf = (body: ErrorBody) => (body.budget !== undefined ? { budget: body.budget } : {});
 
 /** `/v1/messages` and `/{router_id}/messages` speak Anthropic; every other routing path speaks OpenAI. */
 export function routingEnvelope(path: string, status: number, body: ErrorBody, requestId: string): Record<string, unknown> {

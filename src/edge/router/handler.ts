@@ -11,12 +11,26 @@ import type { Ingress } from '../../lib/routing/ingress.js';
 import { routeCall, type RouteInput, type RoutingServices } from '../../lib/routing/route-call.js';
 import { SSE_RELAY } from '../../lib/routing/stream.js';
 import { authenticateRouting } from './credentials.js';
+import type { BudgetCharge, Budgets } from '../../lib/budgets/budgets.js';
+import type { ApiKeyDoc } from '../../store/api-keys.js';
+import type { RouterDoc } from '../../domain/views/router.js';
+import type { LlmRequest } from '../../lib/llm/types.js';
 
 export interface RouterServices extends RoutingServices {
   auth: KeyAuthenticator;
   maxBodyBytes: number;
   limiter?: RequestLimiter;
   tokens?: TokenLimiter;
+  budgets?: Budgets;
+}
+
+/**
+ * Reserves the call's most possible cost on the budgets in force (org, routing key); 402 when one has no room.
+ * Its Redis round trip overlaps the stickiness read, as the rate check's does. The body's size in bytes bounds
+ * its input tokens.
+ */
+export function admitBudget(svc: Pick<RouterServices, 'budgets'>, orgId: string, key: ApiKeyDoc, router: RouterDoc, req: LlmRequest, bodyBytes: number): Promise<BudgetCharge | null> | undefined {
+  return svc.budgets?.admitRouted(orgId, key, router.candidates, req.maxTokens, bodyBytes);
 }
 
 /** Counts the request against the org's and key's routing rates; the 429 is thrown, the headers land on the response. */
@@ -50,15 +64,22 @@ export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: st
   // The token check is its own call beside it, read from this process's view of the windows (token-limiter.ts).
   const tokens = svc.tokens?.admit(orgId, key);
   tokens?.catch(() => undefined);
+  let budget: Promise<BudgetCharge | null> | undefined;
   try {
     const body = await readBody(ex.req, ingress, svc.maxBodyBytes);
     const router = await svc.lookup.router(orgId, routerId);
     const req = ingress.wire.parseRequest(body);
-    const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted, tokens };
+    budget = admitBudget(svc, orgId, key, router, req, Number(ex.req.headers['content-length']) || JSON.stringify(body).length);
+    budget?.catch(() => undefined);
+    const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted, tokens, budget };
     return await (req.stream ? routeCall(svc, input, SSE_RELAY, ex) : routeCall(svc, input, JSON_ANSWER, ex));
   } catch (e) {
     await admitted; // a refusal outranks what is wrong with the request
     await tokens;
     throw e;
+  } finally {
+    // A call that ended without usage (failed, cancelled, refused elsewhere) gives its reservation back.
+    const charge = budget && (await budget.catch(() => null));
+    if (charge && !charge.settled) svc.budgets!.settle(charge, 0);
   }
 }

@@ -66,7 +66,7 @@ interface Ingress {
 
 function errors(envelope: JsonSchema, byId: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  const codes = [400, 401, ...(byId ? [404] : []), 413, 415, 429];
+  const codes = [400, 401, 402, ...(byId ? [404] : []), 413, 415, 429];
   for (const c of codes) out[String(c)] = { description: ERROR_STATUS[c], content: { 'application/json': { schema: envelope } } };
   out['502'] = { description: 'No eligible model could answer (each failure is listed).', content: { 'application/json': { schema: envelope } } };
   out.default = { description: 'Unexpected error.', content: { 'application/json': { schema: envelope } } };

@@ -73,4 +73,13 @@ export class RedisKeys {
     return `${this.prefix}:br:${orgId}:${routerId}:${model}`;
   }
 
+  /**
+   * One budget's counters in one period (a hash: spent, reserved, each reservation, thresholds fired) and its
+   * reservations' deadlines (a sorted set). Every budget of an org shares the org's hash tag, so one script checks
+   * an org's, a key's and a session's budget together on one slot of a Redis Cluster.
+   */
+  budget(orgId: string, scope: string, id: string, period: string): { counters: string; deadlines: string } {
+    const base = `{${this.prefix}:bg:${orgId}}:${scope}:${id}:${period}`;
+    return { counters: base, deadlines: `${base}:z` };
+  }
 }

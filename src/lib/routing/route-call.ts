@@ -14,6 +14,7 @@ import { needsOf, select } from './select.js';
 import { AttemptDeadline } from './attempt-deadline.js';
 import type { UsageBuffer } from './usage-buffer.js';
 import type { TokenSpend } from '../limits/token-limiter.js';
+import type { BudgetCharge } from '../budgets/budgets.js';
 
 /** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
 export interface RoutingServices {
@@ -44,6 +45,8 @@ export interface RouteInput {
   admitted?: Promise<void>;
   /** The token-limit check (routing interface), awaited with `admitted`; what it resolves to counts the call's tokens. */
   tokens?: Promise<TokenSpend | null>;
+  /** The budgets' admission (a reservation, or null when no budget is in force), awaited with `admitted`. */
+  budget?: Promise<BudgetCharge | null>;
 }
 
 /**
@@ -98,6 +101,7 @@ export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput
   const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
   if (input.admitted) await input.admitted;
   if (input.tokens) call.tokens = await input.tokens;
+  if (input.budget) call.charge = await input.budget;
   const signal = mode.start(call, x);
   let failures = NO_FAILURES as string[];
   const timeoutMs = svc.attemptTimeoutMs ?? 0;

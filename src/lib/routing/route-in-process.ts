@@ -6,6 +6,7 @@ import { bufferedMode } from './buffered.js';
 import { INGRESS } from './ingress.js';
 import { routeCall, type RoutingServices } from './route-call.js';
 import type { RoutedCall } from './routed-call.js';
+import type { BudgetCharge } from '../budgets/budgets.js';
 
 /** What a routed turn needs: the routing services, and the limiter its calls count against. */
 export interface InProcessRouting extends RoutingServices {
@@ -26,8 +27,8 @@ const IN_PROCESS = bufferedMode<RoutedResponse, AbortSignal | undefined>(
  * routing interface (routeCall), without an HTTP hop, and the same org routing
  * rate: a turn is counted as one routing-interface call before its router is read.
  */
-export async function routeInProcess(svc: InProcessRouting, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal): Promise<RoutedResponse> {
+export async function routeInProcess(svc: InProcessRouting, orgId: string, routerId: string | null, req: LlmRequest, log: Logger, billedTo?: RoutedCall['billedTo'], signal?: AbortSignal, charge?: BudgetCharge | null): Promise<RoutedResponse> {
   await svc.limiter?.admitRoutedTurn(orgId);
   const router = await svc.lookup.router(orgId, routerId);
-  return routeCall(svc, { orgId, router, ingress: INGRESS.chat, req: { ...req, stream: false }, log: () => log, billedTo }, IN_PROCESS, signal);
+  return routeCall(svc, { orgId, router, ingress: INGRESS.chat, req: { ...req, stream: false }, log: () => log, billedTo, ...(charge ? { budget: Promise.resolve(charge) } : {}) }, IN_PROCESS, signal);
 }

@@ -14,6 +14,7 @@ import type { Ingress } from './ingress.js';
 import type { Selection } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
 import type { TokenSpend } from '../limits/token-limiter.js';
+import type { BudgetCharge } from '../budgets/budgets.js';
 
 /** Everything decided about one routing request before any upstream is called. */
 export interface RoutedCall {
@@ -31,6 +32,8 @@ export interface RoutedCall {
   billedTo?: { agentId: string; sessionId: string };
   /** Where the call's tokens count against the token limits (the routing interface); absent when none apply. */
   tokens?: TokenSpend | null;
+  /** The budgets this call counts against, once admitted; settled with its usage. */
+  charge?: BudgetCharge | null;
 }
 
 /** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
@@ -75,7 +78,7 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
   const input = recordedInput(usage, c.provider);
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, input, usage.outputTokens, candidatePrice(c));
+  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo, charge: call.charge }, c.model, input, usage.outputTokens, candidatePrice(c));
   call.tokens?.spend(input + usage.outputTokens);
 }
 

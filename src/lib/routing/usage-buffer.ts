@@ -1,4 +1,5 @@
 import type { Logger } from '../log/logger.js';
+import type { BudgetCharge, Budgets } from '../budgets/budgets.js';
 import { costOf, type Price, type UsageCounts, type UsageKey, type UsageStore } from '../../store/usage.js';
 
 /** Who a model call is billed to beyond the org: a session's turns name their agent and session. */
@@ -6,6 +7,8 @@ export interface UsageSource {
   routerId: string | null;
   agentId?: string | null;
   sessionId?: string | null;
+  /** The budgets the call counts against, settled here with its cost. */
+  charge?: BudgetCharge | null;
 }
 
 /**
@@ -23,6 +26,8 @@ export class UsageBuffer {
     private readonly store: UsageStore,
     private readonly log: Logger,
     intervalMs = 1000,
+    /** Spend budgets; absent, no call is counted against one. */
+    private readonly budgets?: Budgets,
   ) {
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
@@ -32,6 +37,8 @@ export class UsageBuffer {
     const key: UsageKey = { orgId, routerId: source.routerId, agentId: source.agentId ?? null, sessionId: source.sessionId ?? null, model, currency: price?.currency ?? null };
     const id = JSON.stringify(key);
     const cost = costOf(price, input, output);
+    // The one point a call's cost is known: budgets count it here (USD only; they are set in USD).
+    if (source.charge && this.budgets) this.budgets.settle(source.charge, price?.currency === 'USD' ? cost : 0);
     const p = this.pending.get(id);
     if (p) {
       p.counts.requests++;

@@ -6,17 +6,26 @@
 export type Error = {
   error: {
     /** Stable family of the status (README "Errors"); switch on code for the reason. */
-    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "api_error" | "service_unavailable";
+    type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "conflict_error" | "request_too_large" | "unsupported_media_type" | "unprocessable_entity" | "rate_limit_error" | "payment_required" | "api_error" | "service_unavailable";
     /** Machine-readable reason, e.g. malformed_json. */
     code: string;
     message: string;
     /** The offending field, in a.b[0].c form. */
     param?: string;
+    /** On 402 budget_exceeded: the budget that refused, what its period has spent and when it resets (null: a total budget). */
+    budget?: {
+      scope: "org" | "api_key" | "routing_key" | "session";
+      id: string;
+      amount_usd: number;
+      period: "day" | "month" | "total";
+      spent_usd: number;
+      resets_at: string | null;
+    };
   };
 };
 
 /** One ledger event; `type` says which, and fixes the shape of `data`. */
-export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | ToolConfirmationRequestedEvent | UserToolConfirmationEvent | AgentCallStartedEvent | AgentCallCompletedEvent | AgentCallFailedEvent | AgentProgressEvent;
+export type LedgerEvent = UserMessageEvent | SessionStatusChangedEvent | MessageStatusChangedEvent | AssistantMessageCompletedEvent | ToolCallRequestedEvent | ToolCallCompletedEvent | ToolCallFailedEvent | ToolResultSubmittedEvent | WebhookDeliveryFailedEvent | ToolConfirmationRequestedEvent | UserToolConfirmationEvent | AgentCallStartedEvent | AgentCallCompletedEvent | AgentCallFailedEvent | AgentProgressEvent | BudgetThresholdReachedEvent;
 
 export type UserMessageEvent = {
   /** `<session_id>:<sequence_number>`; also the SSE id. */
@@ -92,6 +101,8 @@ export type MessageStatusChangedEvent = {
     retry_in_ms?: number;
     /** When `to` is `cancelled` because a user message sent with `on_busy` `interrupt` or `rollback` took its place: that message. */
     interrupted_by?: string;
+    /** With `error`, when the failure has a code: `budget_exceeded` when a budget refused the turn. */
+    error_code?: string;
     /** With `interrupted_by`: the policy. After `rollback` the cancelled turn is left out of the model's history. */
     on_busy?: "interrupt" | "rollback";
   };
@@ -392,6 +403,34 @@ export type AgentProgressEvent = {
   created_at: string;
 };
 
+export type BudgetThresholdReachedEvent = {
+  /** `<session_id>:<sequence_number>`; also the SSE id. */
+  id: string;
+  session_id: string;
+  sequence_number: number;
+  type: "budget.threshold_reached";
+  message_id: string | null;
+  source: "platform";
+  actor: {
+    type: "system";
+    id: string | null;
+  };
+  data: {
+    scope: "org" | "api_key" | "routing_key" | "session";
+    /** The org, key or session id. */
+    id: string;
+    /** Percent of the amount reached. */
+    threshold: 80 | 100;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    /** Spent in the period when the threshold was crossed. */
+    spent_usd: number;
+    /** When the period ends (UTC); null for a total budget. */
+    resets_at: string | null;
+  };
+  created_at: string;
+};
+
 /** A piece of streamed assistant text (SSE `event: assistant.delta`, no id); the full text arrives in assistant.message_completed. */
 export type AssistantDelta = {
   type: "assistant.delta";
@@ -484,6 +523,27 @@ export type ToolConfirmationRequestedWebhook = {
   submit_url: string;
 };
 
+/** An organization's or a key's spend budget reached 80% or 100% of its amount, once each per period (docs/budgets.md); sent to every agent webhook of the organization that takes the type. */
+export type BudgetThresholdWebhook = {
+  /** `budget:<scope>:<id>:<period>:<threshold>`; the same on every retry. */
+  id: string;
+  type: "budget.threshold_reached";
+  created_at: string;
+  data: {
+    scope: "org" | "api_key" | "routing_key" | "session";
+    /** The org, key or session id. */
+    id: string;
+    /** Percent of the amount reached. */
+    threshold: 80 | 100;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    /** Spent in the period when the threshold was crossed. */
+    spent_usd: number;
+    /** When the period ends (UTC); null for a total budget. */
+    resets_at: string | null;
+  };
+};
+
 /** The body of each webhook delivery, by event type (the document's `webhooks`). */
 export interface WebhookBodies {
   "tool.call_requested": ToolCallRequestedWebhook;
@@ -493,6 +553,7 @@ export interface WebhookBodies {
   "batch.failed": BatchLifecycleWebhook;
   "batch.partial_failed": BatchLifecycleWebhook;
   "tool.confirmation_requested": ToolConfirmationRequestedWebhook;
+  "budget.threshold_reached": BudgetThresholdWebhook;
 }
 
 /** Any webhook delivery's body; narrow on `type`. */
@@ -580,10 +641,16 @@ export type GetV1OrganizationResponse = {
   session_retention_days: number | null;
   /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
   tokens_per_min?: number | null;
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
   created_at: string;
 };
 
-/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever), tokens_per_min (null = the operator limit only). */
+/** PATCH /v1/organization: Change organization settings: session_retention_days (null = keep sessions forever), tokens_per_min (null = the operator limit only), budget (a spend budget; null clears it). */
 export type PatchV1OrganizationPathParams = Record<string, never>;
 export type PatchV1OrganizationQuery = Record<string, never>;
 export type PatchV1OrganizationBody = {
@@ -591,6 +658,13 @@ export type PatchV1OrganizationBody = {
   session_retention_days?: number | null;
   /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
   tokens_per_min?: number | null;
+  /** A spend budget; null clears it. */
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
 };
 export type PatchV1OrganizationResponse = {
   id: string;
@@ -599,7 +673,41 @@ export type PatchV1OrganizationResponse = {
   session_retention_days: number | null;
   /** Routing-interface tokens (input + output) per minute for the whole organization; null leaves only the operator limit. The operator limit applies where it is tighter. */
   tokens_per_min?: number | null;
+  budget?: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
   created_at: string;
+};
+
+/** PATCH /v1/keys/{key_id}: Set (or clear, with null) the spend budget of one of the organization's API or routing keys. */
+export type PatchV1KeysKeyIdPathParams = { key_id: string };
+export type PatchV1KeysKeyIdQuery = Record<string, never>;
+export type PatchV1KeysKeyIdBody = {
+  /** A spend budget; null clears it. */
+  budget: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
+};
+export type PatchV1KeysKeyIdResponse = {
+  id: string;
+  /** The first characters of the key; the key itself is never shown again. */
+  prefix: string;
+  kind: "api" | "routing";
+  name: string | null;
+  created_at: string;
+  revoked_at: string | null;
+  budget: {
+    /** Spend allowed per period, in USD. */
+    amount_usd: number;
+    /** `day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets. */
+    period: "day" | "month" | "total";
+  } | null;
 };
 
 /** POST /v1/source-snapshots: Reserve a source snapshot and an upload target. */
@@ -1208,7 +1316,7 @@ export type GetV1AgentsAgentIdWebhookBody = undefined;
 export type GetV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1222,12 +1330,12 @@ export type PutV1AgentsAgentIdWebhookBody = {
   /** Absolute HTTPS URL without credentials that resolves only to public addresses. */
   webhook_url: string;
   /** Subscribed event types; defaults to ["tool.call_requested"]. Duplicates are removed. */
-  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
+  event_types?: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested" | "budget.threshold_reached">;
 };
 export type PutV1AgentsAgentIdWebhookResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1247,7 +1355,7 @@ export type PostV1AgentsAgentIdWebhookRotateSecretBody = undefined;
 export type PostV1AgentsAgentIdWebhookRotateSecretResponse = {
   webhook_url: string | null;
   signing_enabled: boolean;
-  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested">;
+  event_types: Array<"tool.call_requested" | "session.completed" | "session.failed" | "batch.completed" | "batch.failed" | "batch.partial_failed" | "tool.confirmation_requested" | "budget.threshold_reached">;
   /** Returned only when the secret is created or rotated; store it at once. */
   signing_secret?: string;
   /** Present only while deliveries are stopped by a 410 Gone answer; a PUT re-enables. */
@@ -1382,6 +1490,8 @@ export type PostV1AgentsAgentIdSessionsBody = {
   internet_access?: boolean;
   /** An llm_options id of the manifest; defaults to the first. */
   llm_id?: string;
+  /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+  budget_usd?: number;
   /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
   on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
 };
@@ -1491,6 +1601,8 @@ export type PostV1AgentsAgentIdMessagesBody = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -1892,6 +2004,8 @@ export type PostV1SessionBatchesBody = {
     secrets?: {
       [key: string]: string;
     };
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     message: {
       content: Array<{
         type: "text";
@@ -1992,6 +2106,8 @@ export type PostV1AgentsAgentIdSchedulesBody = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -2036,6 +2152,8 @@ export type PostV1AgentsAgentIdSchedulesResponse = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -2085,6 +2203,8 @@ export type GetV1AgentsAgentIdSchedulesResponse = {
       internet_access?: boolean;
       /** An llm_options id of the manifest; defaults to the first. */
       llm_id?: string;
+      /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+      budget_usd?: number;
       /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
       on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
     };
@@ -2136,6 +2256,8 @@ export type GetV1SchedulesScheduleIdResponse = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -2206,6 +2328,8 @@ export type PatchV1SchedulesScheduleIdResponse = {
     internet_access?: boolean;
     /** An llm_options id of the manifest; defaults to the first. */
     llm_id?: string;
+    /** A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded. */
+    budget_usd?: number;
     /** The default `on_busy` of the session's user messages (those that carry none); `enqueue` when absent. */
     on_busy?: "enqueue" | "reject" | "interrupt" | "rollback";
   };
@@ -2266,6 +2390,15 @@ export type GetV1SessionsSessionIdUsageResponse = {
     /** Calls of models with no configured price; not in cost. */
     unpriced_model_calls: number;
   };
+  /** The budgets the session's calls count against (the org's, its creating key's, its own), with this period's spend. */
+  budgets?: Array<{
+    scope: "org" | "api_key" | "routing_key" | "session";
+    id: string;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    spent_usd: number;
+    resets_at: string | null;
+  }>;
 };
 
 /** GET /v1/usage: The organization’s token usage and cost in [from, to), grouped by model, agent or session, a page of groups at a time (limit groups; follow next_cursor with the same group_by, from and to). */
@@ -2307,6 +2440,15 @@ export type GetV1UsageResponse = {
     /** Calls of models with no configured price; not in cost. */
     unpriced_model_calls: number;
   };
+  /** The organization's budget and each active key's, with this period's spend. */
+  budgets?: Array<{
+    scope: "org" | "api_key" | "routing_key" | "session";
+    id: string;
+    amount_usd: number;
+    period: "day" | "month" | "total";
+    spent_usd: number;
+    resets_at: string | null;
+  }>;
 };
 
 /** Every operation of the API, by operationId. */
@@ -2320,6 +2462,7 @@ export const OPERATIONS = {
   getV1Credentials: { method: 'GET', path: '/v1/credentials', status: 200 },
   getV1Organization: { method: 'GET', path: '/v1/organization', status: 200 },
   patchV1Organization: { method: 'PATCH', path: '/v1/organization', status: 200 },
+  patchV1KeysKeyId: { method: 'PATCH', path: '/v1/keys/{key_id}', status: 200 },
   postV1SourceSnapshots: { method: 'POST', path: '/v1/source-snapshots', status: 201 },
   putV1SourceSnapshotsSourceSnapshotIdUpload: { method: 'PUT', path: '/v1/source-snapshots/{source_snapshot_id}/upload', status: 200 },
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { method: 'POST', path: '/v1/source-snapshots/{source_snapshot_id}/finalize', status: 200 },
@@ -2392,6 +2535,7 @@ export interface Operations {
   getV1Credentials: { pathParams: GetV1CredentialsPathParams; query: GetV1CredentialsQuery; body: GetV1CredentialsBody; response: GetV1CredentialsResponse };
   getV1Organization: { pathParams: GetV1OrganizationPathParams; query: GetV1OrganizationQuery; body: GetV1OrganizationBody; response: GetV1OrganizationResponse };
   patchV1Organization: { pathParams: PatchV1OrganizationPathParams; query: PatchV1OrganizationQuery; body: PatchV1OrganizationBody; response: PatchV1OrganizationResponse };
+  patchV1KeysKeyId: { pathParams: PatchV1KeysKeyIdPathParams; query: PatchV1KeysKeyIdQuery; body: PatchV1KeysKeyIdBody; response: PatchV1KeysKeyIdResponse };
   postV1SourceSnapshots: { pathParams: PostV1SourceSnapshotsPathParams; query: PostV1SourceSnapshotsQuery; body: PostV1SourceSnapshotsBody; response: PostV1SourceSnapshotsResponse };
   putV1SourceSnapshotsSourceSnapshotIdUpload: { pathParams: PutV1SourceSnapshotsSourceSnapshotIdUploadPathParams; query: PutV1SourceSnapshotsSourceSnapshotIdUploadQuery; body: PutV1SourceSnapshotsSourceSnapshotIdUploadBody; response: PutV1SourceSnapshotsSourceSnapshotIdUploadResponse };
   postV1SourceSnapshotsSourceSnapshotIdFinalize: { pathParams: PostV1SourceSnapshotsSourceSnapshotIdFinalizePathParams; query: PostV1SourceSnapshotsSourceSnapshotIdFinalizeQuery; body: PostV1SourceSnapshotsSourceSnapshotIdFinalizeBody; response: PostV1SourceSnapshotsSourceSnapshotIdFinalizeResponse };

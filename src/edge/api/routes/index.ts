@@ -12,6 +12,7 @@ import { sessionRoutes } from './sessions/sessions.js';
 import { sessionBatchRoutes } from './session-batches/session-batches.js';
 import { usageRoutes } from './usage/usage.js';
 import { organizationRoutes } from './organization/organization.js';
+import { keyRoutes } from './keys/keys.js';
 import { storageBindingRoutes } from './storage-bindings/storage-bindings.js';
 import { streamRoutes } from './sessions/stream.js';
 import { toolCallRoutes } from './sessions/tool-calls.js';
@@ -26,7 +27,7 @@ import { webhookDeliveryRoutes } from './webhook-deliveries/webhook-deliveries.j
 export function allRoutes(deps: AppDeps): RouteSpec[] {
   const routes: RouteSpec[] = [];
   routes.push(...systemRoutes(deps, () => routes));
-  routes.push(...credentialRoutes(deps), ...organizationRoutes(deps));
+  routes.push(...credentialRoutes(deps), ...organizationRoutes(deps), ...keyRoutes(deps));
   routes.push(...sourceSnapshotRoutes(deps), ...agentRoutes(deps));
   routes.push(...routerRoutes(deps));
   routes.push(...fileRoutes(deps), ...storageBindingRoutes(deps));

@@ -20,6 +20,7 @@ export const batchItemSchema: JsonSchema = {
     llm_id: sessionFields.llm_id,
     metadata: metadataSchema,
     secrets: sessionFields.secrets,
+    budget_usd: sessionFields.budget_usd,
     message: { type: 'object', additionalProperties: false, required: ['content'], properties: { content: contentSchema } },
   },
 };

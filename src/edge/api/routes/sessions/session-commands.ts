@@ -40,7 +40,7 @@ export async function sessionForCommand(deps: AppDeps, orgId: string, id: string
 
 /** The ports of the user-message intake (src/app/sessions/send-user-message.ts) on this node. */
 export function userMessagePorts(deps: AppDeps): SendUserMessagePorts<TurnReply> {
-  return { files: deps.stores.files, sessions: deps.stores.sessions, gate: deps.limits?.sessions, asker: { ask: (session, command) => ask(deps, session, command) } };
+  return { files: deps.stores.files, sessions: deps.stores.sessions, gate: deps.limits?.sessions, budgets: deps.budgets, asker: { ask: (session, command) => ask(deps, session, command) } };
 }
 
 export function ask(deps: AppDeps, session: SessionDoc | SessionHead, command: SessionCommand): Promise<TurnReply> {

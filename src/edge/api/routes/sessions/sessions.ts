@@ -53,11 +53,11 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
   const bindings = deps.stores.storageBindings;
   // Resolving and storing are apart so that a message which creates its session is refused for a bad agent or
   // field before its content and the running-session cap are checked, and the session is stored only once they pass.
-  const prepare = async (orgId: string, agentId: string, input: SessionInput, id?: string) => {
+  const prepare = async (orgId: string, agentId: string, input: SessionInput, id?: string, apiKeyId?: string) => {
     const version = await versionFor(agents, orgId, agentId);
     const bindingId = input.storage_binding_id;
     if (bindingId && !(await bindings.live(orgId, bindingId))) throw new NotFoundError('storage_binding', bindingId);
-    return buildSession(deps.box, orgId, version, input, { priority: 'interactive' }, id);
+    return buildSession(deps.box, orgId, version, input, { priority: 'interactive', api_key_id: apiKeyId }, id);
   };
   const store = async (doc: SessionDoc) => {
     await deps.stores.sessions.insert(doc);
@@ -70,7 +70,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
     deps.sessionHeads?.remember(doc);
     return doc;
   };
-  const create = async (orgId: string, agentId: string, input: SessionInput) => store(await prepare(orgId, agentId, input));
+  const create = async (orgId: string, agentId: string, input: SessionInput, apiKeyId?: string) => store(await prepare(orgId, agentId, input, undefined, apiKeyId));
   return [
     {
       method: 'POST',
@@ -81,7 +81,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       response: sessionResponse,
       body: { schema: createSessionBody, optional: true },
       status: 201,
-      handler: async (ctx) => sessionView(await create(requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as SessionInput)),
+      handler: async (ctx) => sessionView(await create(requireAuth(ctx).orgId, ctx.params.agent_id, ctx.state.body as SessionInput, ctx.state.auth?.key._id)),
     },
     {
       method: 'GET',
@@ -127,7 +127,7 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
       method: 'POST',
       path: '/v1/agents/{agent_id}/messages',
       summary: 'Create a session and send its first user message in one request.',
-      errors: [409, 422],
+      errors: [402, 409, 422],
       tag: 'sessions',
       response: turnReplyResponse,
       body: { schema: agentMessageBody },
@@ -145,10 +145,10 @@ export function sessionRoutes(deps: AppDeps): RouteSpec[] {
           // message has passed its checks. One that continues an earlier request is admitted as new, as that request was.
           let target: MessageTarget;
           if (earlier) {
-            target = { kind: 'new', create: async () => earlier };
+            target = { kind: 'new', create: async () => earlier, facts: earlier };
           } else {
-            const doc = await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId);
-            target = { kind: 'new', create: async () => (await claimed?.remember(sessionId), store(doc)) };
+            const doc = await prepare(orgId, ctx.params.agent_id, body.session ?? {}, sessionId, ctx.state.auth?.key._id);
+            target = { kind: 'new', create: async () => (await claimed?.remember(sessionId), store(doc)), facts: doc };
           }
           const sent = await sendUserMessage(userMessagePorts(deps), orgId, target, { content: body.content, metadata: body.metadata, on_busy: body.on_busy, param: 'content' }, key);
           return sent.reply;

@@ -28,6 +28,24 @@ export const usageFilterQuery: JsonSchema = {
   },
 };
 
+/** Spend against each budget in force, this period (docs/budgets.md). */
+const budgetsSchema: JsonSchema = {
+  type: 'array',
+  description: 'Each budget in force with what is spent of it in its current period (spend is counted as calls settle, so it runs ahead of the hourly usage records above).',
+  items: {
+    type: 'object',
+    required: ['scope', 'id', 'amount_usd', 'period', 'spent_usd', 'resets_at'],
+    properties: {
+      scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
+      id: { type: 'string' },
+      amount_usd: { type: 'number' },
+      period: { type: 'string', enum: ['day', 'month', 'total'] },
+      spent_usd: { type: 'number' },
+      resets_at: { type: ['string', 'null'], format: 'date-time' },
+    },
+  },
+};
+
 export const orgUsageResponse: JsonSchema = {
   type: 'object',
   required: ['from', 'to', 'group_by', 'groups', 'has_more', 'next_cursor', 'totals'],
@@ -43,6 +61,7 @@ export const orgUsageResponse: JsonSchema = {
     has_more: { type: 'boolean' },
     next_cursor: { type: ['string', 'null'] },
     totals: { ...figuresSchema, description: 'The whole range, on every page.' },
+    budgets: { ...budgetsSchema, description: "The organization's budget and each active key's, with this period's spend." },
   },
 };
 
@@ -53,5 +72,6 @@ export const sessionUsageResponse: JsonSchema = {
     session_id: { type: 'string' },
     models: { type: 'array', items: { type: 'object', required: ['model', ...figureNames], properties: { model: { type: 'string' }, ...figures } } },
     totals: figuresSchema,
+    budgets: { ...budgetsSchema, description: "The budgets the session's calls count against (the org's, its creating key's, its own), with this period's spend." },
   },
 };

@@ -6,7 +6,18 @@ import { requestedPage } from '../../pagination.js';
 import { requireAuth, type RouteSpec } from '../../types.js';
 import { sessionOr404 } from '../sessions/session-commands.js';
 import { groupCursor, parseGroupCursor } from './group-cursor.js';
+import type { BudgetRef, BudgetStanding } from '../../../../domain/budget.js';
 import { orgUsageResponse, sessionUsageResponse, usageFilterQuery } from './schema.js';
+
+/** The org's budget and each active key's, with this period's spend. */
+async function orgBudgets(deps: AppDeps, orgId: string): Promise<BudgetStanding[]> {
+  if (!deps.budgets) return [];
+  const [org, keys] = await Promise.all([deps.stores.orgs.byId(orgId), deps.stores.apiKeys.list(orgId)]);
+  const refs: BudgetRef[] = [];
+  if (org?.budget) refs.push({ scope: 'org', id: orgId, budget: org.budget });
+  for (const k of keys) if (k.budget && !k.revoked_at) refs.push({ scope: k.kind === 'routing' ? 'routing_key' : 'api_key', id: k._id, budget: k.budget });
+  return deps.budgets.standings(orgId, refs);
+}
 
 /** Token usage and cost: per session, and for the org by model, agent or session (routing-interface traffic included). */
 export function usageRoutes(deps: AppDeps): RouteSpec[] {
@@ -27,7 +38,8 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
         const sums = [];
         for await (const s of usage.sums(range, 'model')) sums.push(s);
         const [{ groups }, totals] = await Promise.all([groupPage(sums, 'model'), totalOf(sums)]);
-        return { session_id: session._id, models: groups, totals };
+        const budgets = deps.budgets ? await deps.budgets.standings(orgId, await deps.budgets.refsOf(orgId, null, session)) : [];
+        return { session_id: session._id, models: groups, totals, budgets };
       },
     },
     {
@@ -48,9 +60,9 @@ export function usageRoutes(deps: AppDeps): RouteSpec[] {
         if (from && to && from >= to) throw new InvalidRequestError('from must be before to.', 'from');
         const range = { orgId: requireAuth(ctx).orgId, from, to };
         const field = GROUP_FIELD[q.group_by];
-        const [page, totals] = await Promise.all([groupPage(usage.sums(range, field, after), field, limit), totalOf(usage.totals(range))]);
+        const [page, totals, budgets] = await Promise.all([groupPage(usage.sums(range, field, after), field, limit), totalOf(usage.totals(range)), orgBudgets(deps, range.orgId)]);
         const next_cursor = page.has_more ? groupCursor(page.last) : null;
-        return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, group_by: q.group_by, groups: page.groups, has_more: page.has_more, next_cursor, totals };
+        return { from: from?.toISOString() ?? null, to: to?.toISOString() ?? null, group_by: q.group_by, groups: page.groups, has_more: page.has_more, next_cursor, totals, budgets };
       },
     },
   ];

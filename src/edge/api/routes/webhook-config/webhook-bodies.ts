@@ -2,7 +2,7 @@ import { MESSAGE_STATUSES, SESSION_STATUSES } from '../../../../domain/ledger.js
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { batchCounts } from '../session-batches/schema.js';
 import { nullableString, stringMap, time } from '../../../../lib/schemas/common.js';
-import { EVENT_DATA_SCHEMAS, toolCallRequestedData } from '../../../../domain/event-schemas.js';
+import { budgetThresholdData, EVENT_DATA_SCHEMAS, toolCallRequestedData } from '../../../../domain/event-schemas.js';
 
 /**
  * The bodies Troupe POSTs to an agent's webhook (spec: Webhook deliveries),
@@ -62,6 +62,19 @@ export const sessionLifecycleWebhook: JsonSchema = lifecycleBody(
     metadata: { ...stringMap, description: 'The session metadata given at creation.' },
   },
 );
+
+export const budgetThresholdWebhook: JsonSchema = {
+  type: 'object',
+  description: "An organization's or a key's spend budget reached 80% or 100% of its amount, once each per period (docs/budgets.md); sent to every agent webhook of the organization that takes the type.",
+  additionalProperties: false,
+  required: ['id', 'type', 'created_at', 'data'],
+  properties: {
+    id: { type: 'string', description: '`budget:<scope>:<id>:<period>:<threshold>`; the same on every retry.' },
+    type: { type: 'string', enum: ['budget.threshold_reached'] },
+    created_at: time,
+    data: budgetThresholdData as unknown as JsonSchema,
+  },
+};
 
 export const batchLifecycleWebhook: JsonSchema = lifecycleBody(
   'A batch reached a terminal status; sent once. Call GET /v1/session-batches/{batch_id} for its sessions.',
