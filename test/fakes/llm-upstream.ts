@@ -81,6 +81,11 @@ export class FakeLlmUpstream {
     this.failures.push({ status, message });
   }
 
+  /** Drops failures queued and not yet served (a scenario that used fewer than it queued leaves none for the next). */
+  clearFailures(): void {
+    this.failures.length = 0;
+  }
+
   reset(): void {
     this.requests.length = 0;
     this.failures.length = 0;
