@@ -150,13 +150,10 @@ export function contextOf(metadata: string | undefined): Context | undefined {
   });
 }
 
-const NO_IDS = Object.freeze({});
-
-/** The active span's ids for a log line (pino's mixin); empty when off or nothing is active. */
+/** The active span's ids for a log line (pino's mixin, which merges the line into what it returns: a fresh object). */
 export function logIds(): Record<string, string> {
-  if (!sdk) return NO_IDS;
-  const span = sdk.api.trace.getActiveSpan();
-  if (!span) return NO_IDS;
+  const span = sdk?.api.trace.getActiveSpan();
+  if (!span) return {};
   const c = span.spanContext();
-  return sdk.api.isSpanContextValid(c) ? { trace_id: c.traceId, span_id: c.spanId } : NO_IDS;
+  return sdk!.api.isSpanContextValid(c) ? { trace_id: c.traceId, span_id: c.spanId } : {};
 }
