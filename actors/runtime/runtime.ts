@@ -14,7 +14,7 @@ import { RepeatedErrors } from '../../src/lib/log/repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 import { closeWorkers, RunningTurns } from './worker-close.js';
-import { traceJob } from './trace-job.js';
+import { inJobContext, traceJob } from './trace-job.js';
 
 export interface RuntimeLog {
   info(obj: object, msg: string): void;
@@ -191,7 +191,7 @@ export class ActorRuntime {
         maxStalledCount: this.poisonStalls + 2,
         ...(affinity ? { autorun: false, name: affinity.id } : {}),
       });
-      worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
+      worker.on('failed', (job, err) => void inJobContext(job, () => this.failed(def, ports, job, err)));
       worker.on('error', (err) => this.workerErrors.report(err.message, name));
       this.workers.push(worker);
       await affinity?.add(shard, worker);

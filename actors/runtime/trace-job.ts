@@ -1,5 +1,5 @@
 import { DelayedError, type Job } from 'bullmq';
-import { contextOf, inSpan, tracingOn } from '../../src/lib/telemetry/tracing.js';
+import { contextOf, inSpan, tracingOn, withContext } from '../../src/lib/telemetry/tracing.js';
 
 /** A job parked for later (a retry `later`, a per-key slot) ended well: not a failed span. */
 const PARKED = Symbol('parked');
@@ -35,4 +35,9 @@ export function traceJob<T>(actor: string, job: Job, run: () => Promise<T>): Pro
     if (parked) throw parked;
     return r;
   });
+}
+
+/** Runs `fn` in the context the job's sender put in it: what is sent on a job's behalf after it failed (onGiveUp) stays in its trace. */
+export function inJobContext<T>(job: Job | undefined, fn: () => T): T {
+  return tracingOn() && job ? withContext(contextOf(job.opts.telemetry?.metadata), fn) : fn();
 }

@@ -150,6 +150,11 @@ export function contextOf(metadata: string | undefined): Context | undefined {
   });
 }
 
+/** Runs `fn` with `ctx` active (a job's sender's context, for work done on its behalf outside its handler). */
+export function withContext<T>(ctx: Context | undefined, fn: () => T): T {
+  return sdk && ctx ? sdk.api.context.with(ctx, fn) : fn();
+}
+
 /** The active span's ids for a log line (pino's mixin, which merges the line into what it returns: a fresh object). */
 export function logIds(): Record<string, string> {
   const span = sdk?.api.trace.getActiveSpan();
