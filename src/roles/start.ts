@@ -40,7 +40,10 @@ export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process
   if (config.redisTls?.rejectUnauthorized === false) logger.warn({ variable: config.redisUrlVar }, 'redis TLS certificate not verified (REDIS_TLS_REJECT_UNAUTHORIZED=false)');
   // TROUPE_ROUND_TRIPS_FILE (benchmarks): count this process's MongoDB and Redis round trips.
   const counting = startRoundTripCounter(env);
-  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });
+  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting }).catch(async (err: unknown) => {
+    await stopTracing?.();
+    throw err;
+  });
   if (counting) core.onMongoClient(countMongo);
   // Registered first so it closes last: the spans of everything closing before it are still sent.
   if (stopTracing) core.shutdown.add(once('tracing', stopTracing));
