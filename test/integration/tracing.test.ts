@@ -57,8 +57,8 @@ function ancestry(span: CollectedSpan, all: CollectedSpan[]): CollectedSpan[] {
 }
 
 /**
- * Traces end to end, across processes: web, worker, webhooks and router each run as their own OS process and
- * export to an in-process OTLP receiver, web and webhooks over http/json, worker and router over http/protobuf.
+ * Traces end to end, across processes: web (with router) and worker (with webhooks) run as their own OS processes
+ * and export to an in-process OTLP receiver, the first over http/json, the second over http/protobuf.
  * One user message sent with a traceparent makes one connected trace from the HTTP request to the webhook
  * delivery; a routed call continues its caller's traceparent too.
  */
@@ -79,21 +79,19 @@ describe('OpenTelemetry traces across processes', function () {
     // The harness's own process (bootstrap keys, fixtures) is not traced: only the spawned roles export.
     h = await startHarness({ roles: ['router'], env: { TROUPE_SESSION_SHARDS: '2', TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1', TROUPE_SANDBOX_DIR: sandboxDir } });
     const otel = (protocol: string) => ({ ...h.env, OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_EXPORTER_OTLP_PROTOCOL: protocol, OTEL_BSP_SCHEDULE_DELAY: '100', METRICS_PORT: '0' });
+    // Two processes (each start loads the whole service, the slow part of this file): web with router, worker with
+    // webhooks. Opted in to content, the router's model-call spans carry the prompt; the worker's do not.
     const settled = await Promise.allSettled([
-      startRoleProcess(['web'], otel('http/json')),
-      startRoleProcess(['worker'], otel('http/protobuf')),
-      startRoleProcess(['webhooks'], otel('http/json')),
-      // Opted in to content: the routed call's prompt is on its model-call span (and still no key anywhere).
-      startRoleProcess(['router'], { ...otel('http/protobuf'), ROUTER_PORT: '0', TROUPE_OTEL_CAPTURE_CONTENT: 'true' }),
+      startRoleProcess(['web', 'router'], { ...otel('http/json'), ROUTER_PORT: '0', TROUPE_OTEL_CAPTURE_CONTENT: 'true' }),
+      startRoleProcess(['worker', 'webhooks'], otel('http/protobuf')),
     ]);
     // Every process that came up is killed after, also when another did not.
     for (const r of settled) if (r.status === 'fulfilled') procs.push(r.value);
     const failed = settled.find((r) => r.status === 'rejected');
     if (failed) throw failed.reason;
-    const started = procs;
-    web = started[0];
-    routerUrl = `http://127.0.0.1:${started[3].ports.router}`;
-    await started[2].waitForLog('metrics listening');
+    web = procs[0];
+    routerUrl = `http://127.0.0.1:${web.ports.router}`;
+    await procs[1].waitForLog('metrics listening');
   });
 
   after(async () => {
@@ -146,7 +144,7 @@ describe('OpenTelemetry traces across processes', function () {
     assert.deepEqual(spans.filter((s) => s !== root && !ids.has(s.parentSpanId)).map((s) => s.name), [], `orphans in:\n${names}`);
 
     // Across separate processes, over both encodings.
-    assert.deepEqual(new Set(spans.map((s) => s.roles)), new Set(['web', 'worker', 'webhooks']), names);
+    assert.deepEqual(new Set(spans.map((s) => s.roles)), new Set(['web+router', 'worker+webhooks']), names);
     assert.deepEqual(new Set(spans.map((s) => s.encoding)), new Set(['json', 'protobuf']));
     assert.ok(spans.every((s) => s.service === 'troupe'));
 
@@ -177,7 +175,8 @@ describe('OpenTelemetry traces across processes', function () {
     assert.deepEqual(hops.slice(0, 3), ['POST /v1/sessions/{session_id}/events', 'send session', 'session user.message'], hops.join(' -> '));
     assert.equal(first.find((s) => s.name === 'send session')!.kind, KIND.producer);
     assert.equal(first.find((s) => s.name === 'session user.message')!.kind, KIND.consumer);
-    assert.equal(first.find((s) => s.name === 'session user.message')!.roles, 'worker');
+    assert.equal(first.find((s) => s.name === 'session user.message')!.roles, 'worker+webhooks');
+    assert.equal(root.roles, 'web+router');
 
     // GenAI semantic conventions on each model call, with the fake's token counts.
     const usage = chats.map((c) => [c.attributes['gen_ai.usage.input_tokens'], c.attributes['gen_ai.usage.output_tokens']]).sort();
@@ -222,8 +221,8 @@ describe('OpenTelemetry traces across processes', function () {
     }, 10_000);
     const server = spans.find((s) => s.kind === KIND.server)!;
     assert.equal(server.parentSpanId, callerSpan);
-    assert.equal(server.roles, 'router');
-    assert.equal(server.encoding, 'protobuf');
+    assert.equal(server.roles, 'web+router');
+    assert.equal(server.encoding, 'json');
     const chat = spans.find((s) => s.name.startsWith('chat '))!;
     assert.equal(chat.parentSpanId, server.spanId);
     assert.equal(chat.attributes['gen_ai.request.model'], 'up-openai-first');
