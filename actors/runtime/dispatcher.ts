@@ -5,6 +5,7 @@ import { publish as publishOne, publishAll } from '../../src/lib/redis/publish.j
 import { tenantOf, type JobProbe, type JobState, type Publication } from './actor.js';
 import { PRIORITY, type ActorAddress, type Send } from '../../src/domain/actors/address.js';
 import { rankedPriority, type FairShare } from './fair-share.js';
+import { carrierOf, startSpan, tracingOn, type TraceSpan } from '../../src/lib/telemetry/tracing.js';
 
 /** Shard `n` of a keyed actor's queue. */
 export function shardQueueName(actor: string, shard: number): string {
@@ -14,6 +15,18 @@ export function shardQueueName(actor: string, shard: number): string {
 interface Pipeline {
   publish(channel: string, message: string): unknown;
   exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/**
+ * The queue hop's producer span, whose context the job carries in BullMQ's own telemetry field
+ * (`opts.telemetry.metadata`, stored with the job as `tm`); the runtime continues it (runtime.ts). Carried in the
+ * options, not the data, so no actor's message changes and a job added again under its id stays the same job.
+ */
+function traceSend(s: Ready): TraceSpan {
+  const span = startSpan(`send ${s.to.name}`, 'producer', { 'messaging.system': 'bullmq', 'messaging.operation.type': 'send', 'messaging.destination.name': s.to.name, 'messaging.message.id': s.job_id, 'troupe.message.kind': s.name });
+  const metadata = carrierOf(span);
+  if (metadata) s.opts = { ...s.opts, telemetry: { metadata } };
+  return span;
 }
 
 /** A send with its BullMQ options (a fair-shared send's priority is its rank among its tenant's pending jobs). */
@@ -96,6 +109,19 @@ export class Dispatcher implements JobProbe {
     if (!publish.length && !unranked.length) return;
     // Only a send to a fair-shared address waits for its rank; every other delivery goes out as before.
     const sends = this.fair && unranked.some((s) => s.to.shareBy) ? await this.ready(unranked) : unranked.map((s) => ({ ...s, opts: jobOptions(s) }));
+    if (!tracingOn() || !sends.length) return this.deliverReady(publish, sends);
+    const spans = sends.map(traceSend);
+    try {
+      await this.deliverReady(publish, sends);
+    } catch (e) {
+      for (const span of spans) span.fail((e as Error).message);
+      throw e;
+    } finally {
+      for (const span of spans) span.end();
+    }
+  }
+
+  private async deliverReady(publish: readonly Publication[], sends: Ready[]): Promise<void> {
     if (isCluster(this.queues.producer)) return this.deliverSharded(publish, sends);
     // A lone command (a web node's ask, an early reply, an activity's answer) goes without a pipeline: ioredis
     // builds each pipeline by copying every script BullMQ defined on the connection, about 5% of a web process's CPU.

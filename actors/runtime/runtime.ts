@@ -14,6 +14,7 @@ import { RepeatedErrors } from '../../src/lib/log/repeated-errors.js';
 import { ShardGuard } from './shard-guard.js';
 import { NO_OBSERVER, type TurnObserver, type TurnResult } from './observer.js';
 import { closeWorkers, RunningTurns } from './worker-close.js';
+import { inJobContext, traceJob } from './trace-job.js';
 
 export interface RuntimeLog {
   info(obj: object, msg: string): void;
@@ -179,7 +180,7 @@ export class ActorRuntime {
       const budgetMs = start.budgetMs ?? 0;
       const run = (job: Job<M & Asked>, token?: string) => (limit ? this.limited(limit, def, ports, job, token) : this.process(def, ports, job, token, budgetMs));
       const worker = this.opts.queues.worker<M & Asked, void>(name, (job, token) =>
-        this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => run(job, token)) : run(job, token))), {
+        traceJob(def.address.name, job, () => this.turns.run(() => (gated && job.opts.priority === PRIORITY.batch ? this.batchGate.run(name, () => run(job, token)) : run(job, token)))), {
         concurrency: def.address.keyed ? 1 : (start.concurrency ?? 1),
         lockDuration: lockMs,
         // A stalled job is moved back once seen stalled on two checks with its lock gone: lock + one interval.
@@ -190,7 +191,7 @@ export class ActorRuntime {
         maxStalledCount: this.poisonStalls + 2,
         ...(affinity ? { autorun: false, name: affinity.id } : {}),
       });
-      worker.on('failed', (job, err) => void this.failed(def, ports, job, err));
+      worker.on('failed', (job, err) => void inJobContext(job, () => this.failed(def, ports, job, err)));
       worker.on('error', (err) => this.workerErrors.report(err.message, name));
       this.workers.push(worker);
       await affinity?.add(shard, worker);

@@ -7,6 +7,7 @@ import type { SessionDoc } from '../../src/domain/views/session.js';
 import { ownsSession, plan, toolResult } from './decide.js';
 import type { ToolRunJob } from '../../src/domain/actors/tool-runner.js';
 import type { McpCaller } from './mcp-call.js';
+import { inSpan } from '../../src/lib/telemetry/tracing.js';
 
 /** What running one job needs; the worker wires real stores, tests may wire their own. */
 export interface ToolRunnerDeps {
@@ -62,9 +63,11 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
   let storage: StorageMount | null = null;
   try {
     const env = await deps.secrets(step.session, step.secrets);
-    scratch = await deps.scratch();
+    const scratchDir = (scratch = await deps.scratch()).path;
     storage = step.mount_storage && deps.storage ? await deps.storage(step.session) : null;
-    const result = await deps.sandbox({
+    // The tool run's span (GenAI `execute_tool`): never its arguments, its output or the secrets it was given.
+    const attrs = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': job.tool_name, 'gen_ai.tool.call.id': job.tool_call_id, 'gen_ai.tool.type': 'function' };
+    const result = await inSpan(`execute_tool ${job.tool_name}`, 'internal', attrs, () => deps.sandbox({
       rootDir: dir,
       handlerPath: VersionFiles.fileIn(dir, step.tool.path),
       args: job.arguments,
@@ -73,11 +76,11 @@ export async function runToolJob(deps: ToolRunnerDeps, job: ToolRunJob, signal?:
       memoryMb: deps.memoryMb,
       internetAccess: step.internet_access,
       allowedDomains: step.allowed_domains,
-      scratchDir: scratch.path,
+      scratchDir,
       storageDir: storage?.dir,
       // Either ends the process: shutdown (the job is retried elsewhere) or the message's cancel.
       signal: signal && cancel ? AbortSignal.any([signal, cancel]) : (signal ?? cancel),
-    });
+    }));
     // Killed by the shutdown, not by the tool: not the call's result, and nothing of it is saved.
     if (signal?.aborted) throw new Error('the tool-runner is shutting down; the call will be retried');
     // Files persist like a disk's: whatever the call left is saved, also after a failure.

@@ -5,6 +5,7 @@ import { parseRetryAfter } from '../../src/lib/net/retry-after.js';
 import type { Resolver } from '../../src/lib/net/resolver.js';
 import { validateWebhookUrl } from '../../src/lib/net/url-guard.js';
 import { WEBHOOK_HEADERS, signatureHeader } from '../../src/lib/webhooks/signature.js';
+import { inSpan, tracingOn } from '../../src/lib/telemetry/tracing.js';
 
 export const USER_AGENT = 'Service-Webhook/1.0';
 
@@ -69,7 +70,27 @@ export class WebhookSender {
     });
   }
 
-  async send(req: SendRequest, now = Date.now()): Promise<AttemptOutcome> {
+  /**
+   * One delivery attempt. Traced as a `webhook POST` client span naming only the receiver's host: the URL's path
+   * and query may hold the tenant's own tokens, and the headers hold the signature.
+   */
+  send(req: SendRequest, now = Date.now()): Promise<AttemptOutcome> {
+    if (!tracingOn()) return this.attempt(req, now);
+    let host: string | undefined;
+    try {
+      host = new URL(req.url).hostname;
+    } catch {
+      host = undefined;
+    }
+    return inSpan('webhook POST', 'client', { 'http.request.method': 'POST', 'server.address': host, 'troupe.webhook.id': req.eventId }, async (span) => {
+      const out = await this.attempt(req, now);
+      span.setAll({ 'http.response.status_code': out.status_code ?? undefined, 'troupe.webhook.refused': out.refused || undefined });
+      if (!out.ok) span.fail(out.error ?? 'failed', out.status_code ? String(out.status_code) : 'network');
+      return out;
+    });
+  }
+
+  private async attempt(req: SendRequest, now: number): Promise<AttemptOutcome> {
     const started = Date.now();
     try {
       await validateWebhookUrl(req.url, { allowPrivate: this.opts.allowPrivate, resolver: this.opts.resolver });

@@ -23,6 +23,9 @@
  * (N per process of the 2-worker run, 2N for the lone worker), so the two stacks hold the same data when measured:
  * with N per process, the 2-worker run's store held twice the 1-worker run's documents and its JVM twice the heap.
  * `--pairs-file f` adds the pairs of earlier invocations recorded in f, and records this one's there.
+ * `--tracing off,100,10` measures once per tracing mode, in turn, each on a fresh stack (a list may repeat modes, to
+ * alternate them): `off` exports nothing, a percentage traces that share of messages (parent-based ratio sampler)
+ * and exports them over OTLP http/protobuf to a sink in this process; the closing table has a row per run.
  * Figures, not pass/fail.
  */
 import { setMaxListeners } from 'node:events';
@@ -36,11 +39,12 @@ import { censusReport, perfRecord, reading } from './census.js';
 import { firstOf, loadPairs, pairsReport, savePair, type Pair } from './pairs.js';
 import { Redis } from 'ioredis';
 import { benchArgs } from '../support/args.js';
+import { startOtlpSink, tracingEnv, type OtlpSink } from '../support/otlp-sink.js';
 
 useKeepAliveClient();
 
-const USAGE = 'Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10] [--scale-pairs N [--pairs-file f]]';
-const values = benchArgs(USAGE, { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' }, 'scale-pairs': { type: 'string', default: '0' }, 'pairs-file': { type: 'string' } }, ['sessions', 'warmup', 'streams', 'concurrency', 'workers', 'idle', 'scale-pairs']);
+const USAGE = 'Usage: node dist/bench/ledger/run.js [--sessions 1000] [--warmup 1000] [--streams 5000] [--concurrency 64] [--workers 1] [--stores a,b] [--census] [--idle 10] [--scale-pairs N [--pairs-file f]] [--tracing off,100,10]';
+const values = benchArgs(USAGE, { sessions: { type: 'string', default: '1000' }, warmup: { type: 'string', default: '1000' }, streams: { type: 'string', default: '5000' }, concurrency: { type: 'string', default: '64' }, workers: { type: 'string', default: '1' }, stores: { type: 'string', default: '' }, census: { type: 'boolean', default: false }, idle: { type: 'string', default: '10' }, 'scale-pairs': { type: 'string', default: '0' }, 'pairs-file': { type: 'string' }, tracing: { type: 'string', default: '' } }, ['sessions', 'warmup', 'streams', 'concurrency', 'workers', 'idle', 'scale-pairs']);
 const SESSIONS = Number(values.sessions);
 const STREAMS = Number(values.streams);
 const CONCURRENCY = Number(values.concurrency);
@@ -79,9 +83,10 @@ async function warmUp(base: string, auth: Record<string, string>, agentId: strin
   });
 }
 
-async function measure(store: string | undefined, workers: number, warmup = WARMUP_PER_WORKER * workers): Promise<Row> {
+async function measure(store: string | undefined, workers: number, warmup = WARMUP_PER_WORKER * workers, tracing?: { mode: string; sink: OtlpSink }): Promise<Row> {
   const [mongoKind, backend] = (store?.split(':') ?? []) as [MongoKind | undefined, string | undefined];
-  const stack = await startStack({ workers, env: { TROUPE_SESSION_SHARDS: '64' }, mongoKind, mongoMemory: backend === 'memory' });
+  const traced = tracing ? tracingEnv(tracing.mode, tracing.sink.url) : {};
+  const stack = await startStack({ workers, env: { TROUPE_SESSION_SHARDS: '64', ...traced }, mongoKind, mongoMemory: backend === 'memory' });
   const { base, apiKey } = stack;
   const abort = new AbortController();
   // Every stream listens on it.
@@ -161,8 +166,9 @@ async function measure(store: string | undefined, workers: number, warmup = WARM
     console.log(`MongoDB statements per user message by filter shape, worker: ${queryShapesPer(countsBefore, countsAfter, SESSIONS)}`);
     console.log(`MongoDB statements per user message by filter shape, web: ${queryShapesPer(webBefore, webAfter, SESSIONS)}`);
     console.log(`CPU while messages ran, cores average/busiest second (average waiting for a core): ${formatCpu(cpu)}`);
+    if (tracing) console.log(`tracing ${tracing.mode}: the sink has received ${tracing.sink.requests()} OTLP requests, ${(tracing.sink.bytes() / 1024).toFixed(0)} KiB, so far`);
     const row: Row = {
-      store: store ?? stack.services.mongoKind,
+      store: (store ?? stack.services.mongoKind) + (tracing ? `, tracing ${tracing.mode}${tracing.mode === 'off' ? '' : '%'}` : ''),
       eventsPerSecond: seen / seconds,
       gaps,
       missing: expected - seen,
@@ -213,13 +219,23 @@ async function main(): Promise<void> {
   if (Number(values['scale-pairs']) > 0) return scalePairs(Number(values['scale-pairs']));
   const stores = values.stores ? values.stores.split(',') : [undefined];
   const rows: Row[] = [];
-  for (const store of stores) rows.push(await measure(store, Number(values.workers)));
+  if (values.tracing) {
+    const sink = await startOtlpSink();
+    try {
+      for (const mode of values.tracing.split(',')) {
+        console.log(`\ntracing ${mode}:`);
+        rows.push(await measure(stores[0], Number(values.workers), WARMUP_PER_WORKER * Number(values.workers), { mode, sink }));
+      }
+    } finally {
+      await sink.close();
+    }
+  } else for (const store of stores) rows.push(await measure(store, Number(values.workers)));
   console.log(`\n| store | events/s | out of order / missing | POST p50 / p99 | SSE p50 / p99 | round trips per message (MongoDB / Redis, Redis without per-interval) | store CPU avg / peak | worker CPU avg / peak |`);
   console.log('|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const worker = Object.entries(r.cpu).filter(([k]) => k.startsWith('worker')).map(([, v]) => v);
     const workerCpu = worker.length ? { average: worker.reduce((a, v) => a + v.average, 0), peak: worker.reduce((a, v) => a + v.peak, 0), waiting: worker.reduce((a, v) => a + v.waiting, 0) } : undefined;
-    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)}, ${r.redisWorkPerMessage.toFixed(2)} | ${cores(r.cpu[r.store.split(':')[0]])} | ${cores(workerCpu)} |`);
+    console.log(`| ${r.store} | ${r.eventsPerSecond.toFixed(0)} | ${r.gaps} / ${r.missing} | ${r.post} | ${r.delivery} | ${r.mongoPerMessage.toFixed(2)} / ${r.redisPerMessage.toFixed(2)}, ${r.redisWorkPerMessage.toFixed(2)} | ${cores(r.cpu[r.store.split(/[:,]/)[0]])} | ${cores(workerCpu)} |`);
   }
 }
 

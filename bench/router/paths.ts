@@ -35,14 +35,17 @@ export async function call(url: string, headers: Record<string, string>, body: s
 
 export type Path = () => Promise<[number, number]>;
 
-export type Peers = { direct: Path; router: Path; baseline?: Path; floor?: Path; lean?: Path; leanNet?: Path; relay?: Path; go?: Path; litellm?: Path; portkey?: Path };
-export const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', floor: 'bare Node proxy', lean: 'lean Node proxy (undici out)', leanNet: 'lean Node proxy (net out)', relay: 'Node TCP relay', go: 'Go reverse proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
+export type Peers = { direct: Path; router: Path; baseline?: Path; traced?: Path; traced10?: Path; floor?: Path; lean?: Path; leanNet?: Path; relay?: Path; go?: Path; litellm?: Path; portkey?: Path };
+export const PEER_NAME: Record<string, string> = { router: 'router', baseline: 'baseline router', traced: 'router, tracing 100%', traced10: 'router, tracing 10%', floor: 'bare Node proxy', lean: 'lean Node proxy (undici out)', leanNet: 'lean Node proxy (net out)', relay: 'Node TCP relay', go: 'Go reverse proxy', litellm: 'LiteLLM', portkey: 'Portkey' };
 
 /** Where each path's process listens (null: not started in this run). */
 export interface Origins {
   fake: string;
   router: string;
   baseline: string | null;
+  /** The same build's router with tracing on (--tracing): every call sampled, and one in ten. */
+  traced: string | null;
+  traced10: string | null;
   floor: string | null;
   lean: string | null;
   leanNet: string | null;
@@ -61,13 +64,15 @@ export function caseTable(o: Origins, routingKey: string): [string, Peers][] {
   const anthHeaders = { 'x-api-key': 'sk-bench', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' };
   const viaLitellm = (model: string, stream: boolean) => JSON.stringify({ model, messages: [{ role: 'user', content: 'Say hello.' }], stream });
   const lh = { 'content-type': 'application/json', authorization: `Bearer ${LITELLM_KEY}` };
-  const { fake: fakeUrl, router, baseline, floor, lean, leanNet, relay, go, litellm, portkey } = o;
+  const { fake: fakeUrl, router, baseline, traced, traced10, floor, lean, leanNet, relay, go, litellm, portkey } = o;
   const cases: [string, Peers][] = [];
   for (const stream of [false, true]) {
     cases.push([`chat → openai${stream ? ', TTFT' : ''}`, {
       direct: () => call(`${fakeUrl}/v1/chat/completions`, h, direct(stream)),
       router: () => call(`${router}/chat/chat/completions`, h, chat(stream)),
       baseline: baseline ? () => call(`${baseline}/chat/chat/completions`, h, chat(stream)) : undefined,
+      traced: traced ? () => call(`${traced}/chat/chat/completions`, h, chat(stream)) : undefined,
+      traced10: traced10 ? () => call(`${traced10}/chat/chat/completions`, h, chat(stream)) : undefined,
       floor: floor ? () => call(`${floor}/chat/chat/completions`, h, chat(stream)) : undefined,
       lean: lean ? () => call(`${lean}/chat/chat/completions`, h, chat(stream)) : undefined,
       leanNet: leanNet ? () => call(`${leanNet}/chat/chat/completions`, h, chat(stream)) : undefined,
@@ -80,6 +85,8 @@ export function caseTable(o: Origins, routingKey: string): [string, Peers][] {
       direct: () => call(`${fakeUrl}/v1/messages`, anthHeaders, anthDirect(stream)),
       router: () => call(`${router}/anth/chat/completions`, h, chat(stream)),
       baseline: baseline ? () => call(`${baseline}/anth/chat/completions`, h, chat(stream)) : undefined,
+      traced: traced ? () => call(`${traced}/anth/chat/completions`, h, chat(stream)) : undefined,
+      traced10: traced10 ? () => call(`${traced10}/anth/chat/completions`, h, chat(stream)) : undefined,
       floor: floor ? () => call(`${floor}/anth/chat/completions`, h, chat(stream)) : undefined,
       lean: lean ? () => call(`${lean}/anth/chat/completions`, h, chat(stream)) : undefined,
       leanNet: leanNet ? () => call(`${leanNet}/anth/chat/completions`, h, chat(stream)) : undefined,

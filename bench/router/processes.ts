@@ -18,6 +18,7 @@ import { startGoProxy } from './go-proxy.js';
 import { startLitellm } from './litellm.js';
 import type { Origins, Peers } from './paths.js';
 import { startPortkey } from './portkey.js';
+import { startOtlpSink, tracingEnv } from '../support/otlp-sink.js';
 
 /** 0 = unlimited: the router skips its rate check (and that Redis round trip), to measure what the check costs. */
 const NO_ROUTING_LIMITS = { TROUPE_RATE_LIMIT_ROUTING_PER_MIN: '0', TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '0' };
@@ -40,6 +41,8 @@ export interface StackOptions {
   leanNet: boolean;
   litellm: boolean;
   portkey: boolean;
+  /** Two more routers of this build join the rounds, tracing every call and one in ten, exporting to a sink here. */
+  tracing: boolean;
 }
 
 export interface BenchStack {
@@ -97,7 +100,17 @@ export async function startBenchStack(opts: StackOptions): Promise<BenchStack> {
     procs.push(b);
     cpuPids.baseline = pathPids.baseline = b.pid;
   }
-  const origins: Origins = { fake: fakeUrl, router: `http://127.0.0.1:${routerPort}`, baseline: opts.baseline ? `http://127.0.0.1:${baselinePort}` : null, floor: null, lean: null, leanNet: null, relay: null, go: null, litellm: null, portkey: null };
+  const origins: Origins = { fake: fakeUrl, router: `http://127.0.0.1:${routerPort}`, baseline: opts.baseline ? `http://127.0.0.1:${baselinePort}` : null, traced: null, traced10: null, floor: null, lean: null, leanNet: null, relay: null, go: null, litellm: null, portkey: null };
+  const sink = opts.tracing ? await startOtlpSink() : null;
+  if (sink) {
+    for (const [name, mode] of [['traced', '100'], ['traced10', '10']] as const) {
+      const port = await freePort();
+      const t = spawnNode('../../src/main.js', ['router'], { ...env, ROUTER_PORT: String(port), ...tracingEnv(mode, sink.url) }, opts.routerNodeArgs);
+      procs.push(t);
+      cpuPids[name] = pathPids[name] = t.pid;
+      origins[name] = `http://127.0.0.1:${port}`;
+    }
+  }
   if (opts.floors) {
     const f = spawnNode('floor-proxy.js', [fakeUrl], process.env);
     const t = spawnNode('tcp-relay.js', [fakeUrl], process.env);
@@ -137,12 +150,14 @@ export async function startBenchStack(opts: StackOptions): Promise<BenchStack> {
   return {
     origins, web, apiKey, routingKey, routerProc, routerInspector, profDir, cpuPids, pathPids,
     ready: async () => {
-      await Promise.all([waitOk(`${web}/healthz`), waitOk(`${origins.router}/healthz`), baseline ? waitOk(`${baseline}/healthz`) : null, litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
+      await Promise.all([waitOk(`${web}/healthz`), waitOk(`${origins.router}/healthz`), baseline ? waitOk(`${baseline}/healthz`) : null, origins.traced ? waitOk(`${origins.traced}/healthz`) : null, origins.traced10 ? waitOk(`${origins.traced10}/healthz`) : null, litellm ? waitOk(`${litellm}/health/liveliness`, 1200) : null, portkey ? waitOk(`${portkey}/`, 600) : null]);
     },
     stop: async () => {
       const routerExit = new Promise((r) => routerProc.once('exit', r));
       for (const p of procs) p.kill('SIGTERM');
       await routerExit; // the CPU profile is written as the router exits
+      if (sink) console.log(`tracing: the OTLP sink received ${sink.requests()} requests, ${(sink.bytes() / 1024).toFixed(0)} KiB`);
+      await sink?.close();
       await services.stop();
     },
   };

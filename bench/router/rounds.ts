@@ -83,7 +83,7 @@ export async function interleaved(cfg: Rounds, label: string, paths: Peers, useF
   const perCall = (n: string) => `${(((cpuAfter[n] - cpuBefore[n]) * 1e6) / seen[n].length).toFixed(0)} µs`;
   const r = row(`${label}, router`, seen.direct, seen.router);
   console.log(r.line + ` CPU ${perCall('router')}/call |`);
-  for (const other of ['baseline', 'floor', 'lean', 'leanNet', 'relay', 'go'] as const) {
+  for (const other of ['baseline', 'traced', 'traced10', 'floor', 'lean', 'leanNet', 'relay', 'go'] as const) {
     if (!seen[other]) continue;
     const b = row(`${label}, ${PEER_NAME[other]}`, seen.direct, seen[other]);
     console.log(b.line + ` CPU ${perCall(other)}/call |`);

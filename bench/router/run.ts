@@ -7,6 +7,8 @@
  *  - throughput through the router at rising concurrency, with p99
  *  - the same calls through LiteLLM's proxy and Portkey's gateway (unless --no-litellm / --no-portkey),
  *    interleaved with the router in the same rounds
+ *  - --tracing: two more routers of the same build join the rounds, one tracing every call and one tracing one call
+ *    in ten (OTLP http/protobuf to a sink in this process), beside the measured router with tracing off
  *  - --profile: the router process runs with --cpu-prof; its hot functions are summarised at the end
  *  - --no-rate-limit: the routing rate check is switched off, to show what its Redis round trip costs
  *  - --token-limits: the measured router checks and counts token limits (set out of reach), the baseline does not:
@@ -45,8 +47,8 @@ import { interleaved, WARM_UP, type Rounds } from './rounds.js';
 import { throughput } from './throughput.js';
 import { benchArgs } from '../support/args.js';
 
-const USAGE = 'Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--token-limits] [--profile] [--baseline DIR [--baseline-node-args=\'<flags>\']] [--router-node-args=\'<flags>\'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5] [--syscalls N]';
-const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, 'token-limits': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' } }, ['n', 'seconds', 'settle-ms', 'syscalls', 'peer-every']);
+const USAGE = 'Usage: node dist/bench/router/run.js [--n 2000] [--seconds 2] [--no-litellm] [--no-portkey] [--no-rate-limit] [--token-limits] [--profile] [--baseline DIR [--baseline-node-args=\'<flags>\']] [--router-node-args=\'<flags>\'] [--no-floor] [--lean-net] [--tail] [--alloc] [--settle-ms 50] [--peer-every 5] [--syscalls N] [--tracing]';
+const values = benchArgs(USAGE, { n: { type: 'string', default: '2000' }, seconds: { type: 'string', default: '2' }, 'no-litellm': { type: 'boolean', default: false }, 'no-portkey': { type: 'boolean', default: false }, 'no-rate-limit': { type: 'boolean', default: false }, 'token-limits': { type: 'boolean', default: false }, profile: { type: 'boolean', default: false }, baseline: { type: 'string' }, /* accepted so older commands still run; the floors are on unless --no-floor */ floor: { type: 'boolean', default: true }, 'no-floor': { type: 'boolean', default: false }, 'settle-ms': { type: 'string', default: '50' }, syscalls: { type: 'string', default: '0' }, 'baseline-node-args': { type: 'string', default: '' }, 'peer-every': { type: 'string', default: '5' }, 'lean-net': { type: 'boolean', default: false }, tail: { type: 'boolean', default: false }, alloc: { type: 'boolean', default: false }, 'router-node-args': { type: 'string', default: '' }, tracing: { type: 'boolean', default: false } }, ['n', 'seconds', 'settle-ms', 'syscalls', 'peer-every']);
 const N = Number(values.n);
 const SECONDS = Number(values.seconds);
 /** With --profile, V8's sampling thread keeps the router from ever looking idle; a profile is for shares, not latency. */
@@ -83,6 +85,7 @@ async function run(): Promise<void> {
     leanNet: values['lean-net'],
     litellm: !values['no-litellm'],
     portkey: !values['no-portkey'],
+    tracing: values.tracing,
   });
   const { origins, routerProc } = stack;
   try {

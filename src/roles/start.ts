@@ -2,6 +2,7 @@ import { loadConfig } from '../lib/config/config.js';
 import { createLogger, type Logger } from '../lib/log/logger.js';
 import { countMongo, startRoundTripCounter } from '../lib/metrics/round-trips.js';
 import { once } from '../lib/lifecycle/shutdown.js';
+import { startTracing } from '../lib/telemetry/tracing.js';
 import { turnMetrics } from '../../actors/runtime/prometheus-observer.js';
 import { openCore, type Core } from './core.js';
 import { startMetricsServer, watchActorQueues } from './metrics-server.js';
@@ -32,13 +33,20 @@ export interface Running {
  */
 export async function startRoles(roles: Role[], env: NodeJS.ProcessEnv = process.env, log?: Logger): Promise<Running> {
   const config = loadConfig(env);
+  // Before the logger, whose lines then carry trace ids; a no-op unless OTEL_* configures an exporter.
+  const stopTracing = startTracing(env, roles.join('+'));
   const logger = log ?? createLogger(config.logLevel);
   if (config.privateNetworkHatches.length) logger.warn({ allowed: config.privateNetworkHatches, production: env.NODE_ENV === 'production' }, "private networks allowed: tenants' webhook and model URLs may reach them");
   if (config.redisTls?.rejectUnauthorized === false) logger.warn({ variable: config.redisUrlVar }, 'redis TLS certificate not verified (REDIS_TLS_REJECT_UNAUTHORIZED=false)');
   // TROUPE_ROUND_TRIPS_FILE (benchmarks): count this process's MongoDB and Redis round trips.
   const counting = startRoundTripCounter(env);
-  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting });
+  const core = await openCore(config, logger, roles.length === ROLES.length ? 'all' : roles.join('+'), { monitorCommands: counting }).catch(async (err: unknown) => {
+    await stopTracing?.();
+    throw err;
+  });
   if (counting) core.onMongoClient(countMongo);
+  // Registered first so it closes last: the spans of everything closing before it are still sent.
+  if (stopTracing) core.shutdown.add(once('tracing', stopTracing));
   const ports: Running['ports'] = {};
   const httpless = !roles.includes('web') && !roles.includes('router');
   try {

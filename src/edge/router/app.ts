@@ -6,6 +6,7 @@ import { KeyAuthenticator } from '../api/middleware/auth.js';
 import { bodyIdleTimeout } from '../api/middleware/body-timeout.js';
 import { errorMapper } from '../api/middleware/errors.js';
 import { requestContext } from '../api/middleware/request-context.js';
+import { traceRequests } from '../api/middleware/trace.js';
 import type { AppState, Ctx } from '../api/types.js';
 import { LlmClient } from '../../lib/llm/client.js';
 import { metricsRefusal } from '../../lib/metrics/access.js';
@@ -50,6 +51,7 @@ export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' |
   };
   let openapi: Record<string, unknown> | null = null;
   const app = new Koa<AppState>({ proxy: true });
+  app.use(traceRequests());
   app.use(requestContext(deps.log, deps.metrics));
   app.use(errorMapper(routingEnvelope));
   app.use(bodyIdleTimeout(deps.config.bodyIdleTimeoutMs));

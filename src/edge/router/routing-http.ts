@@ -9,6 +9,7 @@ import { routingEnvelope } from './envelope.js';
 import { Exchange } from '../../lib/routing/exchange.js';
 import { handleRouting, type RouterServices } from './handler.js';
 import { matchRoutingPath } from '../../lib/routing/ingress.js';
+import { inSpan, remoteContext, tracingOn } from '../../lib/telemetry/tracing.js';
 
 export interface RoutingHttpDeps {
   log: Logger;
@@ -35,7 +36,16 @@ export function routingListener(koa: RequestListener, deps: RoutingHttpDeps, svc
     if (!match) return koa(req, res);
     // serve answers its own errors; what escapes it (a throw while answering one) is the listener guard's
     // (roles/guarded-listener.ts), to which this promise is returned.
-    return serve(req, res, path, match, deps, svc) as unknown as void;
+    if (!tracingOn()) return serve(req, res, path, match, deps, svc) as unknown as void;
+    // A server span continuing the caller's traceparent; each upstream attempt is a model-call span under it.
+    return inSpan(`POST ${match.route}`, 'server', { 'http.request.method': 'POST', 'http.route': match.route, 'url.path': path }, async (span) => {
+      try {
+        await serve(req, res, path, match, deps, svc);
+      } finally {
+        span.set('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) span.fail(`HTTP ${res.statusCode}`, String(res.statusCode));
+      }
+    }, remoteContext(req.headers)) as unknown as void;
   };
 }
 

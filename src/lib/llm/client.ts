@@ -11,7 +11,8 @@ import { UPSTREAM_TOO_LARGE, UpstreamError, isRetryableStatus } from './errors.j
 import { FORMATS } from './formats/index.js';
 import { EventStream } from './event-stream.js';
 import { postStreaming, postWhole, type Cancel, type PostTarget, type StreamingAnswer, type WholeAnswer } from './upstream-post.js';
-import type { LlmRequest, LlmResponse, StreamEvent, Target, Usage } from './types.js';
+import { recordedInput, type LlmRequest, type LlmResponse, type StreamEvent, type Target, type Usage } from './types.js';
+import { endModelSpan, modelSpan } from '../telemetry/model-span.js';
 
 /**
  * Every call's headers, as the provider's description says: content type, the key in its auth header, the version
@@ -168,12 +169,16 @@ export class LlmClient {
   /** One non-streaming call. */
   async complete(req: LlmRequest, target: Target, signal?: Cancel): Promise<LlmResponse> {
     const started = performance.now();
+    const span = modelSpan(req, target, false, this.redactorFor(target));
     try {
       const res = await this.completeOnce(req, target, signal);
       this.observe(target, 'complete', started, res.usage);
+      endModelSpan(span, res.usage, recordedInput(res.usage, target.provider), undefined, res, this.redactorFor(target));
       return res;
     } catch (e) {
-      this.observe(target, 'complete', started, null, failureKind(e, signal));
+      const kind = failureKind(e, signal);
+      this.observe(target, 'complete', started, null, kind);
+      endModelSpan(span, null, null, kind);
       throw e;
     }
   }
@@ -207,7 +212,12 @@ export class LlmClient {
   async openStream(req: LlmRequest, target: Target, signal?: Cancel, keepsAll = false): Promise<EventStream> {
     const started = performance.now();
     const scrub = this.redactorFor(target);
-    const closed = (usage: Usage | null, failure: unknown) => this.observe(target, 'stream', started, usage, failure === null ? undefined : failureKind(failure, signal));
+    const span = modelSpan(req, target, true, scrub);
+    const closed = (usage: Usage | null, failure: unknown) => {
+      const kind = failure === null ? undefined : failureKind(failure, signal);
+      this.observe(target, 'stream', started, usage, kind);
+      endModelSpan(span, usage, usage ? recordedInput(usage, target.provider) : null, kind);
+    };
     try {
       const post = await this.postTarget({ ...req, stream: true }, target);
       let res: StreamingAnswer;

@@ -1,4 +1,5 @@
 import pino, { type Logger } from 'pino';
+import { logIds, tracingOn } from '../telemetry/tracing.js';
 
 export type { Logger };
 
@@ -42,6 +43,8 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       formatters: { level: (label) => ({ level: label }) },
+      // With tracing on, a line logged inside a span carries its trace_id and span_id; off, no mixin runs at all.
+      ...(tracingOn() ? { mixin: logIds } : {}),
     },
     destination,
   );
