@@ -189,12 +189,18 @@ export function deliveryFailed(messageId: string | null, delivery: WebhookFailur
 
 /** The `model.responded` command that carries a model call's answer back to the session. */
 export function modelAnswerCommandId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  // A code agent's call is answered by an agent.call_done: the sweeper must look for that one, or it takes a call whose answer waits for lost.
+  if (call.position !== undefined) return agentCallDoneId({ id: call.message_id, attempt: call.attempt }, call.position, 'model', call.call_attempt);
   return `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
 }
 
 /** The answer to a code agent's model call at `position`. */
+function agentCallDoneId(message: { id: string; attempt: number }, position: number, by: 'model' | 'sleep', callAttempt = 1): string {
+  return `${by === 'model' ? 'agentres' : 'sleep'}-${message.id}-${message.attempt}-${position}${tryTag(callAttempt)}`;
+}
+
 export function agentCallDone(message: { id: string; attempt: number }, position: number, result: AgentCallResult, by: 'model' | 'sleep', callAttempt = 1): Extract<SessionCommand, { kind: 'agent.call_done' }> {
-  const command_id = `${by === 'model' ? 'agentres' : 'sleep'}-${message.id}-${message.attempt}-${position}${tryTag(callAttempt)}`;
+  const command_id = agentCallDoneId(message, position, by, callAttempt);
   return { kind: 'agent.call_done', command_id, message_id: message.id, attempt: message.attempt, position, result, ...(callAttempt > 1 ? { call_attempt: callAttempt } : {}) };
 }
 
