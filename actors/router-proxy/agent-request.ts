@@ -27,7 +27,8 @@ export function agentRequest(version: AgentVersionDoc, request: Record<string, u
 
 /** What `ctx.model` resolves with (`{text, parts, stop_reason, usage}`), or the error it rejects with. */
 export function agentCallResult(result: ModelResult): AgentCallResult {
-  if (!result.ok) return { ok: false, error: result.error };
+  // Whether it is worth another try travels with the failure: the session retries it as the built-in loop would (code-agent.ts).
+  if (!result.ok) return { ok: false, error: result.error, ...(result.retryable ? { retryable: true, retry_after_ms: result.retry_after_ms } : {}) };
   const joined = result.parts.flatMap((p) => (p.type === 'text' ? [p.text] : [])).join('');
   return { ok: true, output: { text: joined, parts: result.parts, stop_reason: result.stop_reason, usage: result.usage } };
 }

@@ -78,7 +78,7 @@ export function answer(call: ModelCall, result: ModelResult, cancelled = false):
   if (cancelled) return DONE;
   if (call.position !== undefined) {
     // A code agent's ctx.model: the answer goes back to its journal position.
-    return { sends: [sessionCommand(call.session_id, agentCallDone({ id: call.message_id, attempt: call.attempt }, call.position, agentCallResult(result), 'model'), call.priority)] };
+    return { sends: [sessionCommand(call.session_id, agentCallDone({ id: call.message_id, attempt: call.attempt }, call.position, agentCallResult(result), 'model', call.call_attempt), call.priority)] };
   }
   const command_id = modelAnswerCommandId(call);
   return { sends: [sessionCommand(call.session_id, { kind: 'model.responded', command_id, message_id: call.message_id, attempt: call.attempt, call_index: call.call_index, result }, call.priority)] };

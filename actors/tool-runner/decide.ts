@@ -156,7 +156,8 @@ function textOf(parts: readonly { type: string; text?: string }[]): string {
 export function stepInput(m: MessageState, history: readonly MessageState[], journal: JournalEntry[]) {
   const transcript = history
     .filter((h) => h.sequence_number < m.sequence_number && inHistory(h))
-    .flatMap((h) => [{ role: 'user', text: textOf(h.parts) }, { role: 'assistant', text: textOf(h.output.parts) }]);
+    // A turn interrupted before any text (on_busy interrupt) has no assistant entry, as the built-in loop's history has no item for it.
+    .flatMap((h) => [{ role: 'user', text: textOf(h.parts) }, ...(textOf(h.output.parts) ? [{ role: 'assistant', text: textOf(h.output.parts) }] : [])]);
   return { input: textOf(m.parts), message: { id: m.id, parts: m.parts, metadata: m.metadata }, transcript, journal };
 }
 

@@ -138,6 +138,9 @@ export const EVENT_DATA_SCHEMAS = {
     arguments: { ...anyObject, description: 'What the run passed: the model request, the tool arguments, or `{ms}`.' },
     tool_call_id: { type: 'string', description: 'Tools: `ctx_<position>`, the id its tool.* events carry.' },
     until: { ...time, description: 'Sleeps: when it ends.' },
+    attempt: { type: 'integer', minimum: 2, description: 'Models: a retry of the call at this position after a retryable failure (the first try has none).' },
+    error: { type: 'string', description: 'With attempt: why the previous try failed.' },
+    retry_in_ms: { type: 'integer', minimum: 0, description: 'With attempt: the backoff before this try.' },
   }),
   'agent.call_completed': data(['message_id', 'position', 'kind'], {
     message_id: str,

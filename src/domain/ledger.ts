@@ -153,7 +153,8 @@ export interface MessageState {
 export interface AgentJournalState {
   positions: number;
   model_calls: number;
-  pending: { position: number; kind: 'model' | 'sleep'; call_index?: number; request_json?: string; until?: string }[];
+  /** `attempt`: a model call's current try (1 when absent), moved on by a retry's `agent.call_started`. */
+  pending: { position: number; kind: 'model' | 'sleep'; call_index?: number; request_json?: string; until?: string; attempt?: number }[];
 }
 
 /** Whether a tool call still waits for its result: the one rule for the session's turn and for the tool-runner, which runs nothing for a call that no longer waits. */

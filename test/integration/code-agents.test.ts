@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
+import { FakeMcpServer } from '../fakes/mcp-server.js';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { createAgentFrom, entriesOfDir } from '../support/archives.js';
+import { createAgentFrom, entriesOfDir, type TarEntry } from '../support/archives.js';
 import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
@@ -190,6 +191,166 @@ describe('code agents (JavaScript)', function () {
       const body = (await res.json()) as { error: { code: string; param: string } };
       assert.equal(body.error.code, 'invalid_entrypoint');
       assert.equal(body.error.param, 'manifest.sdk');
+    });
+  });
+
+  describe('with agent control (issue 33)', () => {
+    let mcp: FakeMcpServer;
+    let controlId: string;
+    let pyControlId: string;
+
+    /** The test agent plus an always_ask custom tool and an always_allow MCP server. */
+    function control(manifest: Record<string, unknown>): Record<string, unknown> {
+      return {
+        ...manifest,
+        name: `${String(manifest.name)}-control`,
+        custom_tools: [...(manifest.custom_tools as unknown[]), { name: 'guarded', path: 'tools/add.js', permission: 'always_ask', timeout_seconds: 60 }],
+        mcp_servers: [{ name: 'fake', url: mcp.url, permission: 'always_allow', allowed_tools: ['add'] }],
+      };
+    }
+
+    async function publish(manifest: Record<string, unknown>, files: TarEntry[]): Promise<string> {
+      const withManifest = files.map((f) => (f.name === 'troupe.json' ? { name: 'troupe.json', content: JSON.stringify(manifest) } : f));
+      const res = await createAgentFrom(h, manifest, withManifest, String(manifest.name));
+      const body = await res.text();
+      assert.equal(res.status, 201, body);
+      return (JSON.parse(body) as { id: string }).id;
+    }
+
+    before(async () => {
+      mcp = await FakeMcpServer.start();
+      const js = control(codeAgentManifest(fake.openaiBase));
+      controlId = await publish(js, codeAgentFiles(js));
+      const py = pythonCodeAgent(fake.openaiBase);
+      pyControlId = await publish(control(py.manifest), py.files);
+    });
+    after(async () => {
+      await mcp?.close();
+    });
+
+    async function confirm(sid: string, mid: string, toolCallId: string, result: 'allow' | 'deny', extra: Record<string, unknown> = {}): Promise<void> {
+      const res = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.tool_confirmation', message_id: mid, tool_call_id: toolCallId, result, ...extra } });
+      assert.equal(res.status, 201, await res.text());
+    }
+
+    it('asks before an always_ask ctx.tool, holding no process; allow runs it and deny rejects ctx.tool with the deny message', async () => {
+      const allowed = await send('ask', {}, controlId);
+      const asked = (await settled(allowed.sid, ['requires_action'])).find((e) => e.type === 'tool.confirmation_requested')!;
+      assert.ok(asked, 'tool.confirmation_requested recorded');
+      assert.equal(asked.data.tool_name, 'guarded');
+      assert.equal(asked.data.tool_call_id, 'ctx_0');
+      assert.deepEqual(asked.data.arguments, { a: 1, b: 2 });
+      const org = (await h.running.core.stores.orgs.byName('default'))!;
+      const versionId = (await h.running.core.stores.agents.activeVersion(org._id, controlId))!._id;
+      const held = execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' }).split('\n').filter((l) => l.includes(versionId));
+      assert.deepEqual(held, [], 'no sandbox process of the agent while it waits for the confirmation');
+      assert.ok(!(await events(allowed.sid)).some((e) => e.type === 'tool.call_completed'), 'the tool did not run before it was allowed');
+      await confirm(allowed.sid, allowed.mid, 'ctx_0', 'allow');
+      const done = await settled(allowed.sid);
+      assert.equal(final(done).data.to, 'completed', JSON.stringify(final(done)));
+      assert.deepEqual(done.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: 'ran {"sum":3}' }]);
+
+      for (const agent of [controlId, pyControlId]) {
+        const denied = await send('ask', {}, agent);
+        const waiting = final(await settled(denied.sid, ['requires_action', 'completed', 'failed']));
+        assert.equal(waiting.data.to, 'requires_action', JSON.stringify(waiting));
+        await confirm(denied.sid, denied.mid, 'ctx_0', 'deny', { deny_message: 'Not today.' });
+        const all = await settled(denied.sid);
+        assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+        const expected = agent === controlId ? 'denied: Not today.' : 'denied: CallFailed: Not today.';
+        assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')!.data.parts, [{ type: 'text', text: expected }], agent);
+        assert.ok(!all.some((e) => e.type === 'tool.call_completed'), 'a denied tool never runs');
+      }
+    });
+
+    /** Sends `text` to an existing session; its message id. */
+    async function post(sid: string, text: string, extra: Record<string, unknown> = {}): Promise<string> {
+      const sent = await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text }], ...extra } });
+      const body = await sent.text();
+      assert.equal(sent.status, 201, body);
+      return (JSON.parse(body) as { message: { id: string } }).message.id;
+    }
+
+    /** The events once message `mid` ended, and its last status change. */
+    async function ended(sid: string, mid: string): Promise<{ all: Ev[]; end: Ev }> {
+      return until(async () => {
+        const all = await events(sid);
+        const end = all.filter((e) => e.type === 'message.status_changed' && e.message_id === mid).pop();
+        return end && ['completed', 'failed', 'cancelled'].includes(String(end.data.to)) ? { all, end } : undefined;
+      }, 25_000);
+    }
+
+    function answerOf(all: Ev[], mid: string): string {
+      return (all.find((e) => e.type === 'assistant.message_completed' && e.message_id === mid)!.data.parts as { text: string }[])[0].text;
+    }
+
+    it('on_busy interrupt cancels a sleeping code agent and starts the new message at once; its turn stays in ctx.transcript()', async () => {
+      const { sid, mid } = await send('wait', {}, controlId);
+      await until(async () => (await events(sid)).some((e) => e.type === 'agent.call_started' && e.data.kind === 'sleep'));
+      const next = await post(sid, 'history', { on_busy: 'interrupt' });
+      const first = await ended(sid, mid);
+      assert.equal(first.end.data.to, 'cancelled');
+      assert.equal(first.end.data.interrupted_by, next);
+      const { all, end } = await ended(sid, next);
+      assert.equal(end.data.to, 'completed', JSON.stringify(end));
+      assert.deepEqual(JSON.parse(answerOf(all, next)), [{ role: 'user', text: 'wait' }]);
+    });
+
+    it('on_busy rollback aborts a code agent waiting on its model call and leaves that turn out of ctx.transcript() from then on', async () => {
+      const { sid, mid } = await send('hello', {}, controlId);
+      assert.equal((await ended(sid, mid)).end.data.to, 'completed');
+      fake.delayMs = 20_000;
+      const closed = fake.closedEarly;
+      try {
+        const slow = await post(sid, 'slow');
+        await until(async () => (await events(sid)).some((e) => e.type === 'agent.call_started' && e.data.kind === 'model' && e.message_id === slow));
+        const next = await post(sid, 'history', { on_busy: 'rollback' });
+        const stopped = await ended(sid, slow);
+        assert.equal(stopped.end.data.to, 'cancelled');
+        assert.equal(stopped.end.data.on_busy, 'rollback');
+        const { all, end } = await ended(sid, next);
+        assert.equal(end.data.to, 'completed', JSON.stringify(end));
+        assert.deepEqual(JSON.parse(answerOf(all, next)), [{ role: 'user', text: 'hello' }, { role: 'assistant', text: 'echo hello' }]);
+        await until(async () => fake.closedEarly > closed || undefined, 10_000);
+        // From then on too: a later turn's transcript still leaves the rolled-back one out.
+        const later = await post(sid, 'history');
+        const after = await ended(sid, later);
+        assert.deepEqual(JSON.parse(answerOf(after.all, later)).map((t: { text: string }) => t.text), ['hello', 'echo hello', 'history', answerOf(all, next)]);
+      } finally {
+        fake.delayMs = 0;
+      }
+    });
+
+    it('retries a retryable model failure (503) with the built-in loop\'s backoff, and hands a non-retryable one (400) to the run at once', async () => {
+      fake.reply = { text: 'after retry' };
+      fake.failNext(503);
+      let before = fake.requests.length;
+      const retried = await settled((await send('retry', {}, controlId)).sid);
+      assert.equal(answerOf(retried, retried.find((e) => e.type === 'user.message')!.message_id!), 'model: after retry');
+      assert.equal(fake.requests.length - before, 2, 'called twice: the failure, then the retry');
+      const starts = retried.filter((e) => e.type === 'agent.call_started' && e.data.position === 0);
+      assert.equal(starts.length, 2, 'the retry is recorded as the call started again');
+      assert.equal(starts[1].data.attempt, 2);
+      assert.equal(starts[1].data.retry_in_ms, 1000);
+      assert.match(String(starts[1].data.error), /503/);
+      assert.equal(retried.filter((e) => e.type === 'agent.call_completed').length, 1);
+
+      fake.failNext(400);
+      before = fake.requests.length;
+      const failed = await settled((await send('retry', {}, controlId)).sid);
+      const text = answerOf(failed, failed.find((e) => e.type === 'user.message')!.message_id!);
+      assert.match(text, /^failed: .*400/, text);
+      assert.equal(fake.requests.length - before, 1, 'a non-retryable failure is not retried');
+    });
+
+    it("calls an MCP tool through ctx.tool('mcp__<server>__<tool>')", async () => {
+      const before = mcp.calls.length;
+      const all = await settled((await send('mcp', {}, controlId)).sid);
+      assert.equal(final(all).data.to, 'completed', JSON.stringify(final(all)));
+      assert.deepEqual(mcp.calls.slice(before), [{ name: 'add', arguments: { a: 2, b: 5 } }]);
+      const text = (all.find((e) => e.type === 'assistant.message_completed')!.data.parts as { text: string }[])[0].text;
+      assert.match(text, /^mcp .*7/, text);
+      assert.equal(all.find((e) => e.type === 'tool.call_completed')!.data.tool_name, 'mcp__fake__add');
     });
   });
 

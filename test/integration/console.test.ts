@@ -7,6 +7,8 @@ import { CONSOLE_CSP } from '../../src/edge/api/console.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
+import { createAgentFrom } from '../support/archives.js';
+import { codeAgentFiles, codeAgentManifest } from '../support/code-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
 
@@ -171,6 +173,36 @@ describe('console in a browser', function () {
       await tab.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("All answered.")');
       const answers = await client.sessions.events(session.id, { limit: 100 });
       assert.deepEqual(answers.events.flatMap((e) => (e.type === 'user.tool_confirmation' ? [[e.data.tool_call_id, e.data.result, e.data.deny_message ?? null]] : [])), [['call_w', 'deny', 'not today'], ['call_d', 'allow', null]]);
+      assert.deepEqual(problems, [], 'no script errors');
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it("renders a code agent's ctx calls and progress readably in the live transcript", async () => {
+    const manifest = codeAgentManifest(fake.openaiBase);
+    const res = await createAgentFrom(h, manifest, codeAgentFiles(manifest), 'console-code-agent');
+    assert.equal(res.status, 201, await res.clone().text());
+    const agentId = ((await res.json()) as { id: string }).id;
+    const session = await client.sessions.create(agentId, { metadata: { from: 'code-agent' } });
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      await tab.fill('#metadata-filter', 'from=code-agent');
+      await tab.click('#session-filter button');
+      await until(async () => (await tab.locator('#sessions li[data-session]').count()) === 1, 10_000);
+      await tab.click(`#sessions li[data-session="${session.id}"]`);
+      await tab.waitForSelector('#session[data-stream="open"]');
+      // 'chain': emit, a 150 ms sleep, then a scripted model call.
+      await client.sessions.send(session.id, 'chain');
+      await tab.waitForSelector('#transcript li[data-type="agent.progress"]:has-text("starting")');
+      await tab.waitForSelector('#transcript li[data-type="agent.call_started"]:has-text("ctx.sleep until")');
+      await tab.waitForSelector('#transcript li[data-type="agent.call_completed"]:has-text("ctx.model ← scripted hello")');
+      await tab.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("scripted hello|null|0")');
+      assert.equal(await tab.locator('#transcript li[data-type^="agent."]').filter({ hasText: /^#\d+agent\./ }).count(), 0, 'no agent event is shown by its type name');
       assert.deepEqual(problems, [], 'no script errors');
     } finally {
       await tab.close();

@@ -51,6 +51,17 @@ exports.agent = {
       case 'wait':
         await ctx.sleep(60000);
         return 'woke';
+      case 'ask':
+        // An always_ask tool (the control agent's): allowed, it runs; denied, ctx.tool rejects with the deny message.
+        try { return 'ran ' + JSON.stringify(await ctx.tool('guarded', { a: 1, b: 2 })); } catch (e) { return 'denied: ' + e.message; }
+      case 'mcp':
+        return 'mcp ' + JSON.stringify(await ctx.tool('mcp__fake__add', { a: 2, b: 5 }));
+      case 'slow':
+        return (await ctx.model({ input: 'slow' })).text;
+      case 'retry':
+        try { return 'model: ' + (await ctx.model({ input: 'retry' })).text; } catch (e) { return 'failed: ' + e.message; }
+      case 'history':
+        return JSON.stringify(ctx.transcript());
       case 'steps': {
         let total = 0;
         for (let i = 0; i < Number(arg); i++) total += (await ctx.tool('add', { a: total, b: 1 })).sum - total;
@@ -95,6 +106,7 @@ export function codeAgentManifest(fakeBase: string): Record<string, unknown> {
 /** The Python twin (troupe-py@1): the same cases, run by runner.py's shim. */
 export const CODE_AGENT_PY = `
 import asyncio
+import json
 import random
 import socket
 
@@ -123,8 +135,12 @@ async def run(ctx, input):
     if word == "diverge":
         await ctx.tool("add", {"a": random.random(), "b": 1})
         return "unreachable"
+    if word == "ask":
+        try:
+            return "ran " + json.dumps(await ctx.tool("guarded", {"a": 1, "b": 2}))
+        except Exception as e:  # the runner's CallFailed, which the agent's module cannot import
+            return "denied: %s: %s" % (type(e).__name__, e)
     if word == "probe":
-        import json
         return json.dumps(probe())
     return "echo " + input
 

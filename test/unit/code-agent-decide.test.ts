@@ -64,6 +64,37 @@ describe('code agents: the session decisions', () => {
     assert.equal(s.messages.get('m')!.status, 'completed');
   });
 
+  it("retries a model call's retryable failure per call, under the built-in loop's rule, ignores an earlier try's late answer, and gives up at max_attempts", () => {
+    const s = session();
+    s.run({ kind: 'user.message', message_id: 'm', content: [{ type: 'text', text: 'hi' }], metadata: null });
+    const calls = [{ position: 0, kind: 'model', name: 'main', arguments: { llm_id: 'main', input: 'x' } }, { position: 1, kind: 'tool', name: 'cus', arguments: {} }];
+    const first = s.run({ kind: 'agent.stepped', message_id: 'm', attempt: 1, at: 0, outcome: { kind: 'suspend', emits: [], calls } });
+    const firstJob = first.effects.find((e) => e.kind === 'model.call') as { job_id: string };
+    const retry = s.run({ kind: 'agent.call_done', message_id: 'm', attempt: 1, position: 0, result: { ok: false, error: 'upstream answered 503', retryable: true, retry_after_ms: 1500 } });
+    assert.deepEqual(retry.events.map((e) => [e.type, (e.data as { attempt?: number }).attempt, (e.data as { retry_in_ms?: number }).retry_in_ms]), [['agent.call_started', 2, 1500]], 'the Retry-After is longer than the 1 s backoff');
+    const again = retry.effects[0] as { kind: string; job_id: string; delay_ms: number; call: { call_attempt: number; call_index: number } };
+    assert.equal(again.kind, 'model.call');
+    assert.notEqual(again.job_id, firstJob.job_id, 'a new job for the new try');
+    assert.deepEqual([again.delay_ms, again.call.call_attempt, again.call.call_index], [1500, 2, 0]);
+    assert.equal(s.messages.get('m')!.agent!.model_calls, 1, 'a retry is the same model call');
+    assert.equal(s.messages.get('m')!.attempt, 1, "the message's attempt, and so its tool call in flight, are untouched");
+    assert.ok(s.resume().some((e) => e.kind === 'model.call' && e.job_id === again.job_id), 'a resume issues the current try');
+    // The first try's answer, redelivered late, changes nothing.
+    assert.deepEqual(s.run({ kind: 'agent.call_done', message_id: 'm', attempt: 1, position: 0, result: { ok: true, output: { text: 'late' } } }).events, []);
+    const gaveUp = s.run({ kind: 'agent.call_done', message_id: 'm', attempt: 1, position: 0, call_attempt: 2, result: { ok: false, error: 'upstream answered 503', retryable: true } });
+    assert.deepEqual(gaveUp.events.map((e) => [e.type, (e.data as { error?: string }).error]), [['agent.call_failed', 'upstream answered 503 (gave up after 2 attempts)']]);
+    assert.deepEqual(journalOf(s.ledger, 'm')[0].result, { ok: false, error: 'upstream answered 503 (gave up after 2 attempts)' });
+  });
+
+  it("hands a model call's non-retryable failure to the run at once", () => {
+    const s = session();
+    s.run({ kind: 'user.message', message_id: 'm', content: [{ type: 'text', text: 'hi' }], metadata: null });
+    s.run({ kind: 'agent.stepped', message_id: 'm', attempt: 1, at: 0, outcome: { kind: 'suspend', emits: [], calls: [{ position: 0, kind: 'model', name: 'default', arguments: {} }] } });
+    const failed = s.run({ kind: 'agent.call_done', message_id: 'm', attempt: 1, position: 0, result: { ok: false, error: 'upstream answered 400' } });
+    assert.deepEqual(failed.events.map((e) => e.type), ['agent.call_failed']);
+    assert.deepEqual(failed.effects.map((e) => e.kind), ['agent.step']);
+  });
+
   it('an external call suspends the message as requires_action until its result', () => {
     const s = session();
     s.run({ kind: 'user.message', message_id: 'm', content: [{ type: 'text', text: 'hi' }], metadata: null });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { answer, callTarget, CANCELLED, liveCall, needsSession, route } from '../../actors/router-proxy/decide.js';
-import { SESSION, sessionJobId, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
+import { modelAnswerCommandId, SESSION, sessionJobId, type ModelCall, type ModelResult } from '../../src/domain/actors/session.js';
 import type { MessageState } from '../../src/domain/ledger.js';
 import type { AgentVersionDoc } from '../../src/store/agents.js';
 import type { LlmOption } from '../../src/domain/agent.js';
@@ -88,6 +88,21 @@ describe('router-proxy decisions', () => {
       const failure: ModelResult = { ok: false, error: 'HTTP 529', retryable: true, retry_after_ms: 1000 };
       const data = answer(call(), failure).sends![0].data as { command: { result: ModelResult } };
       assert.deepEqual(data.command.result, failure);
+    });
+
+    it("answers a code agent's call with an agent.call_done under the id the sweeper looks for, naming the try, and keeps a retryable failure's retry fields", () => {
+      for (const tries of [undefined, 2]) {
+        const c = call({ position: 4, request: { input: 'x' }, ...(tries ? { call_attempt: tries } : {}) });
+        const failure: ModelResult = { ok: false, error: 'HTTP 503', retryable: true, retry_after_ms: 2000 };
+        const sent = answer(c, failure).sends![0];
+        const command = (sent.data as { command: { kind: string; command_id: string; call_attempt?: number; result: unknown } }).command;
+        assert.equal(command.kind, 'agent.call_done');
+        assert.equal(command.command_id, modelAnswerCommandId(c), 'the stranded-work sweeper checks this answer, not a model.responded');
+        assert.equal(sent.job_id, sessionJobId('ses_1', modelAnswerCommandId(c)));
+        assert.equal(command.call_attempt, tries);
+        assert.deepEqual(command.result, { ok: false, error: 'HTTP 503', retryable: true, retry_after_ms: 2000 });
+      }
+      assert.notEqual(modelAnswerCommandId(call({ position: 4 })), modelAnswerCommandId(call({ position: 4, call_attempt: 2 })), 'each try is answered under its own id');
     });
 
     it('says nothing when the message ended while the call ran', () => {

@@ -70,6 +70,23 @@ export class Transcript {
         return [row('ev-tool ev-error', seq, item.type, `${item.data.tool_name} failed (${item.data.reason}): ${item.data.error}`)];
       case 'tool.result_submitted':
         return [row('ev-tool', seq, item.type, `result for ${item.data.tool_call_id}${item.data.is_error ? ' (error)' : ''} ← ${JSON.stringify(item.data.result)}`)];
+      // A code agent's ctx calls (docs/code-agents.md): what the run called, its result, and its progress text.
+      case 'agent.call_started': {
+        const d = item.data;
+        const retry = d.attempt ? `, try ${d.attempt} in ${d.retry_in_ms ?? 0} ms after: ${d.error ?? 'an error'}` : '';
+        const what = d.kind === 'model' ? `ctx.model(${d.name})${retry}` : d.kind === 'sleep' ? `ctx.sleep until ${d.until ?? '?'}` : `ctx.tool ${d.name}(${JSON.stringify(d.arguments)}) [${d.tool_call_id ?? ''}]`;
+        return [row('ev-tool', seq, item.type, `#${d.position} → ${what}`)];
+      }
+      case 'agent.call_completed': {
+        const d = item.data;
+        const out = d.output as { text?: unknown } | null | undefined;
+        const what = d.kind === 'sleep' ? 'ctx.sleep ended' : `ctx.model ← ${typeof out?.text === 'string' ? out.text : JSON.stringify(out ?? null)}`;
+        return [row('ev-tool', seq, item.type, `#${d.position} ${what}`)];
+      }
+      case 'agent.call_failed':
+        return [row('ev-tool ev-error', seq, item.type, `#${item.data.position} ctx.${item.data.kind} failed: ${item.data.error}`)];
+      case 'agent.progress':
+        return [row('ev-status', seq, item.type, `… ${item.data.text}`)];
       case 'session.status_changed':
         return [row('ev-status', seq, item.type, `session ${item.data.from} → ${item.data.to}`)];
       case 'message.status_changed': {

@@ -39,7 +39,7 @@ export type SessionCommand =
   /** A code agent's step ran (the tool-runner): what the run function did up to its first unjournaled calls. `at`: the journal length it saw. */
   | { kind: 'agent.stepped'; command_id: string; message_id: string; attempt: number; at: number; outcome: StepOutcome }
   /** A code agent's model call or sleep at `position` ended. */
-  | { kind: 'agent.call_done'; command_id: string; message_id: string; attempt: number; position: number; result: AgentCallResult }
+  | { kind: 'agent.call_done'; command_id: string; message_id: string; attempt: number; position: number; result: AgentCallResult; call_attempt?: number }
   /** From the runtime, never sent: a command of this message was poison work (onQuarantine); the message fails with `error`. */
   | { kind: 'message.quarantine'; command_id: string; message_id: string; error: string }
   /** From the stranded-work sweeper: issue again whatever the session waits on (see outstanding.ts). Appends nothing. */
@@ -76,6 +76,8 @@ export interface ModelCall {
   /** A code agent's `ctx.model` call: its journal position and the request the run made (the answer is an `agent.call_done`). */
   position?: number;
   request?: Record<string, unknown>;
+  /** A code agent's model call: which try of the call at `position` this is (1 when absent); a retryable failure tries again. */
+  call_attempt?: number;
 }
 
 /** Side effects a decision asks the runtime to carry out after the append. */
@@ -90,8 +92,13 @@ export type Effect =
   /** Stop the message's work in flight (model calls, custom tools): published on the cancel channel, not sent. */
   | { kind: 'work.abort'; message_id: string };
 
+/** A code agent's model call past its first try: ids of its job and answer name the try (the first keeps its id). */
+function tryTag(callAttempt: number | undefined): string {
+  return callAttempt && callAttempt > 1 ? `-a${callAttempt}` : '';
+}
+
 export function modelCallJobId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
-  if (call.position !== undefined) return `model-${call.message_id}-${call.attempt}-p${call.position}`;
+  if (call.position !== undefined) return `model-${call.message_id}-${call.attempt}-p${call.position}${tryTag(call.call_attempt)}`;
   return `model-${call.message_id}-${call.attempt}-${call.call_index}`;
 }
 
@@ -182,12 +189,19 @@ export function deliveryFailed(messageId: string | null, delivery: WebhookFailur
 
 /** The `model.responded` command that carries a model call's answer back to the session. */
 export function modelAnswerCommandId(call: Omit<ModelCall, 'org_id' | 'session_id'>): string {
+  // A code agent's call is answered by an agent.call_done: the sweeper must look for that one, or it takes a call whose answer waits for lost.
+  if (call.position !== undefined) return agentCallDoneId({ id: call.message_id, attempt: call.attempt }, call.position, 'model', call.call_attempt);
   return `resp-${call.message_id}-${call.attempt}-${call.call_index}`;
 }
 
 /** The answer to a code agent's model call at `position`. */
-export function agentCallDone(message: { id: string; attempt: number }, position: number, result: AgentCallResult, by: 'model' | 'sleep'): Extract<SessionCommand, { kind: 'agent.call_done' }> {
-  return { kind: 'agent.call_done', command_id: `${by === 'model' ? 'agentres' : 'sleep'}-${message.id}-${message.attempt}-${position}`, message_id: message.id, attempt: message.attempt, position, result };
+function agentCallDoneId(message: { id: string; attempt: number }, position: number, by: 'model' | 'sleep', callAttempt = 1): string {
+  return `${by === 'model' ? 'agentres' : 'sleep'}-${message.id}-${message.attempt}-${position}${tryTag(callAttempt)}`;
+}
+
+export function agentCallDone(message: { id: string; attempt: number }, position: number, result: AgentCallResult, by: 'model' | 'sleep', callAttempt = 1): Extract<SessionCommand, { kind: 'agent.call_done' }> {
+  const command_id = agentCallDoneId(message, position, by, callAttempt);
+  return { kind: 'agent.call_done', command_id, message_id: message.id, attempt: message.attempt, position, result, ...(callAttempt > 1 ? { call_attempt: callAttempt } : {}) };
 }
 
 /** The result of a code agent's step at journal length `at`. */

@@ -1,7 +1,7 @@
 import type { MessageState, NewEvent } from '../ledger.js';
 import type { Effect, SessionCommand } from '../actors/session.js';
 import { agentModelCall, agentStep, messageStatus, NOTHING, platform, sleepEnd, type Decision, type DecideInput } from './decision.js';
-import { dispatchTools, finish } from './loop.js';
+import { dispatchTools, finish, retryPlan } from './loop.js';
 import type { StepCall, StepEmit } from './code-step.js';
 
 /**
@@ -80,15 +80,40 @@ function suspend(input: DecideInput, m: MessageState, events: NewEvent[], calls:
 
 type CallDoneCmd = Extract<SessionCommand, { kind: 'agent.call_done' }>;
 
-/** A model call's answer or a sleep's end: journaled; with nothing else in flight, the next step runs. */
+/**
+ * A model call's answer or a sleep's end: journaled; with nothing else in flight, the next step runs. A model call's
+ * retryable failure is tried again first, under the built-in loop's rule (`retryPlan`), per call rather than per
+ * message: the try is recorded as the call started again, and the run sees only the last try's result.
+ */
 export function agentCallDone(input: DecideInput, cmd: CallDoneCmd): Decision {
   const m = input.messages.get(cmd.message_id);
   const pending = m?.agent?.pending.find((p) => p.position === cmd.position);
   if (!m || !pending || m.attempt !== cmd.attempt || (m.status !== 'running' && m.status !== 'requires_action')) return NOTHING;
+  // The answer of an earlier try of a call already retried changes nothing.
+  if ((pending.attempt ?? 1) !== (cmd.call_attempt ?? 1)) return NOTHING;
   const base = { message_id: m.id, position: cmd.position, kind: pending.kind };
-  const events: NewEvent[] = [cmd.result.ok ? platform('agent.call_completed', m.id, { ...base, output: cmd.result.output }) : platform('agent.call_failed', m.id, { ...base, error: cmd.result.error })];
+  if (!cmd.result.ok && pending.kind === 'model') {
+    const tries = pending.attempt ?? 1;
+    const plan = retryPlan(cmd.result, tries, input.agent.max_attempts);
+    if (plan.retry) {
+      const request = JSON.parse(pending.request_json ?? '{}') as Record<string, unknown>;
+      const name = typeof request.llm_id === 'string' ? request.llm_id : 'default';
+      return {
+        events: [platform('agent.call_started', m.id, { ...base, name, arguments: request, attempt: tries + 1, error: cmd.result.error, retry_in_ms: plan.delay_ms })],
+        effects: [agentModelCall(m, input.session, { position: cmd.position, call_index: pending.call_index ?? 0, request, attempt: tries + 1, delay_ms: plan.delay_ms })],
+        reply: { event_index: 0, message_id: m.id },
+      };
+    }
+    return done(input, m, platform('agent.call_failed', m.id, { ...base, error: plan.error }), cmd.position);
+  }
+  return done(input, m, cmd.result.ok ? platform('agent.call_completed', m.id, { ...base, output: cmd.result.output }) : platform('agent.call_failed', m.id, { ...base, error: cmd.result.error }), cmd.position);
+}
+
+/** A call's result journaled; with nothing else in flight, the next step runs. */
+function done(input: DecideInput, m: MessageState, result: NewEvent, position: number): Decision {
+  const events: NewEvent[] = [result];
   const effects: Effect[] = [];
-  const rest = m.agent!.pending.filter((p) => p.position !== cmd.position);
+  const rest = m.agent!.pending.filter((p) => p.position !== position);
   if (rest.length === 0 && m.pending_tool_calls.length === 0) {
     if (m.status === 'requires_action') events.push(messageStatus(m, 'running'));
     effects.push(agentStep(m, input.session));

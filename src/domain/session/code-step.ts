@@ -27,7 +27,10 @@ export type StepOutcome =
   | { kind: 'failed'; emits: StepEmit[]; error: string };
 
 /** A model call's or a sleep's result, as journaled and as the run gets it back. */
-export type AgentCallResult = { ok: true; output: unknown } | { ok: false; error: string };
+export type AgentCallResult =
+  | { ok: true; output: unknown }
+  /** `retryable`, `retry_after_ms`: a model call's provider failure that the session retries before the run sees it (never journaled). */
+  | { ok: false; error: string; retryable?: boolean; retry_after_ms?: number };
 
 /** Most ctx calls one message may make; a run past it fails instead of growing its ledger without end. */
 export const MAX_AGENT_CALLS = 2000;

@@ -84,9 +84,9 @@ export function nextWork(input: DecideInput, m: MessageState, opts: { attempt?: 
 }
 
 /** A code agent's model call in flight, by its journal position; `call_index` counts its model calls (the scripted provider's turn). */
-export function agentModelCall(m: MessageState, session: SessionState, call: { position: number; call_index: number; request: Record<string, unknown> }): Effect {
-  const c = { message_id: m.id, attempt: m.attempt, call_index: call.call_index, position: call.position, request: call.request };
-  return { kind: 'model.call', job_id: modelCallJobId(c), call: { ...c, org_id: '', session_id: session.id } };
+export function agentModelCall(m: MessageState, session: SessionState, call: { position: number; call_index: number; request: Record<string, unknown>; attempt?: number; delay_ms?: number }): Effect {
+  const c = { message_id: m.id, attempt: m.attempt, call_index: call.call_index, position: call.position, request: call.request, ...(call.attempt && call.attempt > 1 ? { call_attempt: call.attempt } : {}) };
+  return { kind: 'model.call', job_id: modelCallJobId(c), call: { ...c, org_id: '', session_id: session.id }, ...(call.delay_ms ? { delay_ms: call.delay_ms } : {}) };
 }
 
 /** A code agent's durable sleep: a session command due when it ends. */

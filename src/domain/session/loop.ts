@@ -46,14 +46,24 @@ export function finish(input: DecideInput, m: MessageState, to: 'completed' | 'f
   return { events, effects };
 }
 
+/**
+ * Whether a failed model call's try `attempt` is tried again, and after what backoff (doubling from 1 s, at most
+ * 60 s, never sooner than the provider's Retry-After), or the error it ends with. The one rule for the built-in
+ * loop's calls and a code agent's `ctx.model`.
+ */
+export function retryPlan(result: { error: string; retryable?: boolean; retry_after_ms?: number }, attempt: number, maxAttempts: number): { retry: true; delay_ms: number } | { retry: false; error: string } {
+  if (!result.retryable || attempt >= maxAttempts) return { retry: false, error: result.retryable ? `${result.error} (gave up after ${attempt} attempts)` : result.error };
+  const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (attempt - 1));
+  return { retry: true, delay_ms: Math.max(backoff, result.retry_after_ms ?? 0) };
+}
+
 function retry(input: DecideInput, m: MessageState, result: Extract<ModelResult, { ok: false }>): Decision {
-  if (!result.retryable || m.attempt >= input.agent.max_attempts) {
-    const reason = result.retryable ? `${result.error} (gave up after ${m.attempt} attempts)` : result.error;
-    const done = finish(input, m, 'failed', { error: reason, ...(result.code ? { error_code: result.code } : {}) });
+  const plan = retryPlan(result, m.attempt, input.agent.max_attempts);
+  if (!plan.retry) {
+    const done = finish(input, m, 'failed', { error: plan.error, ...(result.code ? { error_code: result.code } : {}) });
     return { events: done.events, effects: done.effects, reply: { event_index: 0, message_id: m.id } };
   }
-  const backoff = Math.min(RETRY_MAX_MS, RETRY_BASE_MS * 2 ** (m.attempt - 1));
-  const delay = Math.max(backoff, result.retry_after_ms ?? 0);
+  const delay = plan.delay_ms;
   return {
     events: [messageStatus(m, 'running', { attempt: m.attempt + 1, error: result.error, retry_in_ms: delay })],
     effects: [modelCall(m, input.session, { attempt: m.attempt + 1, delay_ms: delay })],

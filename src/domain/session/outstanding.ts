@@ -23,7 +23,7 @@ export function outstanding(input: DecideInput): Effect[] {
   if (m.pending_tool_calls.length === 0 && inFlight.length === 0) return m.status === 'running' ? [nextWork(input, m)] : [];
   const effects: Effect[] = [];
   for (const p of inFlight) {
-    if (p.kind === 'model') effects.push(agentModelCall(m, session, { position: p.position, call_index: p.call_index ?? 0, request: JSON.parse(p.request_json ?? '{}') as Record<string, unknown> }));
+    if (p.kind === 'model') effects.push(agentModelCall(m, session, { position: p.position, call_index: p.call_index ?? 0, request: JSON.parse(p.request_json ?? '{}') as Record<string, unknown>, attempt: p.attempt }));
     else effects.push(sleepEnd(m, p.position, p.until ? Date.parse(p.until) - agent.now.getTime() : 0));
   }
   for (const c of m.pending_tool_calls) {

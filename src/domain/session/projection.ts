@@ -116,6 +116,9 @@ function applyAgentCall(m: MessageState | undefined, ev: AgentCallEvent): void {
     const id = d.tool_call_id ?? `ctx_${d.position}`;
     m.pending_tool_calls = [...m.pending_tool_calls, { id, name: d.name }];
     m.output = { parts: [...m.output.parts, { type: 'tool_call', id, name: d.name, arguments: d.arguments }] };
+  } else if (d.kind === 'model' && a.pending.some((p) => p.position === d.position)) {
+    // A retry of a model call in flight (a retryable failure): the same call, its next try.
+    a.pending = a.pending.map((p) => (p.position === d.position ? { ...p, attempt: d.attempt ?? 1 } : p));
   } else if (d.kind === 'model') {
     a.pending = [...a.pending, { position: d.position, kind: 'model', call_index: a.model_calls, request_json: JSON.stringify(d.arguments) }];
     a.model_calls += 1;

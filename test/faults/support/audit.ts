@@ -8,7 +8,7 @@ interface EventRow {
   type: string;
   message_id: string | null;
   data_json: string;
-  data: { to?: string; call_index?: number; position?: number; tool_call_id?: string };
+  data: { to?: string; call_index?: number; position?: number; tool_call_id?: string; attempt?: number };
 }
 
 export interface Audit {
@@ -52,7 +52,8 @@ export async function auditOnce(db: Db, sessionIds: string[], acked: Map<string,
       if (e.type === 'assistant.message_completed') return [`answer ${e.message_id} ${e.data.call_index}`];
       if (e.type === 'message.status_changed' && (TERMINAL.includes(e.data.to ?? '') || e.data.to === 'queued')) return [`${e.data.to} ${e.message_id}`];
       // A code agent's journal: each position requested once and ended once; each tool call answered once.
-      if (e.type === 'agent.call_started' || e.type === 'agent.progress') return [`journal ${e.message_id} ${e.data.position}`];
+      // A model call's retry (a retryable failure) records it started again, under its try's number.
+      if (e.type === 'agent.call_started' || e.type === 'agent.progress') return [`journal ${e.message_id} ${e.data.position} ${e.data.attempt ?? 1}`];
       if (e.type === 'agent.call_completed' || e.type === 'agent.call_failed') return [`journal result ${e.message_id} ${e.data.position}`];
       if (e.type === 'tool.call_completed' || e.type === 'tool.call_failed' || e.type === 'tool.result_submitted') return [`tool result ${e.message_id} ${e.data.tool_call_id}`];
       return [];

@@ -333,6 +333,12 @@ export type AgentCallStartedEvent = {
     tool_call_id?: string;
     /** Sleeps: when it ends. */
     until?: string;
+    /** Models: a retry of the call at this position after a retryable failure (the first try has none). */
+    attempt?: number;
+    /** With attempt: why the previous try failed. */
+    error?: string;
+    /** With attempt: the backoff before this try. */
+    retry_in_ms?: number;
   };
   created_at: string;
 };
