@@ -99,6 +99,10 @@ describe('troupe CLI', function () {
         assert.match(sent.stderr, /answered service_status\({"area":"billing"}\) \(ctx_2\) with --answer/, example);
         const submitted = (await client.sessions.events(sid, { limit: 100 })).events.filter((e) => e.type === 'tool.result_submitted');
         assert.equal(submitted.length, 1, `${example}: the external call was answered once`);
+        // A result the tool's output_schema refuses: the API's 422 ends send with its reason, not a wait until --timeout.
+        const refused = await run(['send', sid, 'Is the API down?', '--wait', '--timeout', '40', '--answer', 'service_status={"state":"up"}'], 60_000);
+        assert.equal(refused.code, 3, `${example}: ${refused.stderr}`);
+        assert.match(refused.stderr, /does not match the output_schema of service_status/, example);
       }),
     );
     const noWait = await run(['send', 'ses_x', 'hi', '--answer', 'service_status={}']);
