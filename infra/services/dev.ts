@@ -110,6 +110,7 @@ export async function main(_args: string[]): Promise<void> {
     `  dev keys:     ${join(dataDir, 'dev-keys.json')} (the CLI's default profile ${devKeysScope(dataDir)})`,
     '',
     'Try: npx troupe deploy examples/weather-agent',
+    '     npx troupe deploy examples/triage-agent-js   (a code agent; then its README: send --wait --answer)',
     `     curl ${config.publicUrl}/readyz`,
     'Ctrl-C stops Troupe and the local servers.',
     '',

@@ -85,6 +85,34 @@ describe('troupe CLI', function () {
     assert.equal(none.stdout, '');
   });
 
+  it('deploys the code-agent examples from disk and completes a message with send --wait --answer, the CLI only', async () => {
+    // As the README and examples/triage-agent-*/README.md say: deploy, create a session, send --wait answering the external tool.
+    await Promise.all(
+      ['triage-agent-js', 'triage-agent-py'].map(async (example) => {
+        const deployed = await run(['deploy', join(ROOT, 'examples', example)]);
+        assert.equal(deployed.code, 0, deployed.stderr);
+        const sid = (await run(['sessions', 'create', deployed.stdout.trim()])).stdout.trim();
+        // --answer for the custom tool must not replace what the sandboxed handler returns: only external calls are answered.
+        const sent = await run(['send', sid, 'When does my plan renew?', '--wait', '--timeout', '40', '--answer', 'service_status={"status":"all systems normal"}', '--answer', 'lookup_account={"plan":"Forged"}'], 60_000);
+        assert.equal(sent.code, 0, `${example}: ${sent.stderr}`);
+        assert.equal(sent.stdout.trim(), 'Answer: your Team plan renews on 2026-12-01; service status: all systems normal.', example);
+        assert.match(sent.stderr, /answered service_status\({"area":"billing"}\) \(ctx_2\) with --answer/, example);
+        const submitted = (await client.sessions.events(sid, { limit: 100 })).events.filter((e) => e.type === 'tool.result_submitted');
+        assert.equal(submitted.length, 1, `${example}: the external call was answered once`);
+        // A result the tool's output_schema refuses: the API's 422 ends send with its reason, not a wait until --timeout.
+        const refused = await run(['send', sid, 'Is the API down?', '--wait', '--timeout', '40', '--answer', 'service_status={"state":"up"}'], 60_000);
+        assert.equal(refused.code, 3, `${example}: ${refused.stderr}`);
+        assert.match(refused.stderr, /does not match the output_schema of service_status/, example);
+      }),
+    );
+    const noWait = await run(['send', 'ses_x', 'hi', '--answer', 'service_status={}']);
+    assert.equal(noWait.code, 2);
+    assert.match(noWait.stderr, /--answer needs --wait/);
+    const badJson = await run(['send', 'ses_x', 'hi', '--wait', '--answer', 'service_status={nope']);
+    assert.equal(badJson.code, 2);
+    assert.match(badJson.stderr, /the result of service_status is not valid JSON/);
+  });
+
   it('writes text it did not write itself (metadata, model and user text) so that it cannot drive the terminal', async () => {
     const agent = await deployedAgent();
     // A colour, then OSC 52 (write the clipboard), then a right-to-left override.
@@ -138,6 +166,7 @@ describe('troupe CLI', function () {
     assert.equal(slow.code, 6, slow.stderr);
     assert.match(slow.stderr, /still requires_action/);
     assert.match(slow.stderr, new RegExp(`answer it with:\\n  troupe tool-result ${sid} call_0_0 --json`), 'send tells how to answer the tool call');
+    assert.match(slow.stderr, /--wait --answer get_forecast='\{…\}'/, 'and how to answer it from send itself');
     const notWaiting = await run(['tool-result', sid, 'call_nope', '--json', '{}', '--timeout', '0.5']);
     assert.equal(notWaiting.code, 3);
   });

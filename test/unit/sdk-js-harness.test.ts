@@ -29,4 +29,15 @@ describe('sdks/js: the local harness', () => {
     const flaky = defineAgent({ run: async (ctx) => String(await ctx.tool('add', { a: n++, b: 0 })) });
     await assert.rejects(runLocally(flaky, { input: '', script: { turns: [] }, tools: { add: () => 1 } }), (e: Error) => e instanceof NondeterministicReplay && /at position 0 the run called tool add\({"a":1,"b":0}\), but the journal has tool add\({"a":0,"b":0}\)/.test(e.message));
   });
+
+  it("fills a script's {{tool.field}} placeholders from the latest tool results, as the scripted provider does", async () => {
+    const filled = defineAgent({
+      async run(ctx) {
+        await ctx.tool('add', { a: 1, b: 2 });
+        return (await ctx.model({ input: '' })).text;
+      },
+    });
+    const out = await runLocally(filled, { input: '', script: { turns: [{ text: 'sum {{add.sum}}, {{add.missing}}' }] }, tools: { add: ({ a, b }) => ({ sum: Number(a) + Number(b) }) } });
+    assert.equal(out.answer, 'sum 3, {{add.missing}}');
+  });
 });

@@ -43,13 +43,38 @@ function canonical(v: unknown): string {
   return JSON.stringify(v ?? null);
 }
 
-function scripted(turns: ScriptTurn[], index: number): ModelResponse {
+/**
+ * `{{tool_name.field}}` in a script's text or string arguments becomes that field of the tool's latest result in the
+ * run, as Troupe's `scripted` provider fills it (a string that is one placeholder keeps the value's JSON type; a
+ * missing value stays as written), so a script.json answers the same here and deployed.
+ */
+function fill(value: unknown, results: Map<string, unknown>): unknown {
+  const lookup = (tool: string, path: string): unknown => {
+    let v = results.get(tool);
+    for (const key of path.split('.').filter(Boolean)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
+    return v;
+  };
+  if (typeof value === 'string') {
+    const whole = /^\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/.exec(value);
+    if (whole) return lookup(whole[1], whole[2]) ?? value;
+    return value.replace(/\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g, (m, tool: string, path: string) => {
+      const v = lookup(tool, path);
+      return v === undefined ? m : typeof v === 'string' ? v : JSON.stringify(v);
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => fill(v, results));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, results)]));
+  return value;
+}
+
+function scripted(turns: ScriptTurn[], index: number, results: Map<string, unknown>): ModelResponse {
   const turn = turns[index] ?? [...turns].reverse().find((t) => t.text !== undefined) ?? { text: '' };
   if (turn.tool_calls) {
-    const parts = turn.tool_calls.map((c, i) => ({ type: 'tool_call' as const, id: c.id ?? `call_${index}_${i}`, name: c.name, arguments: c.arguments }));
+    const parts = turn.tool_calls.map((c, i) => ({ type: 'tool_call' as const, id: c.id ?? `call_${index}_${i}`, name: c.name, arguments: fill(c.arguments, results) as Record<string, unknown> }));
     return { text: '', parts, stop_reason: 'tool_use', usage: null };
   }
-  return { text: turn.text ?? '', parts: [{ type: 'text', text: turn.text ?? '' }], stop_reason: 'end_turn', usage: null };
+  const text = fill(turn.text ?? '', results) as string;
+  return { text, parts: [{ type: 'text', text }], stop_reason: 'end_turn', usage: null };
 }
 
 async function once(agent: Agent, run: LocalRun, replay: JournalEntry[] | null): Promise<LocalResult> {
@@ -57,6 +82,7 @@ async function once(agent: Agent, run: LocalRun, replay: JournalEntry[] | null):
   const emits: string[] = [];
   let next = 0;
   let models = 0;
+  const results = new Map<string, unknown>();
   const record = async (kind: JournalEntry['kind'], name: string, raw: unknown, live: () => unknown): Promise<unknown> => {
     const position = next++;
     const args = JSON.parse(JSON.stringify(raw ?? {})) as unknown;
@@ -75,6 +101,7 @@ async function once(agent: Agent, run: LocalRun, replay: JournalEntry[] | null):
       }
     }
     journal.push({ position, kind, name, arguments: args, result });
+    if (kind === 'tool' && result.ok) results.set(name, result.output);
     if (!result.ok) throw new Error(result.error);
     return result.output;
   };
@@ -82,7 +109,7 @@ async function once(agent: Agent, run: LocalRun, replay: JournalEntry[] | null):
   const ctx: Ctx = {
     input: run.input,
     message,
-    model: (req) => record('model', req.llm_id ?? 'default', req, () => scripted(run.script.turns, models++)) as Promise<ModelResponse>,
+    model: (req) => record('model', req.llm_id ?? 'default', req, () => scripted(run.script.turns, models++, results)) as Promise<ModelResponse>,
     tool: <T>(name: string, args: Record<string, unknown> = {}) =>
       record('tool', name, args, () => {
         const handler = run.tools?.[name];

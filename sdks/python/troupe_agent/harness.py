@@ -6,6 +6,7 @@ makes a different call. Standard library only."""
 import asyncio
 import inspect
 import json
+import re
 
 from . import CallFailed
 
@@ -20,12 +21,45 @@ def _canonical(value):
     return json.dumps(value, sort_keys=True, separators=(",", ":"))
 
 
-def _scripted(turns, index):
+_PLACEHOLDER = r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}"
+_MISSING = object()
+
+
+def _fill(value, results):
+    """``{{tool_name.field}}`` becomes that field of the tool's latest result in the run, as Troupe's ``scripted``
+    provider fills it (one placeholder alone keeps the value's JSON type; a missing value stays as written)."""
+
+    def lookup(tool, path):
+        v = results.get(tool, _MISSING)
+        for key in [k for k in path.split(".") if k]:
+            v = v.get(key, _MISSING) if isinstance(v, dict) else _MISSING
+        return v
+
+    if isinstance(value, str):
+        whole = re.fullmatch(_PLACEHOLDER, value)
+        if whole:
+            v = lookup(whole.group(1), whole.group(2))
+            return value if v is _MISSING else v
+
+        def one(m):
+            v = lookup(m.group(1), m.group(2))
+            return m.group(0) if v is _MISSING else v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+        return re.sub(_PLACEHOLDER, one, value)
+    if isinstance(value, list):
+        return [_fill(v, results) for v in value]
+    if isinstance(value, dict):
+        return {k: _fill(v, results) for k, v in value.items()}
+    return value
+
+
+def _scripted(turns, index, results):
     turn = turns[index] if index < len(turns) else next((t for t in reversed(turns) if "text" in t), {"text": ""})
     if "tool_calls" in turn:
-        parts = [{"type": "tool_call", "id": c.get("id", "call_%d_%d" % (index, i)), "name": c["name"], "arguments": c["arguments"]} for i, c in enumerate(turn["tool_calls"])]
+        parts = [{"type": "tool_call", "id": c.get("id", "call_%d_%d" % (index, i)), "name": c["name"], "arguments": _fill(c["arguments"], results)} for i, c in enumerate(turn["tool_calls"])]
         return {"text": "", "parts": parts, "stop_reason": "tool_use", "usage": None}
-    return {"text": turn["text"], "parts": [{"type": "text", "text": turn["text"]}], "stop_reason": "end_turn", "usage": None}
+    text = _fill(turn["text"], results)
+    return {"text": text, "parts": [{"type": "text", "text": text}], "stop_reason": "end_turn", "usage": None}
 
 
 class _LocalCtx:
@@ -38,6 +72,7 @@ class _LocalCtx:
         self._transcript = transcript
         self._next = 0
         self._models = 0
+        self._results = {}
         self.journal = []
         self.emits = []
 
@@ -60,6 +95,8 @@ class _LocalCtx:
             except Exception as exc:  # the run gets it as CallFailed, as inside Troupe
                 result = {"ok": False, "error": str(exc)}
         self.journal.append({"position": position, "kind": kind, "name": name, "arguments": args, "result": result})
+        if kind == "tool" and result["ok"]:
+            self._results[name] = result["output"]
         if not result["ok"]:
             raise CallFailed(result["error"])
         return result["output"]
@@ -70,7 +107,7 @@ class _LocalCtx:
         def live():
             index = self._models
             self._models += 1
-            return _scripted(self._script.get("turns", []), index)
+            return _scripted(self._script.get("turns", []), index, self._results)
 
         return self._record("model", req.get("llm_id") or "default", req, live)
 
