@@ -29,7 +29,8 @@ function mocha(config: string, env: NodeJS.ProcessEnv, extra: string[] = []): Pr
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
     // test/support/skips.ts: a test that skipped itself fails the run unless it is a listed, per-leg one.
-    const child = spawn(process.execPath, [bin, '--config', config, '--require', 'dist/test/support/skips.js', ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
+    // test/support/timings.ts: each file's wall time at the end, with TROUPE_TEST_TIMINGS=1 (CI sets it).
+    const child = spawn(process.execPath, [bin, '--config', config, '--require', 'dist/test/support/skips.js', '--require', 'dist/test/support/timings.js', ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
       env,
       stdio: 'inherit',
       cwd: resolve(__dirname, '../../..'),
