@@ -114,6 +114,16 @@ export const FIRST_LEG_ONLY = [
   'dev-start',
   'router-backpressure',
   'router-breaker',
+  // Token windows are counted in Redis on the routing interface's path; the only stored part is a number on the key or org.
+  'router-token-limits',
+  // The routing interface's proxying: attempt timeouts, the breaker and selection reasons, in answers and metrics.
+  'router-health',
+  // BullMQ's scripts on Redis, no MongoDB at all (the Redis Cluster leg runs it again on another topology).
+  'queue-marker',
+  // The hub's Redis subscriber behind a proxy, no MongoDB at all (the Redis Cluster leg runs its cluster suite).
+  'pubsub-hub',
+  // Orgs' turns on the tool-runner queue in Redis; the handler stands in for the sandbox and stores nothing.
+  'tool-fair-share',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
