@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { FIRST_LEG_ONLY, firstLegOnly } from '../../infra/services/run-tests.js';
+import { allLegs, FIRST_LEG_ONLY, firstLegOnly, ignoredOnLeg } from '../../infra/services/run-tests.js';
 import { fileTimings, formatTimings } from '../support/timings.js';
 
 const repo = resolve(__dirname, '../../..');
@@ -16,6 +16,16 @@ describe('npm test: which suites each leg runs, and their times', () => {
       return !m || !existsSync(resolve(repo, `test/integration/${m[1]}.test.ts`));
     });
     assert.deepEqual(missing, []);
+  });
+
+  it('later MongoDB-wire legs leave the first-leg-only suites out; the Redis Cluster leg keeps every file its config names', () => {
+    const legs = allLegs({});
+    assert.deepEqual(legs.map((l) => Boolean(l.cluster)), [false, false, true]);
+    assert.deepEqual(ignoredOnLeg(legs[0], 0, {}), []);
+    assert.deepEqual(ignoredOnLeg(legs[1], 1, {}), firstLegOnly({}));
+    const cluster = (JSON.parse(readFileSync(resolve(repo, '.mocharc.cluster.json'), 'utf8')) as { spec: string[] }).spec;
+    assert.ok(cluster.some((f) => FIRST_LEG_ONLY.includes(f)), 'the cluster config names a first-leg-only suite (webhook fairness), so this is a real case');
+    assert.deepEqual(ignoredOnLeg(legs[2], 2, {}).filter((f) => cluster.includes(f)), []);
   });
 
   it('sums each file over its top-level suites and lists the slowest first', () => {
