@@ -124,6 +124,10 @@ export const FIRST_LEG_ONLY = [
   'pubsub-hub',
   // Orgs' turns on the tool-runner queue in Redis; the handler stands in for the sandbox and stores nothing.
   'tool-fair-share',
+  // Routing before the key: 405s with Allow and the 401 challenge, from the document alone.
+  'http-methods',
+  // The ingresses' key checks and failed-auth limits in Redis (failing open without it); a key lookup is one find.
+  'auth-hardening',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
