@@ -128,6 +128,14 @@ export const FIRST_LEG_ONLY = [
   'http-methods',
   // The ingresses' key checks and failed-auth limits in Redis (failing open without it); a key lookup is one find.
   'auth-hardening',
+  // The routing interface's proxying: vendor formats in and out, SDKs' own helpers, candidate params, fallback
+  // counts and logs; their answers are checked, and none reads usage or anything else stored (router-cache does).
+  'router',
+  'router-input',
+  'router-sdk-walk',
+  'router-candidate-params',
+  'router-fallback-log',
+  'router-fit',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
