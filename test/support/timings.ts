@@ -15,7 +15,10 @@ export function fileTimings(events: { file: string; start: number; end: number }
 
 export function formatTimings(rows: { file: string; ms: number }[], cwd = process.cwd()): string {
   const total = rows.reduce((n, r) => n + r.ms, 0);
-  const lines = rows.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.startsWith(`${cwd}/`) ? r.file.slice(cwd.length + 1) : r.file}`);
+  // Files under 0.1 s (most unit tests) are counted, not listed: they are never where the time goes.
+  const shown = rows.filter((r) => r.ms >= 100);
+  const lines = shown.map((r) => `  ${(r.ms / 1000).toFixed(1).padStart(7)} s  ${r.file.startsWith(`${cwd}/`) ? r.file.slice(cwd.length + 1) : r.file}`);
+  if (shown.length < rows.length) lines.push(`  and ${rows.length - shown.length} file(s) under 0.1 s each`);
   return `\nwall time per file (TROUPE_TEST_TIMINGS), ${(total / 1000).toFixed(0)} s in all:\n${lines.join('\n')}\n`;
 }
 

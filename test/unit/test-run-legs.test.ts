@@ -34,14 +34,17 @@ describe('npm test: which suites each leg runs, and their times', () => {
       { file: '/r/b.test.js', start: 1000, end: 4000 },
       { file: '/r/a.test.js', start: 4000, end: 6500 },
       { file: '/r/c.test.js', start: 6500, end: 7000 },
+      { file: '/r/d.test.js', start: 7000, end: 7040 },
     ]);
     assert.deepEqual(rows, [
       { file: '/r/a.test.js', ms: 3500 },
       { file: '/r/b.test.js', ms: 3000 },
       { file: '/r/c.test.js', ms: 500 },
+      { file: '/r/d.test.js', ms: 40 },
     ]);
     const text = formatTimings(rows, '/r');
     assert.match(text, /7 s in all/);
     assert.ok(text.indexOf('a.test.js') < text.indexOf('b.test.js') && !text.includes('/r/'), text);
+    assert.ok(!text.includes('d.test.js') && text.includes('and 1 file(s) under 0.1 s each'), text);
   });
 });
