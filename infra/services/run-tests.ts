@@ -136,6 +136,10 @@ export const FIRST_LEG_ONLY = [
   'router-candidate-params',
   'router-fallback-log',
   'router-fit',
+  // The worker membership's set and beats in Redis, no MongoDB at all.
+  'membership',
+  // Extracted versions on the local disk under a cap; no harness, no database.
+  'version-eviction',
 ].map((name) => `dist/test/integration/${name}.test.js`);
 
 /** The fuzzers exercise the HTTP layer, the same on every leg: first leg only, unless TROUPE_FUZZ_SCALE=full asks for every leg. */
