@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { createGzip, gzipSync } from 'node:zlib';
+import { constants, crc32, createGzip, deflateRawSync } from 'node:zlib';
 import { pack as tarPack } from 'tar-stream';
 import type { Harness } from './harness.js';
 
@@ -44,10 +44,14 @@ async function writeEntry(pack: ReturnType<typeof tarPack>, e: TarEntry): Promis
   });
 }
 
-/** Builds a .tar.gz in memory, streaming so a multi-hundred-MiB bomb entry never sits in memory uncompressed. */
-export async function tarGz(entries: TarEntry[]): Promise<Buffer> {
+/**
+ * Builds a .tar.gz in memory, streaming so a multi-hundred-MiB bomb entry never sits in memory uncompressed.
+ * Level 9 keeps bomb entries small; an archive whose subject is not its size can ask for level 1 (100,000
+ * empty entries: 51 MB of tar, about 20 times faster to gzip at level 1).
+ */
+export async function tarGz(entries: TarEntry[], { level = 9 }: { level?: number } = {}): Promise<Buffer> {
   const pack = tarPack();
-  const gzip = createGzip({ level: 9 });
+  const gzip = createGzip({ level });
   const out: Buffer[] = [];
   gzip.on('data', (c: Buffer) => out.push(c));
   const done = new Promise<void>((resolve, reject) => {
@@ -67,9 +71,31 @@ export async function tarGz(entries: TarEntry[]): Promise<Buffer> {
   return Buffer.concat(out);
 }
 
-/** A gzip stream of raw zeros: not even a tar, it only inflates. */
+/**
+ * A gzip stream of raw zeros: not even a tar, it only inflates. One member, as gzip would write it, but
+ * built from one compressed MiB: after a full flush deflate refers to nothing before it, so that MiB's
+ * compressed bytes, repeated, inflate to the MiB repeated. Compressing 512 MiB of zeros at level 9 took
+ * the test process about 10 s of CPU on CI's 2 cores, which the server under test also needed.
+ */
 export function gzipBomb(bytes: number): Buffer {
-  return gzipSync(Buffer.alloc(bytes), { level: 9 });
+  const MIB = 1024 * 1024;
+  const zeros = Buffer.alloc(Math.min(bytes, MIB));
+  const flushed = (n: number) => deflateRawSync(zeros.subarray(0, n), { level: 9, finishFlush: constants.Z_FULL_FLUSH });
+  const block = flushed(zeros.length);
+  const parts = [Buffer.from([0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 2, 0xff])];
+  let crc = 0;
+  for (let left = bytes; left > 0; left -= MIB) {
+    const n = Math.min(left, MIB);
+    parts.push(n === MIB ? block : flushed(n));
+    crc = crc32(zeros.subarray(0, n), crc);
+  }
+  // The last block (empty, final), then the trailer: CRC-32 and length mod 2^32, little-endian.
+  parts.push(deflateRawSync(Buffer.alloc(0)));
+  const trailer = Buffer.alloc(8);
+  trailer.writeUInt32LE(crc >>> 0, 0);
+  trailer.writeUInt32LE(bytes % 2 ** 32, 4);
+  parts.push(trailer);
+  return Buffer.concat(parts);
 }
 
 export function sha256(buf: Buffer): string {
