@@ -220,6 +220,22 @@ describe('on_busy: reject, interrupt and rollback', function () {
     assert.equal((await json<{ status: string }>(await h.api(`/v1/sessions/${sid}`), 200)).status, 'idle');
   });
 
+  it('a retried interrupt whose first answer was lost is answered with the new message, not the one it cancelled', async () => {
+    const { sid, mid } = await busySession();
+    const keyed = () => h.api(`/v1/sessions/${sid}/events`, { method: 'POST', headers: { 'Idempotency-Key': 'interrupt-retry' }, json: { type: 'user.message', content: [{ type: 'text', text: 'change of plan' }], on_busy: 'interrupt' } });
+    const first = await json<{ event: Ev; message: { id: string; status: string } }>(await keyed(), 201);
+    assert.deepEqual([first.event.type, first.message.status], ['user.message', 'queued']);
+    assert.notEqual(first.message.id, mid);
+    // As after a worker died before the web stored the answer: the key's record is gone, the command is in the ledger.
+    await h.running.core.db.collection('idempotency_keys').deleteMany({ key: 'interrupt-retry' });
+    const again = await json<{ event: Ev; message: { id: string; status: string } }>(await keyed(), 201);
+    assert.deepEqual([again.event.type, again.event.sequence_number, again.message.id, again.message.status], ['user.message', first.event.sequence_number, first.message.id, 'queued']);
+    await until(async () => (await message(sid, first.message.id)).status === 'completed', 10_000);
+    const evs = await events(sid);
+    assert.equal(evs.filter((e) => e.type === 'user.message').length, 2, 'the retry recorded nothing');
+    assert.equal(evs.filter((e) => e.type === 'message.status_changed' && e.message_id === mid && e.data.to === 'cancelled').length, 1);
+  });
+
   it('rollback cancels the running message the same way, and no later model call includes the cancelled turn', async () => {
     const { sid, mid } = await busySession();
     // messages/sync takes it too, and answers with the new message once it is done.
