@@ -76,7 +76,7 @@ describe('fault: a worker SIGKILLed while on_busy interrupt takes over a running
     // All but one are sent at once, and the worker dies as soon as the first is in the ledger: the others are taken
     // mid-way or not yet, and the first's work (the abort, the new message's start) may be cut short. The last
     // is sent while no worker runs.
-    const interrupts = db.collection('events').countDocuments.bind(db.collection('events'), { session_id: { $in: sids }, type: 'user.message' });
+    const interrupts = () => db.collection('events').countDocuments({ session_id: { $in: sids }, type: 'user.message' });
     const early = sessions.slice(0, -1).map((s) => interrupt(s.sid));
     await until(async () => (await interrupts()) > SESSIONS, 10_000);
     await c.kill('worker-1', 'SIGKILL');
