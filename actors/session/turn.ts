@@ -179,11 +179,13 @@ async function replay(deps: TurnDeps, l: Loaded, firstSequence: number, agent: A
   const first = await deps.ledger.get(l.state.id, firstSequence);
   if (!first) return null;
   const answer = first.reply_offset ? await deps.ledger.get(l.state.id, firstSequence + first.reply_offset) : first;
-  await loadMessages(deps, l, [first.message_id, ...referenced(l, null)]);
+  await loadMessages(deps, l, [first.message_id, answer?.message_id, ...referenced(l, null)]);
   if (l.dirty) await save(deps, l);
   const effects = stillOwed(effectsOf(first) as Effect[], { session: l.state, messages: l.messages, agent });
-  const answered = reply(l, envelope(answer ?? first), first.message_id);
-  return outcome(deps, l, first.type === 'user.message' ? asRecorded(answered) : answered, effects);
+  // The answer's message, not the first event's: an `on_busy` interrupt writes the running message's cancel first.
+  const shown = answer ?? first;
+  const answered = reply(l, envelope(shown), shown.message_id ?? first.message_id);
+  return outcome(deps, l, shown.type === 'user.message' ? asRecorded(answered) : answered, effects);
 }
 
 const MAX_CONFLICTS = 3;

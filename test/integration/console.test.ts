@@ -209,6 +209,40 @@ describe('console in a browser', function () {
     }
   });
 
+  it('sends with the on_busy chosen in the message box, starting at the session default, and says why reject refused', async () => {
+    const ext = { name: 'lookup', kind: 'external' as const, path: 'tools/lookup.json', timeout_seconds: 60, description: null, input_schema: null, output_schema: null };
+    const { agentId } = await agentWith(h, { tools: [ext], llm_options: [{ id: 'main', provider: 'scripted', script: 's.json' }], scripts: { main: { turns: [{ tool_calls: [{ name: 'lookup', arguments: {}, id: 'call_l' }] }] } } });
+    const session = await client.sessions.create(agentId, { on_busy: 'reject', metadata: { from: 'on-busy' } });
+    // Busy: the first message waits for its external tool's result.
+    const first = (await client.sessions.send(session.id, 'look it up')).message!.id;
+    await until(async () => (await client.sessions.pendingToolCalls(session.id)).length === 1, 10_000);
+    // A tab of its own: the 409 it is shown is expected here.
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
+    try {
+      await tab.goto(`${h.baseUrl}/console`);
+      await tab.fill('#api-key', h.apiKey);
+      await tab.click('#key-form button[type=submit]');
+      await tab.fill('#metadata-filter', 'from=on-busy');
+      await tab.click('#session-filter button');
+      await tab.click(`#sessions li[data-session="${session.id}"]`);
+      await tab.waitForSelector('#session[data-stream="open"]');
+      assert.equal(await tab.locator('#on-busy').inputValue(), 'reject', "the session's default is preselected");
+      await tab.fill('#message', 'not now');
+      await tab.click('#composer button');
+      await tab.waitForSelector('#status.error:has-text("Not sent: the session is busy")');
+      assert.equal(await tab.locator('#message').inputValue(), 'not now', 'the typed text stays');
+      await tab.selectOption('#on-busy', 'interrupt');
+      await tab.click('#composer button');
+      await until(async () => (await client.sessions.message(session.id, first)).status === 'cancelled', 10_000);
+      const cancelled = (await client.sessions.events(session.id, { limit: 100 })).events.find((e) => e.type === 'message.status_changed' && e.message_id === first && e.data.to === 'cancelled');
+      assert.equal(cancelled?.type === 'message.status_changed' && cancelled.data.on_busy, 'interrupt', 'the box sent interrupt');
+      assert.deepEqual(problems, [], 'no script errors');
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('clears an error when the tab changes, and a failed lookup leaves nothing of the previous answer under it', async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
     const batch = await client.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }]);

@@ -1,4 +1,5 @@
-import type { Session } from '../../typescript/src/client.js';
+import type { OnBusy, Session } from '../../typescript/src/client.js';
+import { TroupeApiError } from '../../typescript/src/errors.js';
 import { byId, clear, errorText, h, status } from './dom.js';
 import { client, state } from './state.js';
 import { renderPending } from './tool-form.js';
@@ -113,6 +114,8 @@ export async function openSession(sessionId: string): Promise<void> {
   const s = await client().sessions.get(sessionId);
   if (state.sessionId !== sessionId) return;
   byId('session-status').textContent = `agent ${s.agent_id} · version ${s.version_id} · llm ${s.llm_id}`;
+  // The choice starts at the session's own default (set at creation), which is what a message without one does.
+  byId<HTMLSelectElement>('on-busy').value = s.on_busy;
   byId('composer').hidden = false;
   const transcript = new Transcript(list);
   void refreshPending(sessionId);
@@ -158,9 +161,18 @@ export function wireSessions(): void {
     const input = byId<HTMLInputElement>('message');
     const text = input.value.trim();
     if (!text || !state.sessionId) return;
+    const onBusy = byId<HTMLSelectElement>('on-busy').value as OnBusy;
     client()
-      .sessions.send(state.sessionId, text)
+      .sessions.send(state.sessionId, text, { onBusy })
       .then(() => (input.value = ''))
-      .catch((err) => status(errorText(err), true));
+      .catch((err) => status(sendError(err), true));
   });
+}
+
+/** A refusal by `reject` says what happened and what the other choices do; the typed text stays in the box. */
+function sendError(err: unknown): string {
+  if (err instanceof TroupeApiError && err.code === 'session_busy') {
+    return 'Not sent: the session is busy (a message is running or queued) and "If busy" is reject. Choose enqueue to wait its turn, or interrupt or rollback to stop the running message.';
+  }
+  return errorText(err);
 }

@@ -45,6 +45,8 @@ export interface SessionView {
   last_message_status: string | null;
   created_at: string;
   metadata: Record<string, string>;
+  /** The session's default `on_busy` (set at creation), `enqueue` when none was set. */
+  on_busy: OnBusy;
 }
 
 export function sessionView(s: SessionDoc): SessionView {
@@ -61,5 +63,6 @@ export function sessionView(s: SessionDoc): SessionView {
     last_message_status: s.last_message_status,
     created_at: s.created_at.toISOString(),
     metadata: s.metadata,
+    on_busy: s.on_busy ?? 'enqueue',
   };
 }

@@ -1516,6 +1516,8 @@ export type PostV1AgentsAgentIdSessionsResponse = {
   metadata: {
     [key: string]: string;
   };
+  /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+  on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
 };
 
 /** GET /v1/sessions/{session_id}: Read a session. */
@@ -1537,6 +1539,8 @@ export type GetV1SessionsSessionIdResponse = {
   metadata: {
     [key: string]: string;
   };
+  /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+  on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
 };
 
 /** DELETE /v1/sessions/{session_id}: Delete a session with its ledger, messages and idempotency records; 409 while a message runs unless force=true, which cancels it first. */
@@ -1565,6 +1569,8 @@ export type GetV1SessionsResponse = {
     metadata: {
       [key: string]: string;
     };
+    /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+    on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
   }>;
   has_more: boolean;
   next_cursor: string | null;
@@ -1634,6 +1640,8 @@ export type PostV1AgentsAgentIdMessagesResponse = {
     metadata: {
       [key: string]: string;
     };
+    /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+    on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
   };
 };
 
@@ -1694,6 +1702,8 @@ export type PostV1SessionsSessionIdEventsResponse = {
     metadata: {
       [key: string]: string;
     };
+    /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+    on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
   };
 };
 
@@ -1732,6 +1742,8 @@ export type PostV1SessionsSessionIdMessagesMessageIdCancelResponse = {
     metadata: {
       [key: string]: string;
     };
+    /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+    on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
   };
 };
 
@@ -1911,6 +1923,8 @@ export type GetV1SessionsSessionIdTranscriptResponse = {
     metadata: {
       [key: string]: string;
     };
+    /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
+    on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
   };
   messages: Array<{
     id: string;

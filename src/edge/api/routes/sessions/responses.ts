@@ -3,6 +3,7 @@ import { ledgerEventRef } from './ledger-events.js';
 import { textPart, toolCallPart } from '../../../../domain/event-schemas.js';
 import { anyObject, nullableString, nullableTime, stringMap, time } from '../../../../lib/schemas/common.js';
 import { listResponse } from '../../pagination.js';
+import { ON_BUSY } from '../../../../domain/session/on-busy.js';
 
 /**
  * Response shapes of the session routes, for /v1/openapi.json and the typed
@@ -12,7 +13,7 @@ import { listResponse } from '../../pagination.js';
 
 export const sessionResponse: JsonSchema = {
   type: 'object',
-  required: ['id', 'name', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_id', 'last_message_status', 'created_at', 'metadata'],
+  required: ['id', 'name', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_id', 'last_message_status', 'created_at', 'metadata', 'on_busy'],
   properties: {
     id: { type: 'string' },
     name: nullableString,
@@ -26,6 +27,7 @@ export const sessionResponse: JsonSchema = {
     last_message_status: nullableString,
     created_at: time,
     metadata: stringMap,
+    on_busy: { type: 'string', enum: [...ON_BUSY], description: 'What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was.' },
   },
 };
 
