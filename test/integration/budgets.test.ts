@@ -99,7 +99,7 @@ describe('budgets', function () {
     await counters().settle({ orgId, refs: [ref] }, toMicros(9.05));
     // Another router process: its own budgets, caches and leases, the same Redis.
     const core = h.running.core;
-    const other = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log);
+    const other = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log, core.metrics);
     const router = (await core.stores.routers.get(orgId, 'bud'))!;
     fake.delayMs = 100;
     const [http, direct] = await Promise.all([
