@@ -83,7 +83,7 @@ function fileSource(stores: Core['stores']): FileSource {
 export function routerProxyPorts(core: Core, versions: VersionCache, cancels: CancelTracker = new CancelRegistry()): RouterProxyPorts {
   const client = new LlmClient({ allowPrivate: core.config.modelsAllowPrivate, observe: modelCallMetrics(core.metrics), maxAnswerBytes: core.config.buffers.upstreamAnswerBytes, maxEventBytes: core.config.buffers.upstreamEventBytes });
   core.shutdown.add(once('llm-client', () => client.close()));
-  const usage = new UsageBuffer(core.stores.usage, core.log, undefined, core.budgets);
+  const usage = new UsageBuffer(core.stores.usage, core.log, undefined, core.budgets, core.metrics);
   core.shutdown.add(once('routing-usage', () => usage.close()));
   return {
     session: (id) => core.stores.sessions.byId(id),

@@ -149,7 +149,7 @@ export async function openCore(config: Config, log: Logger, role: string, opts: 
   const stores = createStores(mongo.db, box, mongo.sharded);
   await bootstrapKeys(config, stores, log);
   const keys = new RedisKeys(config.redisPrefix);
-  const budgets = new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log);
+  const budgets = new Budgets(new BudgetCounters(redis, keys), stores.orgs, stores.apiKeys, log, metrics);
   // Before Redis closes (the list closes in reverse): unused leased room goes back to the budgets.
   shutdown.add(once('budget-leases', () => budgets.close()));
   const redisFor: Core['redisFor'] = (kind, name) => {

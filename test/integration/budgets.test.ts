@@ -56,6 +56,9 @@ describe('budgets', function () {
     });
   const counters = () => h.running.core.budgets.counters;
   const spentUsd = async (ref: BudgetRef) => (await counters().spent(orgId, [ref]))[0] / 1e6;
+  /** A counter of the process's metrics (all roles run in this one), summed over the series with these labels. */
+  const counted = async (name: string, labels: Record<string, string>) =>
+    (await h.running.core.metrics.registry.getSingleMetric(name)!.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
   const setKeyBudget = async (id: string, budget: unknown, key = h.apiKey) => h.api(`/v1/keys/${id}`, { method: 'PATCH', json: { budget }, headers: { authorization: `Bearer ${key}` } });
 
   it('admits at most what fits in a nearly spent budget under 50 concurrent calls, and refuses the rest with 402', async () => {
@@ -64,6 +67,7 @@ describe('budgets', function () {
     const ref: BudgetRef = { scope: 'routing_key', id: routingKeyId, budget };
     // 9.05 spent: room for 0.95, so exactly 9 calls of at most 0.1 each.
     await counters().settle({ orgId, refs: [ref] }, toMicros(9.05));
+    const [refusals0, spend0] = [await counted('troupe_budget_refusals_total', { scope: 'routing_key' }), await counted('troupe_spend_usd_total', { source: 'routing' })];
     fake.delayMs = 150; // every admitted call is still in flight while the others are judged
     const answers = await Promise.all(Array.from({ length: 50 }, () => routed().then(async (r) => ({ status: r.status, body: (await r.json()) as Json }))));
     const ok = answers.filter((a) => a.status === 200);
@@ -71,6 +75,8 @@ describe('budgets', function () {
     assert.equal(ok.length, 9);
     assert.equal(refused.length, 41);
     assert.equal(fake.requests.length, 9, 'a refused call never reaches the upstream');
+    assert.equal((await counted('troupe_budget_refusals_total', { scope: 'routing_key' })) - refusals0, 41);
+    assert.ok(Math.abs((await counted('troupe_spend_usd_total', { source: 'routing' })) - spend0 - 0.9) < 1e-9, 'nine calls of 0.1 USD counted as routing spend');
     const err = refused[0].body.error;
     assert.equal(err.code, 'budget_exceeded');
     assert.equal(err.type, 'payment_required');
@@ -99,7 +105,7 @@ describe('budgets', function () {
     await counters().settle({ orgId, refs: [ref] }, toMicros(9.05));
     // Another router process: its own budgets, caches and leases, the same Redis.
     const core = h.running.core;
-    const other = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log);
+    const other = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log, core.metrics);
     const router = (await core.stores.routers.get(orgId, 'bud'))!;
     fake.delayMs = 100;
     const [http, direct] = await Promise.all([
@@ -148,6 +154,13 @@ describe('budgets', function () {
     const { agentId } = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase, input_price: 0, output_price: OUTPUT_PRICE }] });
     // Each turn costs 0.1: 0.1 (40%), 0.2 (80%), 0.3 (past 100%).
     const s = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-session', budget_usd: 0.25 } }), 201);
+    const metrics = async () => ({
+      spend: await counted('troupe_spend_usd_total', { source: 'turns' }),
+      refusals: await counted('troupe_budget_refusals_total', { scope: 'session' }),
+      t80: await counted('troupe_budget_thresholds_total', { scope: 'session', threshold: '80' }),
+      t100: await counted('troupe_budget_thresholds_total', { scope: 'session', threshold: '100' }),
+    });
+    const before = await metrics();
     const sync = async () => json<Json>(await h.api(`/v1/sessions/${s.id}/messages/sync`, { method: 'POST', json: { parts: [{ type: 'text', text: 'go' }] } }), 200);
     assert.equal((await sync()).status, 'completed');
     assert.equal((await sync()).status, 'completed');
@@ -180,6 +193,10 @@ describe('budgets', function () {
     assert.equal(failedStatus?.data.error_code, 'budget_exceeded');
     const usage = await json<Json>(await h.api(`/v1/sessions/${s.id}/usage`), 200);
     assert.deepEqual(usage.budgets.map((b: Json) => [b.scope, b.spent_usd]), [['session', 0.3]]);
+    // The metrics say the same: 0.3 USD of turns, the two refusals (the queued turn's call, the fifth at intake), each threshold once.
+    const after = await metrics();
+    assert.ok(Math.abs(after.spend - before.spend - 0.3) < 1e-9, `spend from turns ${after.spend - before.spend}`);
+    assert.deepEqual([after.refusals - before.refusals, after.t80 - before.t80, after.t100 - before.t100], [2, 1, 1]);
   });
 
   it('an org budget resets at the UTC day boundary, and its thresholds fire once per period, as webhooks', async () => {

@@ -43,8 +43,10 @@ describe('docs/operations.md against a running deploy', function () {
     fake = await FakeLlmUpstream.start();
     h = await startHarness({ roles: ['web'], env: { TROUPE_SESSION_SHARDS: '4' } });
     scrape.set('web', h.baseUrl);
-    // Two routed calls a minute per key, so the third is refused (troupe_rate_limit_refusals_total).
-    const router = await startRoleProcess(['router'], { ...h.env, TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '2' });
+    // Two routed calls a minute per key, so the third is refused (troupe_rate_limit_refusals_total); one token a
+    // minute per key, so the second is refused on tokens ({surface="routing_tokens"}); a candidate's breaker opens
+    // at its first failure (troupe_router_breaker_transitions_total).
+    const router = await startRoleProcess(['router'], { ...h.env, TROUPE_RATE_LIMIT_ROUTING_KEY_PER_MIN: '2', TROUPE_TOKEN_LIMIT_ROUTING_KEY_PER_MIN: '1', ROUTER_BREAKER_FAILURES: '1' });
     procs.push(router);
     routerUrl = `http://127.0.0.1:${router.ports.router}`;
     scrape.set('router', routerUrl);
@@ -62,21 +64,37 @@ describe('docs/operations.md against a running deploy', function () {
   });
 
   async function traffic(): Promise<void> {
-    // An agent turn whose tool call times out: turns, ledger appends, tool outcomes, model calls (worker).
-    const { agentId } = await agentWith(h, { tools: [slowTool], llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-ops', base_url: fake.openaiBase }] });
+    // An agent turn whose tool call times out: turns, ledger appends, tool outcomes, model calls (worker). Each of
+    // its two model calls costs 0.07 USD (7 output tokens) against a session budget of 0.08: spend from turns, and
+    // the 80% then the 100% threshold (worker).
+    const { agentId } = await agentWith(h, { tools: [slowTool], llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-ops', base_url: fake.openaiBase, input_price: 0, output_price: 10_000 }] });
     fake.reply = (body) => (JSON.stringify(body).includes('No result was submitted') ? { text: 'Gave up.' } : { text: '', toolCalls: [{ id: 'call_1', name: 'lookup', arguments: { q: 'x' } }] });
-    const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake' } }), 201)).id;
-    const sent = await json<{ message: { id: string } }>(await h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('look it up') } }), 201);
+    const sid = (await json<{ id: string }>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { llm_api_key: 'sk-fake', budget_usd: 0.08 } }), 201)).id;
+    const say = () => h.api(`/v1/sessions/${sid}/events`, { method: 'POST', json: { type: 'user.message', content: text('look it up') } });
+    const sent = await json<{ message: { id: string } }>(await say(), 201);
     await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${sid}/messages/${sent.message.id}`), 200)).status === 'completed', 20_000);
+    // Once the second call's cost is counted, the next message is refused with 402 (web: troupe_budget_refusals_total).
+    await until(async () => (await json<{ budgets: { spent_usd: number }[] }>(await h.api(`/v1/sessions/${sid}/usage`), 200)).budgets[0]?.spent_usd >= 0.08, 5000);
+    assert.equal((await say()).status, 402);
 
     // A routed call that falls back, then one more than the key's rate (router).
     assert.equal((await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake-upstream' } })).status, 200);
-    assert.equal((await h.api('/v1/routers/ops', { method: 'PUT', json: { candidates: [candidate(fake, 'openai', 'openai/first'), candidate(fake, 'openai', 'openai/second')] } })).status, 200);
+    // Priced candidates: the call's cost is spend from routing (router: troupe_spend_usd_total).
+    const price = { input_price: 1, output_price: 2 };
+    assert.equal((await h.api('/v1/routers/ops', { method: 'PUT', json: { candidates: [candidate(fake, 'openai', 'openai/first', price), candidate(fake, 'openai', 'openai/second', price)] } })).status, 200);
     fake.failNext(503);
     const route = () => fetch(`${routerUrl}/ops/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${h.routingKey}`, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'service/routing', messages: [{ role: 'user', content: 'Hi' }] }) });
-    const statuses = [];
-    for (let i = 0; i < 3; i++) statuses.push((await route()).status);
-    assert.deepEqual(statuses, [200, 200, 429]);
+    const answers = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await route();
+      answers.push([res.status, ((await res.json()) as { error?: { message: string } }).error?.message.split(' ')[0] ?? 'ok']);
+    }
+    // The first falls back (and opens the first candidate's breaker) and spends the key's token; then the token limit, then the rate.
+    assert.deepEqual(answers, [
+      [200, 'ok'],
+      [429, 'Token'],
+      [429, 'Rate'],
+    ]);
 
     // A message the worker cannot handle: its turn ends `failed` (TroupeActorFailures).
     await h.running.core.plane.queues.queue(shardQueueName(SESSION.name, 0)).add('malformed', {}, { attempts: 1 });

@@ -78,7 +78,7 @@ describe('docs/operations.md', () => {
       for (const { name } of q.series) queried.add(name.replace(/_(bucket|count|sum)$/, ''));
     }
     // The series the issue asks for are on the dashboard.
-    for (const name of ['troupe_queue_jobs', 'troupe_actor_turn_duration_seconds', 'troupe_model_call_duration_seconds', 'troupe_router_selections_total', 'troupe_rate_limit_refusals_total', 'troupe_sse_clients']) {
+    for (const name of ['troupe_queue_jobs', 'troupe_actor_turn_duration_seconds', 'troupe_model_call_duration_seconds', 'troupe_router_selections_total', 'troupe_rate_limit_refusals_total', 'troupe_sse_clients', 'troupe_spend_usd_total', 'troupe_budget_refusals_total', 'troupe_budget_thresholds_total', 'troupe_router_breaker_transitions_total']) {
       assert.ok(queried.has(name), `${name} is on the dashboard`);
     }
   });

@@ -34,7 +34,7 @@ export interface RouterApp {
 /** The `{routing_url}` app: three formats in, the selected model out. */
 export function createRouterApp(deps: Pick<AppDeps, 'stores' | 'log' | 'redis' | 'keys' | 'metrics' | 'config' | 'limits' | 'drain' | 'budgets'>, opts: { client?: LlmClient; usageFlushMs?: number } = {}): RouterApp {
   const client = opts.client ?? new LlmClient({ allowPrivate: deps.config.modelsAllowPrivate, observe: modelCallMetrics(deps.metrics), maxAnswerBytes: deps.config.buffers.upstreamAnswerBytes, maxEventBytes: deps.config.buffers.upstreamEventBytes });
-  const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs, deps.budgets);
+  const usage = new UsageBuffer(deps.stores.usage, deps.log, opts.usageFlushMs, deps.budgets, deps.metrics);
   const svc: RouterServices = {
     auth: new KeyAuthenticator(deps.stores.apiKeys, deps.limits?.authFailures),
     lookup: new RoutingLookup(deps.stores),

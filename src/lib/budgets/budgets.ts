@@ -5,11 +5,15 @@ import type { ApiKeyDoc } from '../../store/api-keys.js';
 import type { ApiKeyStore } from '../../store/api-keys.js';
 import type { OrgStore } from '../../store/orgs.js';
 import type { Logger } from '../log/logger.js';
+import { LabelSets } from '../metrics/label-sets.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { BudgetCounters, isRefusal, type Crossing, type Reservation } from './budget-counters.js';
 import { LeasePool } from './lease-pool.js';
 
 const TTL_MS = 5000;
 const MAX_CACHED = 10_000;
+const REFUSALS = new LabelSets<{ scope: string }>(['scope']);
+const THRESHOLDS = new LabelSets<{ scope: string; threshold: string }>(['scope', 'threshold']);
 
 /** The output a routed call is assumed to ask for when it names no max tokens: what its reservation bounds. */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 4096;
@@ -53,6 +57,7 @@ export class Budgets {
     private readonly orgStore: Pick<OrgStore, 'byId'>,
     private readonly keyStore: Pick<ApiKeyStore, 'byId'>,
     private readonly log: Logger,
+    private readonly metrics: Pick<Metrics, 'budgetRefusals' | 'budgetThresholds'>,
   ) {
     this.leases = new LeasePool(counters);
   }
@@ -126,7 +131,9 @@ export class Budgets {
     if (isRefusal(r)) throw this.refusal(r.ref, r.spentMicros);
   }
 
+  /** The 402, counted here: every refusal (routed call, turn intake, a queued turn's model call) is built by this. */
   refusal(ref: BudgetRef, spentMicros: number): BudgetExceededError {
+    this.metrics.budgetRefusals.inc(REFUSALS.of(ref.scope));
     return new BudgetExceededError(standing(ref, spentMicros, this.counters.now()));
   }
 
@@ -160,6 +167,7 @@ export class Budgets {
       (crossed) => {
         for (const c of crossed) {
           this.log.info({ org_id: r.orgId, scope: c.ref.scope, id: c.ref.id, threshold: c.threshold, spent_usd: fromMicros(c.spentMicros) }, 'budget threshold reached');
+          this.metrics.budgetThresholds.inc(THRESHOLDS.of(c.ref.scope, String(c.threshold)));
           this.onCrossing?.(c, r.orgId);
         }
         return crossed;

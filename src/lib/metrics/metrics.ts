@@ -39,6 +39,9 @@ export class Metrics {
   readonly rateLimiterFailOpen: Counter<'surface'>;
   readonly egressRefusals: Counter<'reason'>;
   readonly scheduleTicks: Counter<'outcome'>;
+  readonly spendUsd: Counter<'source'>;
+  readonly budgetRefusals: Counter<'scope'>;
+  readonly budgetThresholds: Counter<'scope' | 'threshold'>;
   /** Queues whose depth and age this process reports, by the name shown in the `queue` label. */
   private readonly queues = new Map<string, QueueProbe[]>();
 
@@ -71,6 +74,9 @@ export class Metrics {
     this.mongoClosedSocketWrites = new Counter({ name: 'troupe_mongo_closed_socket_writes_total', help: 'MongoDB commands the driver fix failed as a closed connection instead of letting them wait forever (store/driver-fix.ts), by when: before_write, waiting_for_drain.', labelNames: ['when'], registers });
     this.scheduleTicks = new Counter({ name: 'troupe_schedule_ticks_total', help: 'Schedule tick attempts by outcome: sent, failed (refused, recorded), skipped (agent deleted), paused, gone (schedule deleted), duplicate (already run), error (threw; BullMQ retries it), gave_up (attempts spent; recorded failed).', labelNames: ['outcome'], registers });
     this.egressRefusals = new Counter({ name: 'troupe_egress_refusals_total', help: 'Connections of sandboxed tools refused by the egress proxy, by reason (not_public, troupe_own, not_allowed, unresolvable, bad_target, too_many_connections).', labelNames: ['reason'], registers });
+    this.spendUsd = new Counter({ name: 'troupe_spend_usd_total', help: 'Priced model spend in USD (calls priced in another currency are left out), by source: routing (routing interface calls) or turns (agent turns, routed or not).', labelNames: ['source'], registers });
+    this.budgetRefusals = new Counter({ name: 'troupe_budget_refusals_total', help: 'Calls and turns refused with 402 budget_exceeded, by the scope of the budget that had no room (org, api_key, routing_key, session).', labelNames: ['scope'], registers });
+    this.budgetThresholds = new Counter({ name: 'troupe_budget_thresholds_total', help: 'Budgets whose period spend first reached a threshold, by the budget scope (org, api_key, routing_key, session) and threshold (80, 100: percent of the amount).', labelNames: ['scope', 'threshold'], registers });
     const queues = this.queues;
     new Gauge({
       name: 'troupe_queue_jobs',

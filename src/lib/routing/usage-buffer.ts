@@ -1,6 +1,10 @@
 import type { Logger } from '../log/logger.js';
 import type { BudgetCharge, Budgets } from '../budgets/budgets.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { costOf, type Price, type UsageCounts, type UsageKey, type UsageStore } from '../../store/usage.js';
+
+const ROUTING = { source: 'routing' };
+const TURNS = { source: 'turns' };
 
 /** Who a model call is billed to beyond the org: a session's turns name their agent and session. */
 export interface UsageSource {
@@ -28,6 +32,8 @@ export class UsageBuffer {
     intervalMs = 1000,
     /** Spend budgets; absent, no call is counted against one. */
     private readonly budgets?: Budgets,
+    /** Counts priced spend; absent in tests that need no metrics. */
+    private readonly metrics?: Pick<Metrics, 'spendUsd'>,
   ) {
     this.timer = setInterval(() => void this.flush(), intervalMs);
     this.timer.unref();
@@ -38,7 +44,10 @@ export class UsageBuffer {
     const id = JSON.stringify(key);
     const cost = costOf(price, input, output);
     // The one point a call's cost is known: budgets count it here (USD only; they are set in USD).
-    if (source.charge && this.budgets) this.budgets.settle(source.charge, price?.currency === 'USD' ? cost : 0);
+    const usd = price?.currency === 'USD' ? cost : 0;
+    if (source.charge && this.budgets) this.budgets.settle(source.charge, usd);
+    // A session's calls are its turns' (routed in-process or not); the rest came in on the routing interface.
+    if (usd > 0) this.metrics?.spendUsd.inc(source.sessionId ? TURNS : ROUTING, usd);
     const p = this.pending.get(id);
     if (p) {
       p.counts.requests++;
