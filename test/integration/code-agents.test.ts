@@ -1,12 +1,17 @@
 import assert from 'node:assert/strict';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { FakeMcpServer } from '../fakes/mcp-server.js';
+import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { verifyWebhook } from '../../src/lib/webhooks/verify.js';
 import { createAgentFrom, entriesOfDir, type TarEntry } from '../support/archives.js';
 import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/code-agent.js';
 import { startHarness, type Harness } from '../support/harness.js';
-import { until } from '../support/wait.js';
+import { troupe } from '../support/troupe-cli.js';
+import { json, until } from '../support/wait.js';
 
 interface Ev {
   type: string;
@@ -25,7 +30,8 @@ describe('code agents (JavaScript)', function () {
 
   before(async () => {
     fake = await FakeLlmUpstream.start();
-    h = await startHarness();
+    // Private webhook URLs allowed: the item-5 test's receiver listens on 127.0.0.1.
+    h = await startHarness({ env: { TROUPE_WEBHOOKS_ALLOW_PRIVATE: '1' } });
     const res = await createAgentFrom(h, codeAgentManifest(fake.openaiBase), codeAgentFiles(codeAgentManifest(fake.openaiBase)), 'code-agent');
     const body = await res.text();
     assert.equal(res.status, 201, body);
@@ -374,4 +380,60 @@ describe('code agents (JavaScript)', function () {
       assert.deepEqual(all.filter((e) => e.type === 'agent.progress').map((e) => e.data.text), ['routed to billing', 'the answer broke the format rule; retrying once']);
     });
   }
+
+  it('runs a batch of code-agent sessions: counts, signed session.completed webhooks, model-call usage, and troupe tail prints agent.* readably', async () => {
+    const rx = await WebhookReceiver.start();
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-ca-tail-'));
+    const reply = fake.reply;
+    try {
+      // Batch items carry no llm_api_key: this agent's real llm option reads a stored credential.
+      await json(await h.api('/v1/credentials/FAKE_KEY', { method: 'PUT', json: { value: 'sk-fake' } }), 200);
+      const base = codeAgentManifest(fake.openaiBase);
+      const manifest = { ...base, name: 'code-agent-batch', llm_options: (base.llm_options as Record<string, unknown>[]).map((o) => (o.id === 'main' ? { ...o, api_key_credential: 'FAKE_KEY' } : o)) };
+      const res = await createAgentFrom(h, manifest, codeAgentFiles(manifest), 'code-agent-batch');
+      const batchAgent = (await json<{ id: string }>(res, 201)).id;
+      const hook = await json<{ signing_secret: string }>(await h.api(`/v1/agents/${batchAgent}/webhook`, { method: 'PUT', json: { webhook_url: `${rx.url}/hook`, event_types: ['session.completed', 'batch.completed'] } }), 200);
+      // A real (not scripted) llm option: the fake upstream reports these tokens, which usage must show.
+      fake.reply = { text: 'counted', inputTokens: 100, outputTokens: 40 };
+      const items = [0, 1, 2].map((i) => ({ agent_id: batchAgent, message: { content: [{ type: 'text', text: 'retry' }] }, metadata: { row: String(i) } }));
+      const created = await json<{ batch_id: string }>(await h.api('/v1/session-batches', { method: 'POST', json: { items } }), 201);
+      const done = await until(async () => {
+        const b = await json<{ status: string; counts: Record<string, number>; sessions: { session_id: string; last_message_status: string }[] }>(await h.api(`/v1/session-batches/${created.batch_id}`), 200);
+        return b.status !== 'queued' && b.status !== 'running' && b;
+      }, 20_000);
+      assert.equal(done.status, 'completed', JSON.stringify(done));
+      assert.deepEqual(done.counts, { queued: 0, running: 0, completed: 3, failed: 0 });
+      const sids = done.sessions.map((s) => s.session_id);
+      for (const sid of sids) {
+        const all = await events(sid);
+        assert.deepEqual(all.find((e) => e.type === 'assistant.message_completed')?.data.parts, [{ type: 'text', text: 'model: counted' }], sid);
+        // Usage is counted after the turn ends (as for the built-in loop): read until the call shows.
+        const usage = await until(async () => {
+          const u = await json<{ models: Record<string, unknown>[] }>(await h.api(`/v1/sessions/${sid}/usage`), 200);
+          return u.models.length > 0 && u;
+        }, 5000);
+        assert.deepEqual(usage.models, [{ model: 'gpt-test', model_calls: 1, input_tokens: 100, output_tokens: 40, cost: [], unpriced_model_calls: 1 }], sid);
+      }
+
+      const got = await rx.waitFor(4, '/hook');
+      const bodies = got.map((r) => verifyWebhook({ secret: hook.signing_secret, headers: r.headers, rawBody: r.rawBody })).map((v, i) => ({ id: v.id, ...(JSON.parse(got[i].rawBody) as { type: string; data: Record<string, unknown> }) }));
+      const completed = bodies.filter((b) => b.type === 'session.completed');
+      assert.deepEqual(completed.map((b) => b.data.session_id).sort(), [...sids].sort(), 'one signed session.completed per session');
+      for (const b of completed) assert.deepEqual([b.data.batch_id, b.data.agent_id, b.data.last_message_status], [created.batch_id, batchAgent, 'completed']);
+      assert.deepEqual(completed.map((b) => (b.data.metadata as { row: string }).row).sort(), ['0', '1', '2'], 'each item\'s metadata rides on its webhook');
+      assert.deepEqual(bodies.filter((b) => b.type === 'batch.completed').map((b) => b.data.batch_id), [created.batch_id]);
+
+      const env = { TROUPE_BASE_URL: h.baseUrl, TROUPE_API_KEY: h.apiKey, TROUPE_CONFIG: join(dir, 'config.json') };
+      const tailed = await troupe(['tail', sids[0], '--until-idle'], env, dir);
+      assert.equal(tailed.code, 0, tailed.stderr);
+      assert.match(tailed.stdout, /agent +#0 model default\(\{"input":"retry"\}\)/, tailed.stdout);
+      assert.match(tailed.stdout, /agent +#0 model done: counted/, tailed.stdout);
+      assert.match(tailed.stdout, /assistant +model: counted/, tailed.stdout);
+      assert.doesNotMatch(tailed.stdout, /agent\.call_/, 'no raw event type names');
+    } finally {
+      fake.reply = reply;
+      await rx.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
