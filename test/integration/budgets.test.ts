@@ -4,7 +4,7 @@ import { Budgets } from '../../src/lib/budgets/budgets.js';
 import { BudgetCounters } from '../../src/lib/budgets/budget-counters.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, chatRequest } from '../fakes/llm-conversation.js';
-import { agentWith } from '../support/agent-fixture.js';
+import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
@@ -243,6 +243,22 @@ describe('budgets', function () {
       h.running.core.budgets.onCrossing = send;
       await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
     }
+  });
+
+  it("shows a session's budget_usd on every session view, null when it has none", async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
+    const created = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { budget_usd: 0.75 } }), 201);
+    const plain = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} }), 201);
+    assert.deepEqual([created.budget_usd, plain.budget_usd], [0.75, null]);
+    assert.equal((await json<Json>(await h.api(`/v1/sessions/${created.id}`), 200)).budget_usd, 0.75);
+    assert.equal((await json<Json>(await h.api(`/v1/sessions/${plain.id}`), 200)).budget_usd, null);
+    const listed = (await json<Json>(await h.api('/v1/sessions?limit=10'), 200)).sessions as Json[];
+    assert.deepEqual([created.id, plain.id].map((id) => listed.find((s) => s.id === id)?.budget_usd), [0.75, null]);
+    // A turn's reply, and the one-shot message that creates its session.
+    const turn = await json<Json>(await h.api(`/v1/sessions/${created.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hi' }] } }), 201);
+    assert.equal(turn.session.budget_usd, 0.75);
+    const oneShot = await json<Json>(await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hi' }], session: { budget_usd: 2 } } }), 201);
+    assert.equal(oneShot.session.budget_usd, 2);
   });
 
   it('refuses bad budget bodies with 400', async () => {
