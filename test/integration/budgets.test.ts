@@ -59,6 +59,8 @@ describe('budgets', function () {
   /** A counter of the process's metrics (all roles run in this one), summed over the series with these labels. */
   const counted = async (name: string, labels: Record<string, string>) =>
     (await h.running.core.metrics.registry.getSingleMetric(name)!.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+  /** Micro-dollars reserved on a budget's counters in Redis: leases and calls not yet settled. */
+  const reservedMicros = async (scope: string, id: string, period = 't') => Number((await h.running.core.redis.hget(h.running.core.keys.budget(orgId, scope, id, period).counters, 'res')) ?? 0);
   const setKeyBudget = async (id: string, budget: unknown, key = h.apiKey) => h.api(`/v1/keys/${id}`, { method: 'PATCH', json: { budget }, headers: { authorization: `Bearer ${key}` } });
 
   it('admits at most what fits in a nearly spent budget under 50 concurrent calls, and refuses the rest with 402', async () => {
@@ -243,6 +245,58 @@ describe('budgets', function () {
       h.running.core.budgets.onCrossing = send;
       await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
     }
+  });
+
+  it('settles a streamed routed call on its finish event, and gives its reservation back when the stream is cut or the client hangs up', async () => {
+    // A routing key of its own, so its total counter starts at 0. At 1 USD a lease is one call's bound (0.1 USD):
+    // what Redis holds reserved is exactly the calls not yet settled.
+    const { key, doc } = await h.running.core.stores.apiKeys.create(orgId, 'routing');
+    const budget = { amount_usd: 1, period: 'total' as const };
+    assert.equal((await setKeyBudget(doc._id, budget)).status, 200);
+    const ref: BudgetRef = { scope: 'routing_key', id: doc._id, budget };
+    const streamed = (signal?: AbortSignal) =>
+      fetch(`${h.routerUrl}/bud/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ ...chatRequest({ messages: [{ role: 'user', content: 'hi' }], tools: undefined }), max_tokens: MAX_TOKENS, stream: true }),
+        signal,
+      });
+    // A whole stream: its usage (40 output tokens at 1000 USD per million: 0.04 USD) is what the budget counts.
+    fake.reply = { text: 'ok', inputTokens: 50, outputTokens: 40 };
+    const whole = await streamed();
+    assert.equal(whole.status, 200);
+    assert.match(await whole.text(), /\[DONE\]/);
+    await until(async () => Math.abs((await spentUsd(ref)) - 0.04) < 1e-9 && (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+
+    // Cut by the upstream after its first content (committed, so no fallback): an error event, no usage, nothing counted.
+    fake.reply = { text: 'a long answer that will be cut', inputTokens: 50, outputTokens: 40 };
+    fake.cutStreamAfter = 5;
+    const cut = await streamed();
+    assert.equal(cut.status, 200);
+    assert.match(await cut.text(), /failed after it started/);
+    await until(async () => (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+    assert.equal(await spentUsd(ref), 0.04);
+
+    // The client hangs up mid-stream: the upstream call is closed and the reservation given back.
+    fake.cutStreamAfter = null;
+    fake.eventDelayMs = 200;
+    const ac = new AbortController();
+    const gone = await streamed(ac.signal);
+    const reader = gone.body!.getReader();
+    const dec = new TextDecoder();
+    let seen = '';
+    const content = /"content":"[^"]+"/;
+    for (let i = 0; i < 20 && !content.test(seen); i++) {
+      const r = await reader.read();
+      if (r.done) break;
+      seen += dec.decode(r.value);
+    }
+    assert.match(seen, content);
+    assert.ok((await reservedMicros('routing_key', doc._id)) > 0, 'the call holds its reservation while it streams');
+    ac.abort();
+    await reader.cancel().catch(() => undefined);
+    await until(async () => fake.abortedStreams === 1 && (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+    assert.equal(await spentUsd(ref), 0.04);
   });
 
   it("shows a session's budget_usd on every session view, null when it has none", async () => {
