@@ -299,6 +299,46 @@ describe('budgets', function () {
     assert.equal(await spentUsd(ref), 0.04);
   });
 
+  it("an API key's budget is its own org's: another org can neither read nor change it, and its sessions are not refused by the first org's spent budgets", async () => {
+    const stores = h.running.core.stores;
+    const keyA = await stores.apiKeys.create(orgId, 'api');
+    const authA = { authorization: `Bearer ${keyA.key}` };
+    const other = await stores.orgs.create(`other-api-${Date.now()}`);
+    const authB = { authorization: `Bearer ${(await stores.apiKeys.create(other._id, 'api')).key}` };
+    const budget = { amount_usd: 1, period: 'total' as const };
+    try {
+      assert.equal((await setKeyBudget(keyA.doc._id, budget, keyA.key)).status, 200);
+      // Org B: a 404 as for an unknown key, and the budget is unchanged; its usage shows none of org A's budgets.
+      const crossing = await setKeyBudget(keyA.doc._id, null, authB.authorization.slice(7));
+      const unknown = await setKeyBudget('apiKey_01HZZZZZZZZZZZZZZZZZZZZZZZ', null, authB.authorization.slice(7));
+      assert.deepEqual([crossing.status, ((await crossing.json()) as Json).error.code], [unknown.status, ((await unknown.json()) as Json).error.code]);
+      assert.equal(crossing.status, 404);
+      assert.deepEqual((await stores.apiKeys.byId(keyA.doc._id))!.budget, budget);
+      assert.ok((await json<Json>(await h.api('/v1/usage', { headers: authA }), 200)).budgets.some((b: Json) => b.id === keyA.doc._id), 'org A reads its key budget');
+      assert.deepEqual((await json<Json>(await h.api('/v1/usage', { headers: authB }), 200)).budgets, []);
+
+      // Both orgs get the same org budget; org A's and its key's are spent.
+      for (const auth of [authA, authB]) assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget }, headers: auth })).status, 200);
+      await counters().settle({ orgId, refs: [{ scope: 'org', id: orgId, budget }, { scope: 'api_key', id: keyA.doc._id, budget }] }, toMicros(1));
+      const turn = async (agentId: string, headers: Record<string, string>) => {
+        const s = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {}, headers }), 201);
+        return h.api(`/v1/sessions/${s.id}/messages/sync`, { method: 'POST', json: { parts: [{ type: 'text', text: 'go' }] }, headers });
+      };
+      const a = await scriptedAgent(h, [{ text: 'hi' }]);
+      const refused = await turn(a.agentId, authA);
+      assert.equal(refused.status, 402);
+      assert.equal(((await refused.json()) as Json).error.budget.scope, 'org');
+      // Org B's session, its org budget of the same terms untouched, runs.
+      const b = await scriptedAgent(h, [{ text: 'hi' }], { orgName: other.name });
+      const done = await json<Json>(await turn(b.agentId, authB), 200);
+      assert.equal(done.status, 'completed');
+      const usageB = await json<Json>(await h.api('/v1/usage', { headers: authB }), 200);
+      assert.deepEqual(usageB.budgets.map((x: Json) => [x.scope, x.id, x.spent_usd]), [['org', other._id, 0]]);
+    } finally {
+      await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
+    }
+  });
+
   it("shows a session's budget_usd on every session view, null when it has none", async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
     const created = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { budget_usd: 0.75 } }), 201);
