@@ -334,6 +334,19 @@ describe('budgets', function () {
       assert.equal(done.status, 'completed');
       const usageB = await json<Json>(await h.api('/v1/usage', { headers: authB }), 200);
       assert.deepEqual(usageB.budgets.map((x: Json) => [x.scope, x.id, x.spent_usd]), [['org', other._id, 0]]);
+      // A batch created with the spent key counts against it as a session created alone does: its turn fails.
+      assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget: null }, headers: authA })).status, 200);
+      const priced = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase, api_key_credential: 'FAKE_KEY', input_price: 0, output_price: OUTPUT_PRICE }] });
+      const batch = await json<Json>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: priced.agentId, message: { content: [{ type: 'text', text: 'hi' }] } }] }, headers: authA }), 201);
+      const sessionId = batch.sessions[0].session_id;
+      const failed = await until(async () => {
+        const { last_message_id } = await json<Json>(await h.api(`/v1/sessions/${sessionId}`, { headers: authA }), 200);
+        const m = await json<Json>(await h.api(`/v1/sessions/${sessionId}/messages/${last_message_id}`, { headers: authA }), 200);
+        return m.status === 'failed' || m.status === 'completed' ? m : null;
+      }, 5000);
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.error, /^budget_exceeded: The API key budget/);
+      assert.equal(fake.requests.length, 0, 'the spent key made no model call');
     } finally {
       await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
     }
