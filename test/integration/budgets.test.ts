@@ -316,6 +316,12 @@ describe('budgets', function () {
       assert.deepEqual((await stores.apiKeys.byId(keyA.doc._id))!.budget, budget);
       assert.ok((await json<Json>(await h.api('/v1/usage', { headers: authA }), 200)).budgets.some((b: Json) => b.id === keyA.doc._id), 'org A reads its key budget');
       assert.deepEqual((await json<Json>(await h.api('/v1/usage', { headers: authB }), 200)).budgets, []);
+      // A process that first looks the key up for org B (it is not B's: none) still finds it for org A.
+      const core = h.running.core;
+      const fresh = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log, core.metrics);
+      assert.deepEqual(await fresh.refsOf(other._id, null, { _id: 'session_x', org_id: other._id, api_key_id: keyA.doc._id }), []);
+      assert.deepEqual((await fresh.refsOf(orgId, null, { _id: 'session_y', org_id: orgId, api_key_id: keyA.doc._id })).map((r) => [r.scope, r.id]), [['api_key', keyA.doc._id]]);
+      await fresh.close();
 
       // Both orgs get the same org budget; org A's and its key's are spent.
       for (const auth of [authA, authB]) assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget }, headers: auth })).status, 200);
