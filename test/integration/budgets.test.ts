@@ -4,7 +4,7 @@ import { Budgets } from '../../src/lib/budgets/budgets.js';
 import { BudgetCounters } from '../../src/lib/budgets/budget-counters.js';
 import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { candidate, chatRequest } from '../fakes/llm-conversation.js';
-import { agentWith } from '../support/agent-fixture.js';
+import { agentWith, scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { json, until } from '../support/wait.js';
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
@@ -59,6 +59,8 @@ describe('budgets', function () {
   /** A counter of the process's metrics (all roles run in this one), summed over the series with these labels. */
   const counted = async (name: string, labels: Record<string, string>) =>
     (await h.running.core.metrics.registry.getSingleMetric(name)!.get()).values.filter((v) => Object.entries(labels).every(([k, x]) => v.labels[k] === x)).reduce((n, v) => n + v.value, 0);
+  /** Micro-dollars reserved on a budget's counters in Redis: leases and calls not yet settled. */
+  const reservedMicros = async (scope: string, id: string, period = 't') => Number((await h.running.core.redis.hget(h.running.core.keys.budget(orgId, scope, id, period).counters, 'res')) ?? 0);
   const setKeyBudget = async (id: string, budget: unknown, key = h.apiKey) => h.api(`/v1/keys/${id}`, { method: 'PATCH', json: { budget }, headers: { authorization: `Bearer ${key}` } });
 
   it('admits at most what fits in a nearly spent budget under 50 concurrent calls, and refuses the rest with 402', async () => {
@@ -243,6 +245,133 @@ describe('budgets', function () {
       h.running.core.budgets.onCrossing = send;
       await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
     }
+  });
+
+  it('settles a streamed routed call on its finish event, and gives its reservation back when the stream is cut or the client hangs up', async () => {
+    // A routing key of its own, so its total counter starts at 0. At 1 USD a lease is one call's bound (0.1 USD):
+    // what Redis holds reserved is exactly the calls not yet settled.
+    const { key, doc } = await h.running.core.stores.apiKeys.create(orgId, 'routing');
+    const budget = { amount_usd: 1, period: 'total' as const };
+    assert.equal((await setKeyBudget(doc._id, budget)).status, 200);
+    const ref: BudgetRef = { scope: 'routing_key', id: doc._id, budget };
+    const streamed = (signal?: AbortSignal) =>
+      fetch(`${h.routerUrl}/bud/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+        body: JSON.stringify({ ...chatRequest({ messages: [{ role: 'user', content: 'hi' }], tools: undefined }), max_tokens: MAX_TOKENS, stream: true }),
+        signal,
+      });
+    // A whole stream: its usage (40 output tokens at 1000 USD per million: 0.04 USD) is what the budget counts.
+    fake.reply = { text: 'ok', inputTokens: 50, outputTokens: 40 };
+    const whole = await streamed();
+    assert.equal(whole.status, 200);
+    assert.match(await whole.text(), /\[DONE\]/);
+    await until(async () => Math.abs((await spentUsd(ref)) - 0.04) < 1e-9 && (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+
+    // Cut by the upstream after its first content (committed, so no fallback): an error event, no usage, nothing counted.
+    fake.reply = { text: 'a long answer that will be cut', inputTokens: 50, outputTokens: 40 };
+    fake.cutStreamAfter = 5;
+    const cut = await streamed();
+    assert.equal(cut.status, 200);
+    assert.match(await cut.text(), /failed after it started/);
+    await until(async () => (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+    assert.equal(await spentUsd(ref), 0.04);
+
+    // The client hangs up mid-stream: the upstream call is closed and the reservation given back.
+    fake.cutStreamAfter = null;
+    fake.eventDelayMs = 200;
+    const ac = new AbortController();
+    const gone = await streamed(ac.signal);
+    const reader = gone.body!.getReader();
+    const dec = new TextDecoder();
+    let seen = '';
+    const content = /"content":"[^"]+"/;
+    for (let i = 0; i < 20 && !content.test(seen); i++) {
+      const r = await reader.read();
+      if (r.done) break;
+      seen += dec.decode(r.value);
+    }
+    assert.match(seen, content);
+    assert.ok((await reservedMicros('routing_key', doc._id)) > 0, 'the call holds its reservation while it streams');
+    ac.abort();
+    await reader.cancel().catch(() => undefined);
+    await until(async () => fake.abortedStreams === 1 && (await reservedMicros('routing_key', doc._id)) === 0, 3000);
+    assert.equal(await spentUsd(ref), 0.04);
+  });
+
+  it("an API key's budget is its own org's: another org can neither read nor change it, and its sessions are not refused by the first org's spent budgets", async () => {
+    const stores = h.running.core.stores;
+    const keyA = await stores.apiKeys.create(orgId, 'api');
+    const authA = { authorization: `Bearer ${keyA.key}` };
+    const other = await stores.orgs.create(`other-api-${Date.now()}`);
+    const authB = { authorization: `Bearer ${(await stores.apiKeys.create(other._id, 'api')).key}` };
+    const budget = { amount_usd: 1, period: 'total' as const };
+    try {
+      assert.equal((await setKeyBudget(keyA.doc._id, budget, keyA.key)).status, 200);
+      // Org B: a 404 as for an unknown key, and the budget is unchanged; its usage shows none of org A's budgets.
+      const crossing = await setKeyBudget(keyA.doc._id, null, authB.authorization.slice(7));
+      const unknown = await setKeyBudget('apiKey_01HZZZZZZZZZZZZZZZZZZZZZZZ', null, authB.authorization.slice(7));
+      assert.deepEqual([crossing.status, ((await crossing.json()) as Json).error.code], [unknown.status, ((await unknown.json()) as Json).error.code]);
+      assert.equal(crossing.status, 404);
+      assert.deepEqual((await stores.apiKeys.byId(keyA.doc._id))!.budget, budget);
+      assert.ok((await json<Json>(await h.api('/v1/usage', { headers: authA }), 200)).budgets.some((b: Json) => b.id === keyA.doc._id), 'org A reads its key budget');
+      assert.deepEqual((await json<Json>(await h.api('/v1/usage', { headers: authB }), 200)).budgets, []);
+      // A process that first looks the key up for org B (it is not B's: none) still finds it for org A.
+      const core = h.running.core;
+      const fresh = new Budgets(new BudgetCounters(core.redis, core.keys), core.stores.orgs, core.stores.apiKeys, core.log, core.metrics);
+      assert.deepEqual(await fresh.refsOf(other._id, null, { _id: 'session_x', org_id: other._id, api_key_id: keyA.doc._id }), []);
+      assert.deepEqual((await fresh.refsOf(orgId, null, { _id: 'session_y', org_id: orgId, api_key_id: keyA.doc._id })).map((r) => [r.scope, r.id]), [['api_key', keyA.doc._id]]);
+      await fresh.close();
+
+      // Both orgs get the same org budget; org A's and its key's are spent.
+      for (const auth of [authA, authB]) assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget }, headers: auth })).status, 200);
+      await counters().settle({ orgId, refs: [{ scope: 'org', id: orgId, budget }, { scope: 'api_key', id: keyA.doc._id, budget }] }, toMicros(1));
+      const turn = async (agentId: string, headers: Record<string, string>) => {
+        const s = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {}, headers }), 201);
+        return h.api(`/v1/sessions/${s.id}/messages/sync`, { method: 'POST', json: { parts: [{ type: 'text', text: 'go' }] }, headers });
+      };
+      const a = await scriptedAgent(h, [{ text: 'hi' }]);
+      const refused = await turn(a.agentId, authA);
+      assert.equal(refused.status, 402);
+      assert.equal(((await refused.json()) as Json).error.budget.scope, 'org');
+      // Org B's session, its org budget of the same terms untouched, runs.
+      const b = await scriptedAgent(h, [{ text: 'hi' }], { orgName: other.name });
+      const done = await json<Json>(await turn(b.agentId, authB), 200);
+      assert.equal(done.status, 'completed');
+      const usageB = await json<Json>(await h.api('/v1/usage', { headers: authB }), 200);
+      assert.deepEqual(usageB.budgets.map((x: Json) => [x.scope, x.id, x.spent_usd]), [['org', other._id, 0]]);
+      // A batch created with the spent key counts against it as a session created alone does: its turn fails.
+      assert.equal((await h.api('/v1/organization', { method: 'PATCH', json: { budget: null }, headers: authA })).status, 200);
+      const priced = await agentWith(h, { llm_options: [{ id: 'main', provider: 'openai', model: 'gpt-test', base_url: fake.openaiBase, api_key_credential: 'FAKE_KEY', input_price: 0, output_price: OUTPUT_PRICE }] });
+      const batch = await json<Json>(await h.api('/v1/session-batches', { method: 'POST', json: { items: [{ agent_id: priced.agentId, message: { content: [{ type: 'text', text: 'hi' }] } }] }, headers: authA }), 201);
+      const sessionId = batch.sessions[0].session_id;
+      const failed = await until(async () => {
+        const { last_message_id } = await json<Json>(await h.api(`/v1/sessions/${sessionId}`, { headers: authA }), 200);
+        const m = await json<Json>(await h.api(`/v1/sessions/${sessionId}/messages/${last_message_id}`, { headers: authA }), 200);
+        return m.status === 'failed' || m.status === 'completed' ? m : null;
+      }, 5000);
+      assert.equal(failed.status, 'failed');
+      assert.match(failed.error, /^budget_exceeded: The API key budget/);
+      assert.equal(fake.requests.length, 0, 'the spent key made no model call');
+    } finally {
+      await h.api('/v1/organization', { method: 'PATCH', json: { budget: null } });
+    }
+  });
+
+  it("shows a session's budget_usd on every session view, null when it has none", async () => {
+    const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
+    const created = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: { budget_usd: 0.75 } }), 201);
+    const plain = await json<Json>(await h.api(`/v1/agents/${agentId}/sessions`, { method: 'POST', json: {} }), 201);
+    assert.deepEqual([created.budget_usd, plain.budget_usd], [0.75, null]);
+    assert.equal((await json<Json>(await h.api(`/v1/sessions/${created.id}`), 200)).budget_usd, 0.75);
+    assert.equal((await json<Json>(await h.api(`/v1/sessions/${plain.id}`), 200)).budget_usd, null);
+    const listed = (await json<Json>(await h.api('/v1/sessions?limit=10'), 200)).sessions as Json[];
+    assert.deepEqual([created.id, plain.id].map((id) => listed.find((s) => s.id === id)?.budget_usd), [0.75, null]);
+    // A turn's reply, and the one-shot message that creates its session.
+    const turn = await json<Json>(await h.api(`/v1/sessions/${created.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hi' }] } }), 201);
+    assert.equal(turn.session.budget_usd, 0.75);
+    const oneShot = await json<Json>(await h.api(`/v1/agents/${agentId}/messages`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: 'hi' }], session: { budget_usd: 2 } } }), 201);
+    assert.equal(oneShot.session.budget_usd, 2);
   });
 
   it('refuses bad budget bodies with 400', async () => {

@@ -36,6 +36,8 @@ export interface BatchDeps {
   outbox: Outbox;
   publicUrl: string;
   checkItem: ItemCheck;
+  /** The key that creates the batch: its budget counts the sessions' spend, as for a session created alone. */
+  apiKeyId?: string;
 }
 
 function agentIdOf(item: unknown): string | null {
@@ -114,7 +116,7 @@ async function claim(deps: BatchDeps, doc: BatchDoc, body: CreateBatchBody): Pro
 
 /** Plans and writes; returns the item results in input order, and the stored turns' effects. */
 async function build(deps: BatchDeps, doc: BatchDoc, inputs: unknown[]): Promise<{ items: BatchItem[]; sends: Send[] }> {
-  const planned = await planItems(deps.agents, deps.box, deps.publicUrl, doc.org_id, { id: doc._id, agentId: doc.agent_id }, inputs, deps.checkItem);
+  const planned = await planItems(deps.agents, deps.box, deps.publicUrl, doc.org_id, { id: doc._id, agentId: doc.agent_id, apiKeyId: deps.apiKeyId }, inputs, deps.checkItem);
   const turns = planned.flatMap((p) => ('turn' in p ? [p.turn] : []));
   const { stored, lost } = await writeFirstTurns(deps.stores, turns);
   const lostIds = new Set(lost.map((t) => t.session._id));

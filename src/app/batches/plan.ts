@@ -122,7 +122,7 @@ export function createdItem(index: number, turn: FirstTurn): BatchItem {
  * reads. An invalid item or a domain error (unknown version, bad llm_id)
  * fails that item only.
  */
-export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: string, orgId: string, batch: { id: string; agentId: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
+export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: string, orgId: string, batch: { id: string; agentId: string; apiKeyId?: string }, raws: unknown[], checkItem: ItemCheck): Promise<PlannedItem[]> {
   const versions = new Map<string, Promise<AgentVersionDoc>>();
   const versionOf = (input: BatchItemInput) => {
     const key = input.version_id ?? '';
@@ -141,7 +141,7 @@ export async function planItems(agents: AgentStore, box: SecretBox, publicUrl: s
     try {
       const input = await checkItem(raw, index);
       const version = await versionOf(input);
-      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id, budget_usd: input.budget_usd }, { priority: 'batch', batch_id: batch.id });
+      const doc = buildSession(box, orgId, version, { metadata: input.metadata, secrets: input.secrets, llm_id: input.llm_id, budget_usd: input.budget_usd }, { priority: 'batch', batch_id: batch.id, api_key_id: batch.apiKeyId });
       planned.push({ index, turn: firstTurn(doc, version, publicUrl, newId('message'), input.message.content, now) });
     } catch (err) {
       if (!(err instanceof TroupeError)) throw err;

@@ -47,6 +47,8 @@ export interface SessionView {
   metadata: Record<string, string>;
   /** The session's default `on_busy` (set at creation), `enqueue` when none was set. */
   on_busy: OnBusy;
+  /** The session's total spend budget in USD (set at creation), null when it has none. */
+  budget_usd: number | null;
 }
 
 export function sessionView(s: SessionDoc): SessionView {
@@ -64,5 +66,6 @@ export function sessionView(s: SessionDoc): SessionView {
     created_at: s.created_at.toISOString(),
     metadata: s.metadata,
     on_busy: s.on_busy ?? 'enqueue',
+    budget_usd: s.budget_usd ?? null,
   };
 }

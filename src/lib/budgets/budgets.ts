@@ -84,17 +84,21 @@ export class Budgets {
     this.orgs.delete(orgId);
   }
 
-  forgetKey(keyId: string): void {
-    this.keys.delete(keyId);
+  forgetKey(orgId: string, keyId: string): void {
+    this.keys.delete(`${orgId}|${keyId}`);
   }
 
-  /** The key that created a session (its budget may have changed since): cached like the org's. */
+  /**
+   * The key that created a session (its budget may have changed since): cached like the org's, per org and id, so
+   * a lookup under another org (a null) can never stand in for the key's own org's answer, nor the other way round.
+   */
   private async keyOf(orgId: string, id: string): Promise<Pick<ApiKeyDoc, '_id' | 'kind' | 'budget'> | null> {
-    const hit = this.keys.get(id);
+    const cacheKey = `${orgId}|${id}`;
+    const hit = this.keys.get(cacheKey);
     if (hit !== undefined) return hit;
     const doc = await this.keyStore.byId(id);
     const key = doc && doc.org_id === orgId ? { _id: doc._id, kind: doc.kind, budget: doc.budget ?? null } : null;
-    this.keys.set(id, key);
+    this.keys.set(cacheKey, key);
     return key;
   }
 

@@ -1518,6 +1518,8 @@ export type PostV1AgentsAgentIdSessionsResponse = {
   };
   /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
   on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+  /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+  budget_usd: number | null;
 };
 
 /** GET /v1/sessions/{session_id}: Read a session. */
@@ -1541,6 +1543,8 @@ export type GetV1SessionsSessionIdResponse = {
   };
   /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
   on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+  /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+  budget_usd: number | null;
 };
 
 /** DELETE /v1/sessions/{session_id}: Delete a session with its ledger, messages and idempotency records; 409 while a message runs unless force=true, which cancels it first. */
@@ -1571,6 +1575,8 @@ export type GetV1SessionsResponse = {
     };
     /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
     on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+    /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+    budget_usd: number | null;
   }>;
   has_more: boolean;
   next_cursor: string | null;
@@ -1642,6 +1648,8 @@ export type PostV1AgentsAgentIdMessagesResponse = {
     };
     /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
     on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+    /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+    budget_usd: number | null;
   };
 };
 
@@ -1704,6 +1712,8 @@ export type PostV1SessionsSessionIdEventsResponse = {
     };
     /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
     on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+    /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+    budget_usd: number | null;
   };
 };
 
@@ -1744,6 +1754,8 @@ export type PostV1SessionsSessionIdMessagesMessageIdCancelResponse = {
     };
     /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
     on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+    /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+    budget_usd: number | null;
   };
 };
 
@@ -1925,6 +1937,8 @@ export type GetV1SessionsSessionIdTranscriptResponse = {
     };
     /** What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was. */
     on_busy: "enqueue" | "reject" | "interrupt" | "rollback";
+    /** The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage. */
+    budget_usd: number | null;
   };
   messages: Array<{
     id: string;

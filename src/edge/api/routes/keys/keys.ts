@@ -42,7 +42,7 @@ export function keyRoutes({ stores, budgets }: AppDeps): RouteSpec[] {
         // By id only, within the caller's org: another org's key is a 404 like an unknown one.
         const key = await stores.apiKeys.setBudget(orgId, ctx.params.key_id, budget, false);
         if (!key) throw new NotFoundError('key', ctx.params.key_id);
-        budgets?.forgetKey(key._id);
+        budgets?.forgetKey(orgId, key._id);
         return keyView(key);
       },
     },

@@ -12,7 +12,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
   const batches = deps.stores.batches;
   // An item that breaks the schema or names a file the org does not have fails on its own.
   const checkItem = (orgId: string, items: readonly unknown[]) => batchItemCheck(deps.stores.files, orgId, (item, index) => check<BatchItemInput>(batchItemSchema, item, `items[${index}]`), items);
-  const batchDeps = (orgId: string, items: readonly unknown[]): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId, items) });
+  const batchDeps = (orgId: string, items: readonly unknown[], apiKeyId?: string): BatchDeps => ({ stores: deps.stores, batches, agents: deps.stores.agents, box: deps.box, outbox: deps.outbox, publicUrl: deps.config.publicUrl, checkItem: checkItem(orgId, items), apiKeyId });
   return [
     {
       method: 'POST',
@@ -28,7 +28,7 @@ export function sessionBatchRoutes(deps: AppDeps): RouteSpec[] {
         const orgId = requireAuth(ctx).orgId;
         await parseJsonBody(ctx, { schema: createBatchBody }, Math.max(BATCH_MAX_BODY_BYTES, deps.config.maxBodyBytes));
         const body = ctx.state.body as CreateBatchBody;
-        const created = await createBatch(batchDeps(orgId, Array.isArray(body.items) ? body.items : []), orgId, body);
+        const created = await createBatch(batchDeps(orgId, Array.isArray(body.items) ? body.items : [], ctx.state.auth?.key._id), orgId, body);
         // Its sessions count toward the running-session cap from now on.
         deps.limits?.sessions.forget(orgId);
         return created;

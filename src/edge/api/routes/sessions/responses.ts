@@ -13,7 +13,7 @@ import { ON_BUSY } from '../../../../domain/session/on-busy.js';
 
 export const sessionResponse: JsonSchema = {
   type: 'object',
-  required: ['id', 'name', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_id', 'last_message_status', 'created_at', 'metadata', 'on_busy'],
+  required: ['id', 'name', 'agent_id', 'version_id', 'llm_id', 'status', 'last_message_id', 'last_message_status', 'created_at', 'metadata', 'on_busy', 'budget_usd'],
   properties: {
     id: { type: 'string' },
     name: nullableString,
@@ -28,6 +28,7 @@ export const sessionResponse: JsonSchema = {
     created_at: time,
     metadata: stringMap,
     on_busy: { type: 'string', enum: [...ON_BUSY], description: 'What a user message without its own `on_busy` does while the session is busy: the default set at creation, `enqueue` when none was.' },
+    budget_usd: { type: ['number', 'null'], description: "The session's total spend budget in USD, set at creation (`budget_usd`); null when it has none. Its spend is in GET /v1/sessions/{session_id}/usage." },
   },
 };
 
