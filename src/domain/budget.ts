@@ -14,7 +14,8 @@ export interface Budget {
 }
 
 /** Whose budget it is: scope and id name one counter family (an org's, a key's, a session's). */
-export type BudgetScope = 'org' | 'api_key' | 'routing_key' | 'session';
+export const BUDGET_SCOPES = ['org', 'api_key', 'routing_key', 'session'] as const;
+export type BudgetScope = (typeof BUDGET_SCOPES)[number];
 
 /** A budget in force for one call: its owner and its terms. */
 export interface BudgetRef {
@@ -71,6 +72,20 @@ export interface BudgetStanding {
   spent_usd: number;
   resets_at: string | null;
 }
+
+/** The JSON Schema of a `BudgetStanding`, in a 402's error body and in the usage report alike. */
+export const budgetStandingSchema = {
+  type: 'object',
+  required: ['scope', 'id', 'amount_usd', 'period', 'spent_usd', 'resets_at'],
+  properties: {
+    scope: { type: 'string', enum: [...BUDGET_SCOPES] },
+    id: { type: 'string' },
+    amount_usd: { type: 'number' },
+    period: { type: 'string', enum: [...BUDGET_PERIODS] },
+    spent_usd: { type: 'number' },
+    resets_at: { type: ['string', 'null'], format: 'date-time' },
+  },
+} as const;
 
 export function standing(ref: BudgetRef, spentMicros: number, now: number): BudgetStanding {
   const r = resetsAt(ref.budget.period, now);

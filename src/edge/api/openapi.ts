@@ -1,4 +1,5 @@
 import { ErrorType } from '../../domain/errors.js';
+import { budgetStandingSchema } from '../../domain/budget.js';
 import type { JsonSchema } from '../../lib/schemas/validator.js';
 import { querySchema } from './pagination.js';
 import { webhooksSection, WEBHOOK_BODY_SCHEMAS } from './openapi-webhooks.js';
@@ -17,19 +18,7 @@ export const ERROR_SCHEMA: JsonSchema = {
         code: { type: 'string', description: 'Machine-readable reason, e.g. malformed_json.' },
         message: { type: 'string' },
         param: { type: 'string', description: 'The offending field, in a.b[0].c form.' },
-        budget: {
-          type: 'object',
-          description: 'On 402 budget_exceeded: the budget that refused, what its period has spent and when it resets (null: a total budget).',
-          required: ['scope', 'id', 'amount_usd', 'period', 'spent_usd', 'resets_at'],
-          properties: {
-            scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
-            id: { type: 'string' },
-            amount_usd: { type: 'number' },
-            period: { type: 'string', enum: ['day', 'month', 'total'] },
-            spent_usd: { type: 'number' },
-            resets_at: { type: ['string', 'null'], format: 'date-time' },
-          },
-        },
+        budget: { ...budgetStandingSchema, description: 'On 402 budget_exceeded: the budget that refused, what its period has spent and when it resets (null: a total budget).' },
       },
     },
   },

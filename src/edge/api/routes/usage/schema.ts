@@ -1,4 +1,5 @@
 import type { JsonSchema } from '../../../../lib/schemas/validator.js';
+import { budgetStandingSchema } from '../../../../domain/budget.js';
 
 const cost: JsonSchema = {
   type: 'array',
@@ -32,18 +33,7 @@ export const usageFilterQuery: JsonSchema = {
 const budgetsSchema: JsonSchema = {
   type: 'array',
   description: 'Each budget in force with what is spent of it in its current period (spend is counted as calls settle, so it runs ahead of the hourly usage records above).',
-  items: {
-    type: 'object',
-    required: ['scope', 'id', 'amount_usd', 'period', 'spent_usd', 'resets_at'],
-    properties: {
-      scope: { type: 'string', enum: ['org', 'api_key', 'routing_key', 'session'] },
-      id: { type: 'string' },
-      amount_usd: { type: 'number' },
-      period: { type: 'string', enum: ['day', 'month', 'total'] },
-      spent_usd: { type: 'number' },
-      resets_at: { type: ['string', 'null'], format: 'date-time' },
-    },
-  },
+  items: budgetStandingSchema,
 };
 
 export const orgUsageResponse: JsonSchema = {
