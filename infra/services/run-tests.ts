@@ -1,5 +1,8 @@
 import { spawn } from 'node:child_process';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { readFailures, type RecordedFailure } from '../../test/support/failures.js';
 import { ensureBubblewrap } from './bubblewrap.js';
 import { ensureRunsc } from './runsc.js';
 import { ensureChromium } from './chromium.js';
@@ -25,12 +28,24 @@ import { localMongoKind, MONGO_KINDS, type MongoKind } from './mongo-wire.js';
  * REDIS_URL, MONGODB_URL or TROUPE_TEST_MONGO run just the legs they name).
  * Everything started is stopped, whatever the outcome.
  */
-function mocha(config: string, env: NodeJS.ProcessEnv, extra: string[] = []): Promise<number> {
+/** One mocha run: its exit code (the number of failed tests) and which tests failed (test/support/failures.ts). */
+async function mocha(config: string, env: NodeJS.ProcessEnv, extra: string[] = []): Promise<{ code: number; failed: RecordedFailure[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'troupe-failures-'));
+  const file = join(dir, 'failures.jsonl');
+  try {
+    const code = await mochaProcess(config, { ...env, TROUPE_TEST_FAILURES_FILE: file }, extra);
+    return { code, failed: readFailures(file) };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function mochaProcess(config: string, env: NodeJS.ProcessEnv, extra: string[]): Promise<number> {
   const bin = resolve(__dirname, '../../../node_modules/mocha/bin/mocha.js');
   return new Promise((res) => {
     // test/support/skips.ts: a test that skipped itself fails the run unless it is a listed, per-leg one.
     // test/support/timings.ts: each file's wall time at the end, with TROUPE_TEST_TIMINGS=1 (CI sets it).
-    const child = spawn(process.execPath, [bin, '--config', config, '--require', 'dist/test/support/skips.js', '--require', 'dist/test/support/timings.js', ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
+    const child = spawn(process.execPath, [bin, '--config', config, '--require', 'dist/test/support/skips.js', '--require', 'dist/test/support/timings.js', '--require', 'dist/test/support/failures.js', ...extra, ...process.argv.slice(2).filter((a) => !MODES.includes(a))], {
       env,
       stdio: 'inherit',
       cwd: resolve(__dirname, '../../..'),
@@ -54,6 +69,8 @@ interface LegResult {
   failures: number;
   seconds: number;
   error?: string;
+  /** The failed tests by full title, printed under the summary so the log's tail names them. */
+  failed: RecordedFailure[];
 }
 
 /** The matrix's legs: the default local server, then the other implementation. */
@@ -78,6 +95,10 @@ export function allLegs(env: NodeJS.ProcessEnv = process.env): Leg[] {
   // A run narrowed to given servers or legs runs just those.
   if (env.REDIS_URL || env.MONGODB_URL || env.TROUPE_TEST_MONGO || env.TROUPE_TEST_CLUSTER === '0') return matrix;
   return [...matrix, cluster];
+}
+
+function printFailed(leg: string, failed: RecordedFailure[]): void {
+  for (const f of failed) process.stderr.write(`  failed on ${leg}: ${f.title}\n      ${f.error}\n`);
 }
 
 function banner(text: string): void {
@@ -172,7 +193,7 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   } catch (err) {
     const error = err instanceof Error ? err.message : String(err);
     process.stderr.write(`[services] could not start for leg ${leg.name}: ${error}\n`);
-    return { name: leg.name, failures: 1, seconds: (Date.now() - started) / 1000, error: 'services did not start' };
+    return { name: leg.name, failures: 1, seconds: (Date.now() - started) / 1000, error: 'services did not start', failed: [] };
   }
   process.stderr.write(`[services] redis ${services.redisUrl}, ${services.mongoKind} ${services.mongodbUrl} (${Date.now() - started} ms)\n`);
   const stopOnSignal = () => void services.stop().then(() => process.exit(130));
@@ -181,10 +202,11 @@ async function runLeg(leg: Leg, index: number, total: number, chromium: string, 
   try {
     const env = { ...process.env, REDIS_URL: services.redisUrl, MONGODB_URL: services.mongodbUrl, TROUPE_TEST_MONGO_KIND: services.mongoKind, TROUPE_CHROMIUM: chromium, TROUPE_TEST_LEG: String(index + 1) };
     const ignore = ignoredOnLeg(leg, index).flatMap((f) => ['--ignore', f]);
-    let failures = suites.integration ? await mocha(leg.cluster?.mocharc ?? '.mocharc.integration.json', env, ignore) : 0;
+    const runs = [];
+    if (suites.integration) runs.push(await mocha(leg.cluster?.mocharc ?? '.mocharc.integration.json', env, ignore));
     // `npm test` runs the fault suite at CI size; `npm run test:faults` at full size (TROUPE_FAULT_SCALE=full).
-    if (suites.faults) failures += await mocha('.mocharc.faults.json', env);
-    return { name: leg.name, failures, seconds: (Date.now() - started) / 1000 };
+    if (suites.faults) runs.push(await mocha('.mocharc.faults.json', env));
+    return { name: leg.name, failures: runs.reduce((n, r) => n + r.code, 0), seconds: (Date.now() - started) / 1000, failed: runs.flatMap((r) => r.failed) };
   } finally {
     process.off('SIGINT', stopOnSignal);
     process.off('SIGTERM', stopOnSignal);
@@ -197,13 +219,19 @@ async function run(): Promise<number> {
   const onlyUnit = process.argv.includes('--unit-only');
   const onlyFaults = process.argv.includes('--faults-only');
   let failures = 0;
+  let unitFailed: RecordedFailure[] = [];
   // Python custom tools, in unit and integration tests alike.
   ensurePython3((m) => process.stderr.write(`[services] ${m}\n`));
   if (!onlyIntegration && !onlyFaults) {
     banner('unit tests');
-    failures += await mocha('.mocharc.unit.json', process.env);
+    const unit = await mocha('.mocharc.unit.json', process.env);
+    failures += unit.code;
+    unitFailed = unit.failed;
   }
-  if (onlyUnit) return failures;
+  if (onlyUnit) {
+    printFailed('unit', unitFailed);
+    return failures;
+  }
   // Tool calls run under bwrap; the sandbox and hostile-tenant tests fail without it.
   ensureBubblewrap((m) => process.stderr.write(`[services] ${m}\n`));
   ensureRunsc((m) => process.stderr.write(`[services] ${m}\n`));
@@ -225,6 +253,8 @@ async function run(): Promise<number> {
     const verdict = r.error ?? (r.failures === 0 ? 'passed' : `FAILED (${r.failures} failing)`);
     process.stderr.write(`  ${r.name.padEnd(20)} ${verdict.padEnd(28)} ${r.seconds.toFixed(0)} s\n`);
   }
+  printFailed('unit', unitFailed);
+  for (const r of results) printFailed(r.name, r.failed);
   return failures + results.reduce((n, r) => n + r.failures, 0);
 }
 

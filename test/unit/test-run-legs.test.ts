@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { allLegs, FIRST_LEG_ONLY, firstLegOnly, ignoredOnLeg } from '../../infra/services/run-tests.js';
+import { readFailures } from '../support/failures.js';
 import { fileTimings, formatTimings } from '../support/timings.js';
 
 const repo = resolve(__dirname, '../../..');
@@ -46,5 +49,27 @@ describe('npm test: which suites each leg runs, and their times', () => {
     assert.match(text, /7 s in all/);
     assert.ok(text.indexOf('a.test.js') < text.indexOf('b.test.js') && !text.includes('/r/'), text);
     assert.ok(!text.includes('d.test.js') && text.includes('and 1 file(s) under 0.1 s each'), text);
+  });
+
+  it("records each failed test by full title with its error's first line, so the matrix summary can name it", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'troupe-failures-test-'));
+    try {
+      const spec = join(dir, 'sample.test.js');
+      writeFileSync(spec, `describe('outer', () => {
+  it('passes', () => {});
+  it('fails here', () => { throw new Error('first line\\nsecond line'); });
+  describe('inner', () => { it('fails too', () => { require('node:assert').equal(1, 2); }); });
+});\n`);
+      const file = join(dir, 'failures.jsonl');
+      const run = spawnSync(process.execPath, [resolve(repo, 'node_modules/mocha/bin/mocha.js'), '--require', resolve(repo, 'dist/test/support/failures.js'), '--reporter', 'dot', spec], { env: { ...process.env, TROUPE_TEST_FAILURES_FILE: file }, encoding: 'utf8' });
+      assert.equal(run.status, 2, run.stdout + run.stderr);
+      const failed = readFailures(file);
+      assert.deepEqual(failed.map((f) => f.title), ['outer fails here', 'outer inner fails too']);
+      assert.equal(failed[0].error, 'first line');
+      assert.equal(failed[1].error, '1 == 2');
+      assert.deepEqual(readFailures(join(dir, 'absent.jsonl')), [], 'no file reads as no failure');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
