@@ -22,7 +22,7 @@ import { PartRefused, resolveFileParts, type FileSource } from '../../src/lib/ll
 import type { Item } from '../../src/lib/llm/types.js';
 import type { UsageBuffer } from '../../src/lib/routing/usage-buffer.js';
 import { agentRequest } from './agent-request.js';
-import type { BudgetCharge, Budgets } from '../../src/lib/budgets/budgets.js';
+import type { BudgetCharge, Budgets, HeldCharge } from '../../src/lib/budgets/budgets.js';
 import { thresholdData } from '../../src/lib/budgets/threshold-data.js';
 
 /** The llm option's price, when the manifest sets one. */
@@ -92,7 +92,7 @@ function request(version: AgentVersionDoc, items: LlmRequest['items']): LlmReque
  * with `budget_exceeded` (not retried), so a turn queued before the budget ran out ends there. Nothing is reserved:
  * a session runs one call at a time, so a session budget overshoots by at most that call.
  */
-export async function admitTurnCall(deps: Pick<ProviderDeps, 'budgets'>, session: SessionDoc): Promise<BudgetCharge | null | ModelResult> {
+export async function admitTurnCall(deps: Pick<ProviderDeps, 'budgets'>, session: SessionDoc): Promise<HeldCharge | null | ModelResult> {
   const budgets = deps.budgets;
   if (!budgets) return null;
   const refs = await budgets.refsOf(session.org_id, null, session);
@@ -103,7 +103,7 @@ export async function admitTurnCall(deps: Pick<ProviderDeps, 'budgets'>, session
     if (e instanceof TroupeError && e.code === 'budget_exceeded') return { ok: false, error: `budget_exceeded: ${e.message}`, retryable: false, code: e.code };
     throw e;
   }
-  return { orgId: session.org_id, refs };
+  return budgets.held({ orgId: session.org_id, refs });
 }
 
 /** The thresholds a settled call crossed on the session's own budget: recorded in its ledger with the answer. */
@@ -151,7 +151,7 @@ export async function callProvider(deps: ProviderDeps, session: SessionDoc, vers
 }
 
 /** Provider `routing`: the org's router (the option's `router_id`, else the default one) picks the model. */
-export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal, agentCall?: Record<string, unknown>, charge?: BudgetCharge | null): Promise<ModelResult> {
+export async function callRouter(deps: ProviderDeps, session: SessionDoc, version: AgentVersionDoc, option: LlmOption, current: MessageState, signal?: AbortSignal, agentCall?: Record<string, unknown>, charge?: HeldCharge | null): Promise<ModelResult> {
   let req: LlmRequest;
   if (agentCall) {
     req = { ...agentRequest(version, agentCall), stream: false };

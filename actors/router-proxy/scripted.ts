@@ -1,8 +1,7 @@
 import type { OutputPart } from '../../src/domain/ledger.js';
 import type { ModelAnswer, ModelResult } from '../../src/domain/actors/session.js';
 import type { Script } from '../../src/domain/agent.js';
-
-const PLACEHOLDER = /\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g;
+import { fillPlaceholders as fill } from '../../src/domain/script-placeholders.js';
 
 /** Whether any turn has a placeholder, i.e. whether the call needs the message's tool results. */
 export function quotesToolResults(script: Script | undefined): boolean {
@@ -22,32 +21,6 @@ function toolResults(parts: readonly OutputPart[]): Map<string, unknown> {
     }
   }
   return out;
-}
-
-function lookup(results: Map<string, unknown>, tool: string, path: string): unknown {
-  let v: unknown = results.get(tool);
-  for (const key of path.split('.').filter(Boolean)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
-  return v;
-}
-
-/**
- * `{{tool_name.field}}` in a script's text or string arguments becomes that
- * field of the tool's latest result in this message, so a scripted answer
- * uses what the tools returned. A string that is one placeholder keeps the
- * value's JSON type (a number stays a number); a missing value stays as written.
- */
-function fill(value: unknown, results: Map<string, unknown>): unknown {
-  if (typeof value === 'string') {
-    const whole = /^\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/.exec(value);
-    if (whole) return lookup(results, whole[1], whole[2]) ?? value;
-    return value.replace(PLACEHOLDER, (m, tool: string, path: string) => {
-      const v = lookup(results, tool, path);
-      return v === undefined ? m : typeof v === 'string' ? v : JSON.stringify(v);
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => fill(v, results));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, results)]));
-  return value;
 }
 
 /**

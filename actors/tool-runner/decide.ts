@@ -17,11 +17,15 @@ import { toolAnswerCommandId, type AgentStepJob, type ToolRunJob } from '../../s
  * (`run-tool-job.ts`).
  */
 
-/** The sandbox run a job asks for, or why it cannot run (the model gets that as an error result). */
-export type Plan =
-  | { kind: 'fail'; error: string }
-  /** The call no longer waits (its message ended or was cancelled, or it was answered): nothing runs, nothing is sent. */
-  | { kind: 'stale' }
+/**
+ * A job's plan: what to run (`Run`, one or more kinds), or why it cannot run (`fail`: the model gets that as an
+ * error result, or the message fails with it), or nothing (`stale`: the call or step no longer waits, because its
+ * message ended, was cancelled or moved on; nothing runs, nothing is sent).
+ */
+export type Plan<Run extends { kind: string }> = { kind: 'fail'; error: string } | { kind: 'stale' } | Run;
+
+/** The sandbox run a tool-run job asks for, or a remote MCP server's call. */
+export type ToolPlan = Plan<
   | {
       kind: 'run';
       session: SessionDoc;
@@ -37,7 +41,8 @@ export type Plan =
       mount_storage: boolean;
     }
   /** A remote MCP server's tool: called from here, not from the sandbox (docs/mcp.md). */
-  | { kind: 'mcp'; session: SessionDoc; server: McpServerEntry; tool: string; timeout_ms: number };
+  | { kind: 'mcp'; session: SessionDoc; server: McpServerEntry; tool: string; timeout_ms: number }
+>;
 
 /** Whether the job's org owns the session (only then is its version read). */
 export function ownsSession(job: Pick<ToolRunJob, 'org_id'>, session: SessionDoc | null): session is SessionDoc {
@@ -53,7 +58,7 @@ export function ownsSession(job: Pick<ToolRunJob, 'org_id'>, session: SessionDoc
  * says the call waits is never behind the job. Anything the tool or the caller
  * got wrong is an error result for the model, never a retry.
  */
-export function plan(job: ToolRunJob, session: SessionDoc | null, version: AgentVersionDoc | null, message: MessageState | null): Plan {
+export function plan(job: ToolRunJob, session: SessionDoc | null, version: AgentVersionDoc | null, message: MessageState | null): ToolPlan {
   if (!ownsSession(job, session)) return { kind: 'fail', error: `session ${job.session_id} not found` };
   if (!pendingCall(message ?? undefined, job.attempt, job.tool_call_id)) return { kind: 'stale' };
   if (!version) return { kind: 'fail', error: `agent version ${session.version_id} not found` };
@@ -104,22 +109,19 @@ export function answer(job: ToolRunJob, result: ToolRunResult, cancelled = false
   return { sends: [sessionCommand(job.session_id, { kind: 'tool.completed', command_id, message_id: job.message_id, attempt: job.attempt, tool_call_id: job.tool_call_id, result }, job.priority)] };
 }
 
-/** A code agent's step to run, or why not (the message fails with it), or nothing (the step is stale). */
-export type StepPlan =
-  | { kind: 'fail'; error: string }
-  | { kind: 'stale' }
-  | {
-      kind: 'run';
-      session: SessionDoc;
-      version: AgentVersionDoc;
-      message: MessageState;
-      /** The entrypoint's module path in the archive, and its export. */
-      file: string;
-      export_name: string;
-      secrets: readonly string[];
-      internet_access: boolean;
-      allowed_domains?: readonly string[];
-    };
+/** A code agent's step to run. */
+export type StepPlan = Plan<{
+  kind: 'run';
+  session: SessionDoc;
+  version: AgentVersionDoc;
+  message: MessageState;
+  /** The entrypoint's module path in the archive, and its export. */
+  file: string;
+  export_name: string;
+  secrets: readonly string[];
+  internet_access: boolean;
+  allowed_domains?: readonly string[];
+}>;
 
 /**
  * Whether the step still stands: its message runs, at its attempt, with the journal length the step was issued

@@ -10,6 +10,8 @@ export interface SeenRequest {
 }
 
 type Kind = 'chat' | 'responses' | 'anthropic';
+/** What reset() leaves alone: where the fake listens. */
+const KEPT = new Set(['server', 'url']);
 const KIND: Record<string, Kind> = { '/v1/chat/completions': 'chat', '/v1/responses': 'responses', '/v1/messages': 'anthropic' };
 
 /**
@@ -81,26 +83,20 @@ export class FakeLlmUpstream {
     this.failures.push({ status, message });
   }
 
-  /** Drops failures queued and not yet served (a scenario that used fewer than it queued leaves none for the next). */
-  clearFailures(): void {
-    this.failures.length = 0;
-  }
-
+  /**
+   * Between scenarios: everything programmed (reply, queued failures not yet served, delays, cuts, floods) and
+   * everything counted goes back to how a new fake starts, so one scenario's leftovers never reach the next. Every
+   * field is reset from a new instance's, so a field added later is reset without being listed here; lists are
+   * emptied in place, for a test that holds them.
+   */
   reset(): void {
-    this.requests.length = 0;
-    this.failures.length = 0;
-    this.cutStreamAfter = null;
-    this.firstEventDelayMs = 0;
-    this.delayMs = 0;
-    this.eventDelayMs = 0;
-    this.abortedStreams = 0;
-    this.closedEarly = 0;
-    this.flood = null;
-    this.flooded = 0;
-    this.floodBlocked = false;
-    this.oversize = null;
-    this.oversizeSent = 0;
-    this.reply = { text: 'Hello from the fake.' };
+    const fresh = new FakeLlmUpstream() as unknown as Record<string, unknown>;
+    const self = this as unknown as Record<string, unknown>;
+    for (const k of Object.keys(fresh)) {
+      if (KEPT.has(k)) continue;
+      if (Array.isArray(self[k])) (self[k] as unknown[]).length = 0;
+      else self[k] = fresh[k];
+    }
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {

@@ -169,14 +169,14 @@ describe('event and webhook shapes match /v1/openapi.json', function () {
     await messageStatus(b.id, third.message!.id, ['failed']);
 
     // Session C: a code agent (agent.* events). B's retries may leave some of its failures unserved.
-    fake.clearFailures();
+    fake.reset();
     fake.failNext(400, 1);
     const c = await troupe.sessions.create(await agent({ code: true }), { llm_id: 'plain', llm_api_key: 'sk-test' });
     const fourth = await troupe.sessions.send(c.id, 'Run.');
     await messageStatus(c.id, fourth.message!.id, ['completed']);
 
     // Session D: one priced call takes the session past its budget: budget.threshold_reached (80 and 100).
-    fake.clearFailures();
+    fake.reset();
     const d = await troupe.sessions.create(agentId, { llm_id: 'priced', llm_api_key: 'sk-test', budget_usd: 0.001 });
     const fifth = await troupe.sessions.send(d.id, 'Hi');
     replies.push(fifth.event!);

@@ -111,7 +111,7 @@ describe('routing token limits', function () {
     const limiter = new TokenLimiter(redis, keys, new OrgLimitsLookup(stores.orgs, { api_per_min: 0, api_key_per_min: 0, routing_per_min: 0, routing_key_per_min: 0, running_sessions: 0 }), metrics, createLogger('silent'), 1);
     const spend = await limiter.admit(org._id, { _id: 'key_window' });
     assert.ok(spend);
-    spend.spend(25);
+    spend.settle({ tokens: 25, usd: 0 });
     await assert.rejects(limiter.admit(org._id, { _id: 'key_window' }), (e: Json) => e.status === 429 && e.headers['RateLimit-Policy'] === '10;w=1');
     assert.ok(await limiter.admit(org._id, { _id: 'key_other' }), 'another key has its own window');
     // Seen by a second process reading the same Redis, once the spend has landed (within FLUSH_MS, 20 ms).

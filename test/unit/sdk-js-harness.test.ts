@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { defineAgent } from '../../sdks/js/src/index.js';
 import { NondeterministicReplay, runLocally } from '../../sdks/js/src/harness.js';
+import { PLACEHOLDER_CASES } from '../support/placeholder-cases.js';
 
 describe('sdks/js: the local harness', () => {
   const agent = defineAgent({
@@ -39,5 +40,22 @@ describe('sdks/js: the local harness', () => {
     });
     const out = await runLocally(filled, { input: '', script: { turns: [{ text: 'sum {{add.sum}}, {{add.missing}}' }] }, tools: { add: ({ a, b }) => ({ sum: Number(a) + Number(b) }) } });
     assert.equal(out.answer, 'sum 3, {{add.missing}}');
+  });
+
+  describe('runs the placeholder cases the server and the Python SDK run (sdks/fixtures/placeholders.json)', () => {
+    for (const c of PLACEHOLDER_CASES) {
+      it(c.name, async () => {
+        const probe = defineAgent({
+          async run(ctx) {
+            for (const [i, [tool]] of c.results.entries()) await ctx.tool(tool, { i });
+            const r = await ctx.model({ input: '' });
+            return JSON.stringify((r.parts[0] as { arguments: Record<string, unknown> }).arguments.v);
+          },
+        });
+        const tools = Object.fromEntries(c.results.map(([tool]) => [tool, ({ i }: Record<string, unknown>) => c.results[Number(i)][1]]));
+        const out = await runLocally(probe, { input: '', script: { turns: [{ tool_calls: [{ name: 'probe', arguments: { v: c.template } as Record<string, unknown> }] }] }, tools });
+        assert.deepEqual(JSON.parse(out.answer), c.expected);
+      });
+    }
   });
 });

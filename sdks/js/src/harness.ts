@@ -5,6 +5,8 @@
  * `NondeterministicReplay` when the second run makes a different call: the error Troupe would fail the message with.
  */
 import type { Agent, Ctx, MessageInfo, ModelResponse, TranscriptEntry } from './index.js';
+// The placeholder fill Troupe's scripted provider uses, so a script.json answers the same here and deployed.
+import { fillPlaceholders as fill } from '../../../src/domain/script-placeholders.js';
 
 export interface ScriptTurn {
   text?: string;
@@ -41,30 +43,6 @@ function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
   return JSON.stringify(v ?? null);
-}
-
-/**
- * `{{tool_name.field}}` in a script's text or string arguments becomes that field of the tool's latest result in the
- * run, as Troupe's `scripted` provider fills it (a string that is one placeholder keeps the value's JSON type; a
- * missing value stays as written), so a script.json answers the same here and deployed.
- */
-function fill(value: unknown, results: Map<string, unknown>): unknown {
-  const lookup = (tool: string, path: string): unknown => {
-    let v = results.get(tool);
-    for (const key of path.split('.').filter(Boolean)) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[key] : undefined;
-    return v;
-  };
-  if (typeof value === 'string') {
-    const whole = /^\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}$/.exec(value);
-    if (whole) return lookup(whole[1], whole[2]) ?? value;
-    return value.replace(/\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}/g, (m, tool: string, path: string) => {
-      const v = lookup(tool, path);
-      return v === undefined ? m : typeof v === 'string' ? v : JSON.stringify(v);
-    });
-  }
-  if (Array.isArray(value)) return value.map((v) => fill(v, results));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fill(v, results)]));
-  return value;
 }
 
 function scripted(turns: ScriptTurn[], index: number, results: Map<string, unknown>): ModelResponse {

@@ -2,6 +2,7 @@
 
 import asyncio
 import itertools
+import json
 import os
 import sys
 import unittest
@@ -47,6 +48,25 @@ class HarnessTest(unittest.TestCase):
 
         out = run_locally(filled, "", {"turns": [{"text": "sum {{add.sum}}, {{add.missing}}"}]}, tools={"add": lambda a: {"sum": a["a"] + a["b"]}})
         self.assertEqual(out["answer"], "sum 3, {{add.missing}}")
+
+    def test_placeholder_cases_shared_with_the_server_and_the_js_sdk(self):
+        with open(os.path.join(os.path.dirname(__file__), "..", "..", "fixtures", "placeholders.json"), encoding="utf-8") as f:
+            cases = json.load(f)["cases"]
+        self.assertGreaterEqual(len(cases), 10)
+        for case in cases:
+            with self.subTest(case["name"]):
+                outputs = [output for _, output in case["results"]]
+
+                async def probe(ctx, input):
+                    for i, (tool, _) in enumerate(case["results"]):
+                        await ctx.tool(tool, {"i": i})
+                    r = await ctx.model(input=input)
+                    return json.dumps(r["parts"][0]["arguments"]["v"], sort_keys=True)
+
+                tools = {tool: (lambda a: outputs[a["i"]]) for tool, _ in case["results"]}
+                out = run_locally(probe, "", {"turns": [{"tool_calls": [{"name": "probe", "arguments": {"v": case["template"]}}]}]}, tools=tools)
+                # Compared as JSON text: in Python True == 1, in JSON true is not 1.
+                self.assertEqual(out["answer"], json.dumps(case["expected"], sort_keys=True))
 
 if __name__ == "__main__":
     unittest.main()

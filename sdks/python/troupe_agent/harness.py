@@ -22,28 +22,35 @@ def _canonical(value):
 
 
 _PLACEHOLDER = r"\{\{\s*([A-Za-z0-9_-]+)((?:\.[A-Za-z0-9_-]+)*)\s*\}\}"
+_INDEX = re.compile(r"0|[1-9][0-9]*")
 _MISSING = object()
 
 
 def _fill(value, results):
     """``{{tool_name.field}}`` becomes that field of the tool's latest result in the run, as Troupe's ``scripted``
-    provider fills it (one placeholder alone keeps the value's JSON type; a missing value stays as written)."""
+    provider fills it (one placeholder alone keeps the value's JSON type; a missing or null value alone stays as
+    written). The contract is sdks/fixtures/placeholders.json, whose cases the server and the JS SDK run too."""
 
     def lookup(tool, path):
         v = results.get(tool, _MISSING)
         for key in [k for k in path.split(".") if k]:
-            v = v.get(key, _MISSING) if isinstance(v, dict) else _MISSING
+            if isinstance(v, dict):
+                v = v.get(key, _MISSING)
+            elif isinstance(v, list) and _INDEX.fullmatch(key) and int(key) < len(v):
+                v = v[int(key)]
+            else:
+                v = _MISSING
         return v
 
     if isinstance(value, str):
         whole = re.fullmatch(_PLACEHOLDER, value)
         if whole:
             v = lookup(whole.group(1), whole.group(2))
-            return value if v is _MISSING else v
+            return value if v is _MISSING or v is None else v
 
         def one(m):
             v = lookup(m.group(1), m.group(2))
-            return m.group(0) if v is _MISSING else v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+            return m.group(0) if v is _MISSING else v if isinstance(v, str) else json.dumps(v, separators=(",", ":"), ensure_ascii=False)
 
         return re.sub(_PLACEHOLDER, one, value)
     if isinstance(value, list):

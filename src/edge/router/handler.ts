@@ -11,7 +11,8 @@ import type { Ingress } from '../../lib/routing/ingress.js';
 import { routeCall, type RouteInput, type RoutingServices } from '../../lib/routing/route-call.js';
 import { SSE_RELAY } from '../../lib/routing/stream.js';
 import { authenticateRouting } from './credentials.js';
-import type { BudgetCharge, Budgets } from '../../lib/budgets/budgets.js';
+import type { Budgets } from '../../lib/budgets/budgets.js';
+import { abandon, started, type Admission } from '../../lib/routing/admission.js';
 import type { ApiKeyDoc } from '../../store/api-keys.js';
 import type { RouterDoc } from '../../domain/views/router.js';
 import type { LlmRequest } from '../../lib/llm/types.js';
@@ -29,15 +30,16 @@ export interface RouterServices extends RoutingServices {
  * Its Redis round trip overlaps the stickiness read, as the rate check's does. The body's size in bytes bounds
  * its input tokens.
  */
-export function admitBudget(svc: Pick<RouterServices, 'budgets'>, orgId: string, key: ApiKeyDoc, router: RouterDoc, req: LlmRequest, bodyBytes: number): Promise<BudgetCharge | null> | undefined {
+export function admitBudget(svc: Pick<RouterServices, 'budgets'>, orgId: string, key: ApiKeyDoc, router: RouterDoc, req: LlmRequest, bodyBytes: number): Admission | undefined {
   return svc.budgets?.admitRouted(orgId, key, router.candidates, req.maxTokens, bodyBytes);
 }
 
 /** Counts the request against the org's and key's routing rates; the 429 is thrown, the headers land on the response. */
-export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices, 'limiter'>, orgId: string, keyId: string): Promise<void> {
-  if (!svc.limiter) return;
+export async function admitRouting(res: ServerResponse, svc: Pick<RouterServices, 'limiter'>, orgId: string, keyId: string): Promise<null> {
+  if (!svc.limiter) return null;
   const headers = await svc.limiter.admit('routing', orgId, keyId);
   for (const k in headers) res.setHeader(k, headers[k]);
+  return null;
 }
 
 async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): Promise<Record<string, unknown>> {
@@ -57,29 +59,22 @@ async function readBody(req: IncomingMessage, ingress: Ingress, limit: number): 
  */
 export async function handleRouting(ex: Exchange, ingress: Ingress, routerId: string | null, svc: RouterServices): Promise<Record<string, unknown> | void> {
   const { orgId, key } = await authenticateRouting(ex.req, svc.auth, ingress.format === 'anthropic');
-  // The rate check's Redis round trip runs while the body is read and the conversation's
-  // stickiness is fetched; routeCall awaits it before any upstream is called.
-  const admitted = admitRouting(ex.res, svc, orgId, key._id);
-  admitted.catch(() => undefined);
-  // The token check is its own call beside it, read from this process's view of the windows (token-limiter.ts).
-  const tokens = svc.tokens?.admit(orgId, key);
-  tokens?.catch(() => undefined);
-  let budget: Promise<BudgetCharge | null> | undefined;
+  // The rate checks' round trips run while the body is read and the conversation's stickiness is fetched; the
+  // token check is read from this process's view of the windows (token-limiter.ts). routeCall awaits them, in
+  // this order, before any upstream is called.
+  const admissions: Admission[] = [started(admitRouting(ex.res, svc, orgId, key._id))];
+  if (svc.tokens) admissions.push(started(svc.tokens.admit(orgId, key)));
+  let input: RouteInput;
   try {
     const body = await readBody(ex.req, ingress, svc.maxBodyBytes);
     const router = await svc.lookup.router(orgId, routerId);
     const req = ingress.wire.parseRequest(body);
-    budget = admitBudget(svc, orgId, key, router, req, Number(ex.req.headers['content-length']) || JSON.stringify(body).length);
-    budget?.catch(() => undefined);
-    const input: RouteInput = { orgId, router, ingress, req, log: ex.log, admitted, tokens, budget };
-    return await (req.stream ? routeCall(svc, input, SSE_RELAY, ex) : routeCall(svc, input, JSON_ANSWER, ex));
+    // The budgets need the router and the request: their reservation overlaps the stickiness read.
+    const budget = admitBudget(svc, orgId, key, router, req, Number(ex.req.headers['content-length']) || JSON.stringify(body).length);
+    if (budget) admissions.push(started(budget));
+    input = { orgId, router, ingress, req, log: ex.log, admissions };
   } catch (e) {
-    await admitted; // a refusal outranks what is wrong with the request
-    await tokens;
-    throw e;
-  } finally {
-    // A call that ended without usage (failed, cancelled, refused elsewhere) gives its reservation back.
-    const charge = budget && (await budget.catch(() => null));
-    if (charge && !charge.settled) svc.budgets!.settle(charge, 0);
+    return abandon(admissions, e);
   }
+  return input.req.stream ? routeCall(svc, input, SSE_RELAY, ex) : routeCall(svc, input, JSON_ANSWER, ex);
 }

@@ -9,6 +9,7 @@ import { LabelSets } from '../metrics/label-sets.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { BudgetCounters, isRefusal, type Crossing, type Reservation } from './budget-counters.js';
 import { LeasePool } from './lease-pool.js';
+import type { Admitted, CallUsage } from '../routing/admission.js';
 
 const TTL_MS = 5000;
 const MAX_CACHED = 10_000;
@@ -28,7 +29,8 @@ export interface SessionBudgetFacts {
 
 /**
  * Who a priced model call is charged to: the budgets in force when it was admitted, and its reservation if it
- * holds one. Settled once, by the usage buffer (the one point usage is priced); `settled` then answers what it crossed.
+ * holds one. Settled once, with the cost the usage buffer priced (a routed call's as its admission, a provider
+ * call's by the buffer itself); `settled` then answers what it crossed.
  */
 export interface BudgetCharge {
   orgId: string;
@@ -118,14 +120,19 @@ export class Budgets {
    * throws the 402. The bound is the dearest USD candidate's prices for `inputBound` tokens in and the request's
    * max tokens out.
    */
-  async admitRouted(orgId: string, key: Pick<ApiKeyDoc, '_id' | 'org_id'>, candidates: readonly CandidateDoc[], maxTokens: number | undefined, inputBound: number): Promise<BudgetCharge | null> {
+  async admitRouted(orgId: string, key: Pick<ApiKeyDoc, '_id' | 'org_id'>, candidates: readonly CandidateDoc[], maxTokens: number | undefined, inputBound: number): Promise<HeldCharge | null> {
     // The key's budget from this cache, not the authenticator's copy: a change made through this process applies at once.
     const refs = await this.refsOf(orgId, await this.keyOf(orgId, key._id));
     if (!refs.length) return null;
     const micros = toMicros(maxCost(candidates, maxTokens, inputBound));
     const r = await this.leases.admit(orgId, refs, micros);
     if (isRefusal(r)) throw this.refusal(r.ref, r.spentMicros);
-    return { orgId, refs, reservation: r };
+    return new HeldCharge(this, orgId, refs, r);
+  }
+
+  /** A charge as the admission of the model call it pays for (routed calls and session turns alike). */
+  held(charge: BudgetCharge): HeldCharge {
+    return new HeldCharge(this, charge.orgId, charge.refs, charge.reservation);
   }
 
   /** A turn's admission: none of its budgets is spent (402 otherwise); nothing is reserved. */
@@ -181,6 +188,29 @@ export class Budgets {
         return [];
       },
     );
+  }
+}
+
+/**
+ * A charge as an admission: settled with the call's USD cost; a call that ends without usage gives its reservation
+ * back (a turn's charge holds none, so it gives nothing back). A class, not closures: one object per routed call.
+ */
+export class HeldCharge implements BudgetCharge, Admitted {
+  settled?: Promise<Crossing[]>;
+
+  constructor(
+    private readonly budgets: Budgets,
+    readonly orgId: string,
+    readonly refs: BudgetRef[],
+    readonly reservation?: Reservation,
+  ) {}
+
+  settle(u: CallUsage): void {
+    void this.budgets.settle(this, u.usd);
+  }
+
+  release(): void {
+    if (this.reservation && !this.settled) void this.budgets.settle(this, 0);
   }
 }
 

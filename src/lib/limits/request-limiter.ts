@@ -145,11 +145,13 @@ export class RequestLimiter {
    * call to the routing interface takes from, so a routed turn costs what the same call over HTTP would. There
    * is no routing key, so no per-key limit. Rejects with the same 429, whose Retry-After the turn waits out.
    */
-  async admitRoutedTurn(orgId: string): Promise<void> {
+  async admitRoutedTurn(orgId: string): Promise<null> {
     const l = this.limits.cached(orgId) ?? (await this.limits.of(orgId));
     const names = COUNTERS.routing;
     const org = this.consumeNow(names.org, 'org', orgId, l.routing_per_min);
     this.answer('routing', org === undefined ? await this.consume(names.org, 'org', orgId, l.routing_per_min, 'routed_turns') : org, null);
+    // A request counted holds nothing to settle or give back (an Admission of the routed call).
+    return null;
   }
 
   /** The headers of the tightest check, or the 429 of the first limit passed. */

@@ -5,6 +5,7 @@ import type { Metrics } from '../metrics/metrics.js';
 import type { RedisClient } from '../redis/connection.js';
 import type { RedisKeys } from '../redis/keys.js';
 import type { OrgLimitsLookup } from './org-limits.js';
+import type { Admitted } from '../routing/admission.js';
 
 /**
  * How long a process decides from its own view of a window before reading Redis again. Its own tokens are in the view
@@ -43,11 +44,6 @@ interface Window {
   reading: Promise<void> | null;
 }
 
-/** A call admitted under its token limits: what it spent is counted on settle. */
-export interface TokenSpend {
-  spend(tokens: number): void;
-}
-
 /**
  * Tokens per minute per org and per routing key on the routing interface, counted in Redis by rate-limiter-flexible
  * (fixed one-minute windows, as the request limits). A call's tokens are known only when it settles, so a call is
@@ -78,13 +74,13 @@ export class TokenLimiter {
    * Checks the org's and the key's windows; resolves to what the call spends on settle (null when no limit applies),
    * or rejects with a 429 naming the limit reached. When both views are fresh, nothing is awaited.
    */
-  admit(orgId: string, key: TokenKey): Promise<TokenSpend | null> {
+  admit(orgId: string, key: TokenKey): Promise<Admitted | null> {
     const l = this.limits.cached(orgId);
     if (!l) return this.limits.of(orgId).then((x) => this.admitUnder(orgId, key, x.routing_tokens_per_min ?? 0, x.routing_key_tokens_per_min ?? 0));
     return this.admitUnder(orgId, key, l.routing_tokens_per_min ?? 0, l.routing_key_tokens_per_min ?? 0);
   }
 
-  private admitUnder(orgId: string, key: TokenKey, orgLimit: number, keyDefault: number): Promise<TokenSpend | null> {
+  private admitUnder(orgId: string, key: TokenKey, orgLimit: number, keyDefault: number): Promise<Admitted | null> {
     const keyLimit = key.tokens_per_min ?? keyDefault;
     const org = orgLimit > 0 ? this.window('org', orgId, orgLimit) : null;
     const k = keyLimit > 0 ? this.window('key', key._id, keyLimit) : null;
@@ -105,10 +101,11 @@ export class TokenLimiter {
     return now - w.readAt > FRESH_MS && !this.refusing(w, now);
   }
 
-  private decide(org: Window | null, key: Window | null, now: number): TokenSpend {
+  /** Admitted: the call's tokens are counted when it settles; one that ends without usage spent none. */
+  private decide(org: Window | null, key: Window | null, now: number): Admitted {
     if (org && this.refusing(org, now)) throw this.refusal(org, now);
     if (key && this.refusing(key, now)) throw this.refusal(key, now);
-    return { spend: (tokens) => this.spend(org, key, tokens) };
+    return { settle: (u) => this.spend(org, key, u.tokens), release: NOTHING };
   }
 
   /** The org's limits changed here (PATCH /v1/organization): this process applies them at once, others within 5 s. */
@@ -214,3 +211,4 @@ export class TokenLimiter {
 }
 
 const NONE: Promise<null> = Promise.resolve(null);
+const NOTHING = (): void => {};

@@ -13,8 +13,7 @@ import { countSelected, exhausted, isRetryable, recordFallback, requestFor, sett
 import { needsOf, select } from './select.js';
 import { AttemptDeadline } from './attempt-deadline.js';
 import type { UsageBuffer } from './usage-buffer.js';
-import type { TokenSpend } from '../limits/token-limiter.js';
-import type { BudgetCharge } from '../budgets/budgets.js';
+import { abandon, admitAll, type Admission, type Admitted } from './admission.js';
 
 /** What a routed call runs on, in the routing app and in the router-proxy actor alike. */
 export interface RoutingServices {
@@ -39,14 +38,10 @@ export interface RouteInput {
   log: () => Logger;
   billedTo?: RoutedCall['billedTo'];
   /**
-   * A check that runs beside the decision (the routing app's rate check, whose Redis round trip overlaps the
-   * stickiness read) and must pass before any upstream is called.
+   * The checks the call must pass before any upstream is called, already started (their round trips overlap the
+   * decision), awaited in this order: the first refusal is the answer.
    */
-  admitted?: Promise<void>;
-  /** The token-limit check (routing interface), awaited with `admitted`; what it resolves to counts the call's tokens. */
-  tokens?: Promise<TokenSpend | null>;
-  /** The budgets' admission (a reservation, or null when no budget is in force), awaited with `admitted`. */
-  budget?: Promise<BudgetCharge | null>;
+  admissions?: readonly Admission[];
 }
 
 /**
@@ -74,6 +69,7 @@ export interface CallMode<A, R, X> {
 
 /** No candidate failed: the common case allocates no list. */
 const NO_FAILURES: readonly string[] = Object.freeze([]);
+const NO_ADMISSIONS: readonly Admission[] = Object.freeze([]);
 
 /**
  * One routed call: decide (effort rules, conversation id, stickiness, selection), then try each eligible candidate in
@@ -82,57 +78,71 @@ const NO_FAILURES: readonly string[] = Object.freeze([]);
  */
 export async function routeCall<A, R, X>(svc: RoutingServices, input: RouteInput, mode: CallMode<A, R, X>, x: X): Promise<R> {
   const { orgId, router, ingress, req } = input;
-  const plan = planEffort(req);
-  const convId = conversationId(req);
-  const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
-  checkEffortUnchanged(plan, sticky?.request_effort, ingress.effortLabel);
-  const label = plan.effective && ingress.effortLabel(plan.effective);
-  let selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
-  // The breakers and latency change the order tried, never the eligible list: settle's stickiness reads that, so a
-  // conversation whose model is only open for a while comes back to it.
+  const admissions = input.admissions ?? NO_ADMISSIONS;
   const health = svc.health;
-  let order = selection.order;
-  if (health) {
-    let hp = health.plan(orgId, router, order, mode.timing, sticky?.model === order[0].model);
-    if (hp instanceof Promise) hp = await hp;
-    order = hp.order;
-    if (hp.note) selection = { order: selection.order, reason: `${selection.reason} ${hp.note}`, codes: [...selection.codes, ...hp.codes] };
-  }
-  const call: RoutedCall = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo };
-  if (input.admitted) await input.admitted;
-  if (input.tokens) call.tokens = await input.tokens;
-  if (input.budget) call.charge = await input.budget;
-  const signal = mode.start(call, x);
-  let failures = NO_FAILURES as string[];
-  const timeoutMs = svc.attemptTimeoutMs ?? 0;
-  for (const c of order) {
-    let a: A;
-    const t0 = health ? performance.now() : 0;
-    const deadline = timeoutMs > 0 ? new AttemptDeadline(signal, timeoutMs, c.model) : null;
-    try {
-      // A cached provider key answers at once: no await on the hot path.
-      let target = svc.lookup.target(orgId, c);
-      if (target instanceof Promise) target = await target;
-      a = await mode.attempt(svc.client, requestFor(call, c), target, deadline ?? signal);
-      deadline?.committed();
-    } catch (e) {
-      deadline?.committed();
-      // A cancelled caller gets no fallback to the next candidate.
-      if (signal?.aborted) return mode.cancelled(e, failures);
-      if (deadline?.expired) e = deadline.reason;
-      if (!isRetryable(e)) throw upstreamFailure(e, failures);
-      if (failures === NO_FAILURES) failures = [];
-      failures.push(`${c.model}: ${e.message}`);
-      call.selection.codes.push(`${deadline?.expired ? 'timeout' : 'failed'}:${c.model}`);
-      recordFallback(svc.metrics, call, c, e);
-      if (health) await health.failed(orgId, router.router_id, c);
-      continue;
+  let call: RoutedCall;
+  let order: RoutedCall['selection']['order'];
+  try {
+    const plan = planEffort(req);
+    const convId = conversationId(req);
+    const sticky = await svc.stickiness.get(orgId, router.router_id, convId);
+    checkEffortUnchanged(plan, sticky?.request_effort, ingress.effortLabel);
+    const label = plan.effective && ingress.effortLabel(plan.effective);
+    let selection = select(router, needsOf(req, plan.effective, label), sticky?.model ?? null);
+    // The breakers and latency change the order tried, never the eligible list: settle's stickiness reads that, so a
+    // conversation whose model is only open for a while comes back to it.
+    order = selection.order;
+    if (health) {
+      let hp = health.plan(orgId, router, order, mode.timing, sticky?.model === order[0].model);
+      if (hp instanceof Promise) hp = await hp;
+      order = hp.order;
+      if (hp.note) selection = { order: selection.order, reason: `${selection.reason} ${hp.note}`, codes: [...selection.codes, ...hp.codes] };
     }
-    health?.succeeded(orgId, router.router_id, c, performance.now() - t0, mode.timing);
-    const usage = mode.usage(a);
-    if (usage) settle(call, c, usage, svc.stickiness, svc.usage);
-    countSelected(svc.metrics, call, c, failures);
-    return mode.answer(a, call, c, failures, svc, x);
+    call = { orgId, router, ingress, req, plan, convId, sticky, selection, log: input.log, billedTo: input.billedTo, held: NONE_HELD, settled: false };
+  } catch (e) {
+    return abandon(admissions, e);
   }
-  throw exhausted(failures);
+  if (admissions.length) call.held = await admitAll(admissions);
+  try {
+    const signal = mode.start(call, x);
+    let failures = NO_FAILURES as string[];
+    const timeoutMs = svc.attemptTimeoutMs ?? 0;
+    for (const c of order) {
+      let a: A;
+      const t0 = health ? performance.now() : 0;
+      const deadline = timeoutMs > 0 ? new AttemptDeadline(signal, timeoutMs, c.model) : null;
+      try {
+        // A cached provider key answers at once: no await on the hot path.
+        let target = svc.lookup.target(orgId, c);
+        if (target instanceof Promise) target = await target;
+        a = await mode.attempt(svc.client, requestFor(call, c), target, deadline ?? signal);
+        deadline?.committed();
+      } catch (e) {
+        deadline?.committed();
+        // A cancelled caller gets no fallback to the next candidate.
+        if (signal?.aborted) return mode.cancelled(e, failures);
+        if (deadline?.expired) e = deadline.reason;
+        if (!isRetryable(e)) throw upstreamFailure(e, failures);
+        if (failures === NO_FAILURES) failures = [];
+        failures.push(`${c.model}: ${e.message}`);
+        call.selection.codes.push(`${deadline?.expired ? 'timeout' : 'failed'}:${c.model}`);
+        recordFallback(svc.metrics, call, c, e);
+        if (health) await health.failed(orgId, router.router_id, c);
+        continue;
+      }
+      health?.succeeded(orgId, router.router_id, c, performance.now() - t0, mode.timing);
+      const usage = mode.usage(a);
+      if (usage) settle(call, c, usage, svc.stickiness, svc.usage);
+      countSelected(svc.metrics, call, c, failures);
+      // A stream settles on its finish event, while its answer is awaited: only then may `finally` see it unsettled.
+      const r = mode.answer(a, call, c, failures, svc, x);
+      return r instanceof Promise ? await r : r;
+    }
+    throw exhausted(failures);
+  } finally {
+    // A call that ended without usage (failed, cancelled, a stream cut before its finish) gives back what it holds.
+    if (!call.settled) for (const a of call.held) a.release();
+  }
 }
+
+const NONE_HELD: readonly Admitted[] = Object.freeze([]);

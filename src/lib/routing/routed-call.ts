@@ -13,8 +13,7 @@ import type { EffortPlan } from './effort.js';
 import type { Ingress } from './ingress.js';
 import type { Selection } from './select.js';
 import type { UsageBuffer } from './usage-buffer.js';
-import type { TokenSpend } from '../limits/token-limiter.js';
-import type { BudgetCharge } from '../budgets/budgets.js';
+import { settleAll, type Admitted } from './admission.js';
 
 /** Everything decided about one routing request before any upstream is called. */
 export interface RoutedCall {
@@ -30,10 +29,10 @@ export interface RoutedCall {
   log: () => Logger;
   /** Set for agent turns: their usage is the session's, not the routing interface's. */
   billedTo?: { agentId: string; sessionId: string };
-  /** Where the call's tokens count against the token limits (the routing interface); absent when none apply. */
-  tokens?: TokenSpend | null;
-  /** The budgets this call counts against, once admitted; settled with its usage. */
-  charge?: BudgetCharge | null;
+  /** What the call holds under the admissions it passed (token windows, budget reservations): settled with its usage. */
+  held: readonly Admitted[];
+  /** Its usage was counted; a call that ends without it gives back what it holds. */
+  settled: boolean;
 }
 
 /** A candidate's price; candidates default to 0 per million tokens, in USD unless they name a currency. */
@@ -69,7 +68,7 @@ export function routingInfo(call: RoutedCall, c: CandidateDoc, failures: readonl
   return { selected_model: c.model, reasoning_effort: e ? call.ingress.effortLabel(e) : null, reason, conversation_id: call.convId };
 }
 
-/** After a successful call: remember the conversation's model, count the tokens. Neither delays the answer. */
+/** After a successful call: remember the conversation's model, count the tokens and settle the admissions. None delays the answer. */
 export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickiness: Stickiness, usageBuffer: UsageBuffer): void {
   const { sticky, plan } = call;
   const stickyGone = sticky && !call.selection.order.some((x) => x.model === sticky.model);
@@ -78,8 +77,9 @@ export function settle(call: RoutedCall, c: CandidateDoc, usage: Usage, stickine
     stickiness.set(call.orgId, call.router.router_id, call.convId, rec).catch((err) => call.log().warn({ err }, 'could not store routing stickiness'));
   }
   const input = recordedInput(usage, c.provider);
-  usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo, charge: call.charge }, c.model, input, usage.outputTokens, candidatePrice(c));
-  call.tokens?.spend(input + usage.outputTokens);
+  const usd = usageBuffer.add(call.orgId, { routerId: call.router.router_id, ...call.billedTo }, c.model, input, usage.outputTokens, candidatePrice(c));
+  call.settled = true;
+  if (call.held.length) settleAll(call.held, { tokens: input + usage.outputTokens, usd });
 }
 
 /**

@@ -39,11 +39,13 @@ export class UsageBuffer {
     this.timer.unref();
   }
 
-  add(orgId: string, source: UsageSource, model: string, input: number, output: number, price: Price | null): void {
+  /** Counts one call; returns its cost in USD (0 when priced in another currency), for what settles with it. */
+  add(orgId: string, source: UsageSource, model: string, input: number, output: number, price: Price | null): number {
     const key: UsageKey = { orgId, routerId: source.routerId, agentId: source.agentId ?? null, sessionId: source.sessionId ?? null, model, currency: price?.currency ?? null };
     const id = JSON.stringify(key);
     const cost = costOf(price, input, output);
-    // The one point a call's cost is known: budgets count it here (USD only; they are set in USD).
+    // The one point a call's cost is priced: a provider call's charge is settled here, a routed call's admissions
+    // with what this returns (USD only; budgets are set in USD).
     const usd = price?.currency === 'USD' ? cost : 0;
     if (source.charge && this.budgets) this.budgets.settle(source.charge, usd);
     // A session's calls are its turns' (routed in-process or not); the rest came in on the routing interface.
@@ -55,6 +57,7 @@ export class UsageBuffer {
       p.counts.output += output;
       p.counts.cost += cost;
     } else this.pending.set(id, { key, counts: { requests: 1, input, output, cost } });
+    return usd;
   }
 
   async flush(): Promise<void> {
