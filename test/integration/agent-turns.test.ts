@@ -4,13 +4,9 @@ import { FakeLlmUpstream } from '../fakes/llm-upstream.js';
 import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { until } from '../support/wait.js';
+import type { LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  sequence_number: number;
-  type: string;
-  message_id: string | null;
-  data: Record<string, unknown>;
-}
+type Ev = LedgerEvent;
 
 const lookupTool: ToolDef = {
   name: 'lookup',
@@ -21,7 +17,6 @@ const lookupTool: ToolDef = {
   input_schema: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
   output_schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'], additionalProperties: false },
 };
-
 
 describe('agent turns: providers and the tool loop', function () {
   this.timeout(60_000);

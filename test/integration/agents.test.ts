@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { startHarness, type Harness } from '../support/harness.js';
 import { createAgentFrom, gzipBomb, minimalAgent, readySnapshot, reserve, tarGz, type TarEntry } from '../support/archives.js';
+import type { ErrorBody } from '../support/wire.js';
 
-interface ErrorBody {
-  error: { type: string; code: string; message: string; param?: string };
-}
 interface AgentBody {
   id: string;
   name: string;

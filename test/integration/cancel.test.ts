@@ -14,13 +14,9 @@ import { tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
 import { json, until } from '../support/wait.js';
+import type { LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  sequence_number: number;
-  type: string;
-  message_id: string | null;
-  data: Record<string, unknown>;
-}
+type Ev = LedgerEvent;
 
 const SLOW_TOOL = `const fs = require('node:fs'); const os = require('node:os'); const path = require('node:path');
 exports.handler = async (_args, ctx) => {

@@ -12,13 +12,9 @@ import { codeAgentFiles, codeAgentManifest, pythonCodeAgent } from '../support/c
 import { startHarness, type Harness } from '../support/harness.js';
 import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
+import type { LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  type: string;
-  message_id: string | null;
-  sequence_number: number;
-  data: Record<string, unknown>;
-}
+type Ev = LedgerEvent;
 
 /** Code agents (troupe-js@1) end to end: published from an archive, their run function stepped in the sandbox, journaled in the ledger. */
 describe('code agents (JavaScript)', function () {

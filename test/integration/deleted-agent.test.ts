@@ -4,13 +4,9 @@ import { agentWith } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { SseClient } from '../support/sse.js';
 import { json, until } from '../support/wait.js';
+import type { LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  sequence_number: number;
-  type: string;
-  message_id: string | null;
-  data: Record<string, unknown>;
-}
+type Ev = LedgerEvent;
 type Reply = { message: { id: string; status: string }; session: { id: string } };
 type Refusal = { error: { type: string; code: string; message: string } };
 

@@ -15,16 +15,9 @@ import type { Manifest, ToolDef } from '../../src/domain/agent.js';
 import { AgentStore } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
+import type { ErrorBody, LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  sequence_number: number;
-  type: string;
-  message_id: string | null;
-  data: Record<string, unknown>;
-}
-interface ErrorBody {
-  error: { type: string; code: string; message: string; param?: string };
-}
+type Ev = LedgerEvent;
 
 /** A reply that streams for about 20 s at the fake's event delay: long enough to be interrupted, and never waited out. */
 const LONG = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');

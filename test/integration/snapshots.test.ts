@@ -1,10 +1,7 @@
 import assert from 'node:assert/strict';
 import { startHarness, type Harness } from '../support/harness.js';
 import { reserve, sha256, tarGz, type Reservation } from '../support/archives.js';
-
-interface ErrorBody {
-  error: { type: string; code: string; message: string; param?: string };
-}
+import type { ErrorBody } from '../support/wire.js';
 
 describe('source snapshots', () => {
   let h: Harness;

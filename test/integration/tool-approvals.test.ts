@@ -23,16 +23,9 @@ import { tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
+import type { ErrorBody, LedgerEvent } from '../support/wire.js';
 
-interface Ev {
-  sequence_number: number;
-  type: string;
-  message_id: string | null;
-  data: Record<string, unknown>;
-}
-interface ErrorBody {
-  error: { type: string; code: string; message: string; param?: string };
-}
+type Ev = LedgerEvent;
 
 const SHARDS = 2;
 /** The custom tool: what it returns says it ran. */

@@ -2,16 +2,13 @@ import assert from 'node:assert/strict';
 import { newId } from '../../src/domain/ids.js';
 import { ROTATION_OVERLAP_MS } from '../../src/store/webhook-configs.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import type { ErrorBody } from '../support/wire.js';
 
 interface WebhookBody {
   webhook_url: string | null;
   signing_enabled: boolean;
   event_types: string[];
   signing_secret?: string;
-}
-
-interface ErrorBody {
-  error: { type: string; code: string; message: string; param?: string };
 }
 
 /** A public IP literal: passes the address rules without any DNS. */
