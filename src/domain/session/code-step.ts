@@ -79,3 +79,13 @@ export function checkStepOutcome(raw: unknown, at: number): StepOutcome {
   if (raw.kind === 'suspend' && calls.length > 0) return { kind: 'suspend', emits, calls };
   return malformed('unknown kind, or a suspend without calls');
 }
+
+/**
+ * Whether a step stopped to ask for the session's transcript: a message's steps are sent it only once its run has
+ * called ctx.transcript() (reading the session's messages at every step cost up to ~7% of one), so the first step
+ * that calls it without one stops, and is run again with it (actors/tool-runner/run-agent-step.ts). Never an
+ * outcome the session sees.
+ */
+export function wantsTranscript(raw: unknown): boolean {
+  return isObject(raw) && raw.kind === 'transcript';
+}

@@ -52,6 +52,11 @@ export class RedisKeys {
     return `${this.prefix}:sched-reconcile`;
   }
 
+  /** Set once a code agent's message's run has called ctx.transcript(): its later steps read the session's messages. */
+  agentTranscript(messageId: string): string {
+    return `${this.prefix}:at:${messageId}`;
+  }
+
   /** Sorted set of live worker processes (member id → last heartbeat), over which session shards are split. */
   workerMembers(): string {
     return `${this.prefix}:workers`;

@@ -92,7 +92,8 @@ interface JournalEntry {
 interface StepInput {
   input: string;
   message: unknown;
-  transcript: unknown;
+  /** Absent until the message's run has called ctx.transcript() once. */
+  transcript?: unknown;
   journal: JournalEntry[];
 }
 type AgentRun = (ctx: unknown, input: string) => unknown;
@@ -121,6 +122,7 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
   const emits: { position: number; text: string }[] = [];
   let next = 0;
   let diverged: string | null = null;
+  let wanted = false;
   const check = (position: number, kind: string, name: string, args: unknown): JournalEntry | undefined => {
     const recorded = journal.get(position);
     if (recorded && !diverged && (recorded.kind !== kind || recorded.name !== name || canonical(recorded.arguments) !== canonical(args))) {
@@ -147,7 +149,12 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
       const position = next++;
       if (!check(position, 'emit', 'emit', { text: String(text) }) && !diverged) emits.push({ position, text: String(text) });
     },
-    transcript: () => step.transcript,
+    // Sent only to a message whose run asked for it (actors/tool-runner/run-agent-step.ts): without it, the step stops
+    // and asks, and is run again with it. What this run does meanwhile is dropped with its outcome.
+    transcript: () => {
+      if (step.transcript === undefined) wanted = true;
+      return step.transcript ?? [];
+    },
   });
   const end: { settled: { ok: true; value: unknown } | { ok: false; error: unknown } | null } = { settled: null };
   Promise.resolve()
@@ -159,6 +166,7 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
   for (let turn = 0; ; turn++) {
     // Past the first turns the run waits on something of its own: poll gently until it settles or calls (the timeout bounds it).
     await new Promise((resolve) => (turn < 3 ? setImmediate(resolve) : setTimeout(resolve, 20)));
+    if (wanted) return { kind: 'transcript' };
     if (diverged) return { kind: 'failed', emits, error: diverged };
     const done = end.settled;
     if (done) return done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) };

@@ -142,7 +142,9 @@ class AgentContext:
     def __init__(self, step):
         self.input = step.get("input", "")
         self.message = step.get("message")
-        self._transcript = step.get("transcript") or []
+        # Sent only to a message whose run asked for it (as runner.ts): without it, the step stops and asks.
+        self._transcript = step.get("transcript")
+        self.wanted = False
         self._journal = {e["position"]: e for e in step.get("journal") or []}
         self._next = 0
         self.calls = []
@@ -190,6 +192,9 @@ class AgentContext:
             self.emits.append({"position": position, "text": str(text)})
 
     def transcript(self):
+        if self._transcript is None:
+            self.wanted = True
+            return []
         return self._transcript
 
 
@@ -209,6 +214,9 @@ async def _step(run_fn, ctx):
         # Journaled results resolve within a few loop turns; past them the run waits on something of its own.
         await asyncio.sleep(0 if turn < 5 else 0.02)
         turn += 1
+        if ctx.wanted:
+            task.cancel()
+            return {"kind": "transcript"}
         if ctx.diverged is not None:
             return {"kind": "failed", "emits": ctx.emits, "error": ctx.diverged}
         if task.done():
