@@ -1,5 +1,5 @@
 import type { EventEnvelope, MessageState } from '../../src/domain/ledger.js';
-import { checkStepOutcome, wantsTranscript, type StepOutcome } from '../../src/domain/session/code-step.js';
+import { checkStepOutcome, transcriptUsed, wantsTranscript, type StepOutcome } from '../../src/domain/session/code-step.js';
 import { journalOf } from '../../src/domain/session/journal.js';
 import { VersionFiles, type Scratch } from '../../src/lib/sandbox/version-files.js';
 import type { AgentStepJob } from '../../src/domain/actors/tool-runner.js';
@@ -21,7 +21,8 @@ export interface AgentStepDeps extends ToolRunnerDeps {
 
 /**
  * Runs one step of a code agent: loads its session, version and message, lets `planStep` decide, reads the
- * message's journal from the ledger (and the session's earlier messages once its run has asked for them), and runs the entrypoint's run function in the sandbox under the same rules
+ * message's journal from the ledger (and the session's earlier messages at its first step, and at later ones once its
+ * run has called ctx.transcript()), and runs the entrypoint's run function in the sandbox under the same rules
  * as the agent's tools (declared secrets, internet access, memory, a fresh scratch folder). Null when the step is
  * stale (nothing ran). Only infrastructure failures throw, so the queue retries them.
  */
@@ -35,7 +36,8 @@ export async function runAgentStep(deps: AgentStepDeps, job: AgentStepJob, signa
   const { org_id: orgId, _id: sessionId } = step.session;
   const [events, earlier] = await Promise.all([
     deps.events(sessionId, step.message.sequence_number - 1),
-    deps.transcriptWanted(step.message.id).then((wanted) => (wanted ? deps.history(orgId, sessionId) : null)),
+    // The first step (of each attempt) is sent it, as most runs that call ctx.transcript() call it before anything else.
+    (job.at === 0 ? Promise.resolve(true) : deps.transcriptWanted(step.message.id)).then((wanted) => (wanted ? deps.history(orgId, sessionId) : null)),
   ]);
   let history = earlier;
   const journal = journalOf(events, step.message.id);
@@ -68,6 +70,8 @@ export async function runAgentStep(deps: AgentStepDeps, job: AgentStepJob, signa
       await deps.wantTranscript(step.message.id);
       history = await deps.history(orgId, sessionId);
       result = await run();
+    } else if (result.ok && job.at === 0 && transcriptUsed(result.output)) {
+      await deps.wantTranscript(step.message.id);
     }
     if (signal?.aborted) throw new Error('the tool-runner is shutting down; the step will be retried');
     if (!result.ok) return { kind: 'failed', emits: [], error: `The agent's run failed (${result.kind}): ${result.error}` };

@@ -1,9 +1,10 @@
 /**
  * What offering ctx.transcript() costs a code agent's step (figures, not pass/fail), by the session's length (0, 10,
  * 50 and 100 earlier turns of ~400 characters each way; 100 is what a step reads at most): the read of the session's
- * messages and the transcript built from them, which every step paid before a step was sent the transcript only once
- * its run asked (actors/tool-runner/run-agent-step.ts), against the check a step of a run that never asks pays now
- * (one Redis EXISTS); and a sandbox step (journal 0) with that transcript and without it, for scale. One stack in this
+ * messages and the transcript built from them, which every step paid before a message's later steps were sent the
+ * transcript only once its run called ctx.transcript() (actors/tool-runner/run-agent-step.ts), against the check such a
+ * step pays now (one Redis EXISTS, beside the journal's read); and a sandbox step (journal 0) with that transcript and
+ * without it, for scale. One stack in this
  * process on the shared Redis and MongoDB-wire servers (`set -a; . /tmp/shared-services.env`).
  */
 import { chmodSync, chownSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

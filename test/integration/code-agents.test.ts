@@ -290,7 +290,7 @@ describe('code agents (JavaScript)', function () {
       return (all.find((e) => e.type === 'assistant.message_completed' && e.message_id === mid)!.data.parts as { text: string }[])[0].text;
     }
 
-    it('sends ctx.transcript() only to a message whose run asked for it: the step that first calls it stops and runs again with it', async () => {
+    it('sends ctx.transcript() to a message\'s first step, and to later ones only once its run called it: a later step that calls it first stops and runs again with it', async () => {
       const core = h.running.core;
       const asked = (id: string) => core.redis.exists(core.keys.agentTranscript(id));
       for (const agent of [controlId, pyControlId]) {
@@ -304,6 +304,10 @@ describe('code agents (JavaScript)', function () {
         assert.equal(await asked(late), 1, 'its later steps are sent it');
         // The run that asked was dropped whole: the journal holds its one tool call, once.
         assert.deepEqual(all.filter((e) => e.type === 'agent.call_started' && e.message_id === late).map((e) => e.data.position), [0]);
+        // A first step that calls it says so.
+        const early = await post(sid, 'history');
+        assert.equal((await ended(sid, early)).end.data.to, 'completed');
+        assert.equal(await asked(early), 1, 'a first step that called it');
       }
     });
 

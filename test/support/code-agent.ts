@@ -147,6 +147,8 @@ async def run(ctx, input):
             return "denied: %s: %s" % (type(e).__name__, e)
     if word == "probe":
         return json.dumps(probe())
+    if word == "history":
+        return json.dumps(ctx.transcript())
     if word == "late-history":
         a = await ctx.tool("add", {"a": 1, "b": 1})
         return json.dumps({"sum": a["sum"], "transcript": ctx.transcript()})

@@ -81,11 +81,15 @@ export function checkStepOutcome(raw: unknown, at: number): StepOutcome {
 }
 
 /**
- * Whether a step stopped to ask for the session's transcript: a message's steps are sent it only once its run has
- * called ctx.transcript() (reading the session's messages at every step cost up to ~7% of one), so the first step
- * that calls it without one stops, and is run again with it (actors/tool-runner/run-agent-step.ts). Never an
- * outcome the session sees.
+ * A message's first step is sent the session's transcript; its later steps only once its run has called
+ * ctx.transcript() (reading the session's messages at every step cost up to ~6% of one on a long session). The
+ * step that calls it first without one stops and asks (`wantsTranscript`), and is run again with it; a step sent one
+ * says whether it called it (`transcriptUsed`). Neither is anything the session sees (actors/tool-runner/run-agent-step.ts).
  */
 export function wantsTranscript(raw: unknown): boolean {
   return isObject(raw) && raw.kind === 'transcript';
+}
+
+export function transcriptUsed(raw: unknown): boolean {
+  return isObject(raw) && raw.transcript_used === true;
 }

@@ -123,6 +123,9 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
   let next = 0;
   let diverged: string | null = null;
   let wanted = false;
+  let used = false;
+  // Told to the host, which then sends the message's later steps the transcript (run-agent-step.ts).
+  const told = <T extends object>(outcome: T) => (used ? { ...outcome, transcript_used: true } : outcome);
   const check = (position: number, kind: string, name: string, args: unknown): JournalEntry | undefined => {
     const recorded = journal.get(position);
     if (recorded && !diverged && (recorded.kind !== kind || recorded.name !== name || canonical(recorded.arguments) !== canonical(args))) {
@@ -153,6 +156,7 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
     // and asks, and is run again with it. What this run does meanwhile is dropped with its outcome.
     transcript: () => {
       if (step.transcript === undefined) wanted = true;
+      else used = true;
       return step.transcript ?? [];
     },
   });
@@ -167,10 +171,10 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
     // Past the first turns the run waits on something of its own: poll gently until it settles or calls (the timeout bounds it).
     await new Promise((resolve) => (turn < 3 ? setImmediate(resolve) : setTimeout(resolve, 20)));
     if (wanted) return { kind: 'transcript' };
-    if (diverged) return { kind: 'failed', emits, error: diverged };
+    if (diverged) return told({ kind: 'failed', emits, error: diverged });
     const done = end.settled;
-    if (done) return done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) };
-    if (calls.length > 0 && calls.length === seen) return { kind: 'suspend', emits, calls };
+    if (done) return told(done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) });
+    if (calls.length > 0 && calls.length === seen) return told({ kind: 'suspend', emits, calls });
     seen = calls.length;
   }
 }

@@ -145,6 +145,7 @@ class AgentContext:
         # Sent only to a message whose run asked for it (as runner.ts): without it, the step stops and asks.
         self._transcript = step.get("transcript")
         self.wanted = False
+        self.used = False
         self._journal = {e["position"]: e for e in step.get("journal") or []}
         self._next = 0
         self.calls = []
@@ -195,6 +196,7 @@ class AgentContext:
         if self._transcript is None:
             self.wanted = True
             return []
+        self.used = True
         return self._transcript
 
 
@@ -239,7 +241,11 @@ def agent_step(value, step):
     if run_fn is None:
         return {"ok": False, "error": "The entrypoint export has no run function."}
     ctx = AgentContext(step)
-    return {"ok": True, "output": asyncio.run(_step(run_fn, ctx))}
+    outcome = asyncio.run(_step(run_fn, ctx))
+    if ctx.used:
+        # Told to the host, which then sends the message's later steps the transcript (as runner.ts).
+        outcome["transcript_used"] = True
+    return {"ok": True, "output": outcome}
 
 
 def restore_environment(secrets):
