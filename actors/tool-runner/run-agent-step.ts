@@ -47,7 +47,9 @@ export async function runAgentStep(deps: AgentStepDeps, job: AgentStepJob, signa
     const env = await deps.secrets(step.session, step.secrets);
     const run = async () => {
       // A fresh scratch folder per run, as for every step: a step run again after asking for its transcript starts clean.
-      await scratch?.remove();
+      const used: Scratch | null = scratch;
+      scratch = null;
+      await used?.remove();
       scratch = await deps.scratch();
       return deps.sandbox({
         rootDir: files.dir,
