@@ -154,13 +154,16 @@ function textOf(parts: readonly { type: string; text?: string }[]): string {
 /**
  * What the run function sees: `input` (the message's text), `ctx.message` (its parts and metadata), `ctx.transcript()`
  * (the session's earlier turns in the model's history, as user and assistant text), and the journal to replay.
+ * `history` is null for a message whose run has not asked for its transcript: none is sent (code-step.ts wantsTranscript).
  */
-export function stepInput(m: MessageState, history: readonly MessageState[], journal: JournalEntry[]) {
+export function stepInput(m: MessageState, history: readonly MessageState[] | null, journal: JournalEntry[]) {
+  const message = { id: m.id, parts: m.parts, metadata: m.metadata };
+  if (history === null) return { input: textOf(m.parts), message, journal };
   const transcript = history
     .filter((h) => h.sequence_number < m.sequence_number && inHistory(h))
     // A turn interrupted before any text (on_busy interrupt) has no assistant entry, as the built-in loop's history has no item for it.
     .flatMap((h) => [{ role: 'user', text: textOf(h.parts) }, ...(textOf(h.output.parts) ? [{ role: 'assistant', text: textOf(h.output.parts) }] : [])]);
-  return { input: textOf(m.parts), message: { id: m.id, parts: m.parts, metadata: m.metadata }, transcript, journal };
+  return { input: textOf(m.parts), message, transcript, journal };
 }
 
 /** The step's outcome for the session: an `agent.stepped` command, one per journal length; nothing after a cancel. */

@@ -33,6 +33,7 @@ import { BlobStore } from '../store/blobs.js';
 import { LedgerWriter } from '../store/ledger-writer.js';
 import { ProjectionWriter } from '../store/projection-writer.js';
 import { messageState } from '../domain/views/message.js';
+import { MAX_SLEEP_MS } from '../domain/session/code-agent.js';
 import type { EventEnvelope } from '../domain/ledger.js';
 import { envelope } from '../store/ledger.js';
 import { VersionCache } from '../store/version-cache.js';
@@ -46,6 +47,8 @@ import type { Core } from './core.js';
  */
 
 const HISTORY_LIMIT = 100;
+/** Outlives a message's longest sleep by a day; a flag lost anyway only costs one more step run that asks again. */
+const TRANSCRIPT_FLAG_SECONDS = MAX_SLEEP_MS / 1000 + 24 * 60 * 60;
 
 export function sessionPorts(core: Core, versions: VersionCache, cache = new SessionCache()): SessionPorts {
   const { keys, stores } = core;
@@ -140,6 +143,8 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
     mcp: mcpCaller(mcp, (org, name) => core.stores.credentials.reveal(org, name)),
     events: async (sessionId, afterSequence) => journalEvents(core, sessionId, afterSequence),
     history: async (org, sessionId) => (await core.stores.messages.list(org, sessionId, HISTORY_LIMIT, 0)).map(messageState),
+    transcriptWanted: async (messageId) => (await core.redis.exists(core.keys.agentTranscript(messageId))) === 1,
+    wantTranscript: async (messageId) => void (await core.redis.set(core.keys.agentTranscript(messageId), '1', 'EX', TRANSCRIPT_FLAG_SECONDS)),
     stepTimeoutMs: core.config.agentStepTimeoutMs,
     cancels,
   };

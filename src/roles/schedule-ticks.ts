@@ -1,7 +1,8 @@
 import { failTick, runTick, type TickPorts } from '../app/schedules/run-tick.js';
-import { reconcileSchedules } from '../app/schedules/reconcile.js';
+import { reconcileInTurn } from '../app/schedules/reconcile.js';
 import { closeWorkers, RunningTurns } from '../../actors/runtime/worker-close.js';
 import { once } from '../lib/lifecycle/shutdown.js';
+import { RedisReconcileTurns } from '../lib/schedules/reconcile-turns.js';
 import { JobSchedulerClock, SCHEDULES_QUEUE, TICK_ATTEMPTS, tickTime, type ScheduleTickJob } from '../lib/queues/job-schedulers.js';
 import type { Core } from './core.js';
 
@@ -19,7 +20,8 @@ export function tickPorts(core: Core): TickPorts {
  * job schedulers add (lib/queues/job-schedulers.ts). Every worker process
  * runs one; BullMQ hands each tick's job to one of them. At start, the job
  * schedulers are made to match the schedule records (app/schedules/reconcile.ts),
- * so ticks resume after Redis lost them.
+ * so ticks resume after Redis lost them: by one start per window, however many
+ * workers start at once (TROUPE_SCHEDULE_RECONCILE_WINDOW_MS).
  */
 export function startScheduleTicks(core: Core): void {
   const ports = tickPorts(core);
@@ -66,8 +68,30 @@ export function startScheduleTicks(core: Core): void {
     if (!(await closeWorkers([worker], running, core.plane.queues.producer))) core.log.warn('redis unreachable: stopped waiting for the schedule tick worker to close (no tick was running)');
   }));
   // Not awaited: the worker serves ticks meanwhile, and a failure only delays what the next start repairs.
-  reconcileSchedules({ schedules: core.stores.schedules, agents: core.stores.agents, clock: ports.clock }).then(
-    (r) => core.log.info({ armed: r.armed, disarmed: r.disarmed }, 'schedules reconciled with their job schedulers'),
+  const stopping = new AbortController();
+  core.shutdown.add(once('schedule-reconcile', async () => stopping.abort()));
+  const turns = new RedisReconcileTurns(core.redis, core.keys.scheduleReconcile(), core.config.scheduleReconcileWindowMs);
+  reconcileInTurn({ schedules: core.stores.schedules, agents: core.stores.agents, clock: ports.clock }, turns, (ms) => pause(ms, stopping.signal)).then(
+    (r) => {
+      if (r) core.log.info({ armed: r.armed, disarmed: r.disarmed }, 'schedules reconciled with their job schedulers');
+      else if (!stopping.signal.aborted) core.log.info({ window_ms: core.config.scheduleReconcileWindowMs }, 'schedule reconcile skipped: another worker reconciled within the window');
+    },
     (err: Error) => core.log.warn({ err: err.message }, 'schedule reconcile failed; the next worker start tries again'),
   );
+}
+
+/** Sleeps `ms` (plus a little jitter, so waiters do not look at once); false, at once, when the process stops. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', stop);
+      resolve(true);
+    }, ms + Math.floor(Math.random() * 200));
+    const stop = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    signal.addEventListener('abort', stop, { once: true });
+  });
 }

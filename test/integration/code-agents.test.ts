@@ -286,6 +286,27 @@ describe('code agents (JavaScript)', function () {
       return (all.find((e) => e.type === 'assistant.message_completed' && e.message_id === mid)!.data.parts as { text: string }[])[0].text;
     }
 
+    it('sends ctx.transcript() to a message\'s first step, and to later ones only once its run called it: a later step that calls it first stops and runs again with it', async () => {
+      const core = h.running.core;
+      const asked = (id: string) => core.redis.exists(core.keys.agentTranscript(id));
+      for (const agent of [controlId, pyControlId]) {
+        const { sid, mid } = await send('hello', {}, agent);
+        assert.equal((await ended(sid, mid)).end.data.to, 'completed');
+        assert.equal(await asked(mid), 0, 'a run that never calls ctx.transcript() never asks for it');
+        const late = await post(sid, 'late-history');
+        const { all, end } = await ended(sid, late);
+        assert.equal(end.data.to, 'completed', JSON.stringify(end));
+        assert.deepEqual(JSON.parse(answerOf(all, late)), { sum: 2, transcript: [{ role: 'user', text: 'hello' }, { role: 'assistant', text: 'echo hello' }] }, agent);
+        assert.equal(await asked(late), 1, 'its later steps are sent it');
+        // The run that asked was dropped whole: the journal holds its one tool call, once.
+        assert.deepEqual(all.filter((e) => e.type === 'agent.call_started' && e.message_id === late).map((e) => e.data.position), [0]);
+        // A first step that calls it says so.
+        const early = await post(sid, 'history');
+        assert.equal((await ended(sid, early)).end.data.to, 'completed');
+        assert.equal(await asked(early), 1, 'a first step that called it');
+      }
+    });
+
     it('on_busy interrupt cancels a sleeping code agent and starts the new message at once; its turn stays in ctx.transcript()', async () => {
       const { sid, mid } = await send('wait', {}, controlId);
       await until(async () => (await events(sid)).some((e) => e.type === 'agent.call_started' && e.data.kind === 'sleep'));

@@ -3,8 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reap } from '../../src/app/reaper.js';
+import { reconcileInTurn } from '../../src/app/schedules/reconcile.js';
 import { tickIds } from '../../src/domain/schedule.js';
 import { JobSchedulerClock, SCHEDULES_QUEUE } from '../../src/lib/queues/job-schedulers.js';
+import { RedisReconcileTurns } from '../../src/lib/schedules/reconcile-turns.js';
 import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
@@ -25,7 +27,7 @@ const DAY = 24 * 60 * 60 * 1000;
 describe('schedule upkeep', function () {
   this.timeout(30_000);
   let h: Harness;
-  let child: RoleProcess | undefined;
+  const children: RoleProcess[] = [];
   let agentId: string;
   let orgId: string;
   const message = { content: [{ type: 'text', text: 'tick' }] };
@@ -38,14 +40,30 @@ describe('schedule upkeep', function () {
     return metric.values.find((v) => v.labels.outcome === outcome)?.value ?? 0;
   };
 
+  const RECONCILED = 'schedules reconciled with their job schedulers';
+  const SKIPPED = 'schedule reconcile skipped: another worker reconciled within the window';
+  const WINDOW_MS = 10_000;
+  const marker = () => h.running.core.keys.scheduleReconcile();
+  const startWorker = async () => {
+    const c = await startRoleProcess(['worker'], { ...h.env, LOG_LEVEL: 'info', PORT: '0', TROUPE_SCHEDULE_RECONCILE_WINDOW_MS: String(WINDOW_MS) }, { readyMs: 20_000 });
+    children.push(c);
+    return c;
+  };
+  const stop = async (c: RoleProcess) => {
+    c.kill('SIGTERM');
+    await Promise.race([c.exited, new Promise((r) => setTimeout(r, 3000))]);
+    if (c.child.exitCode === null && c.child.signalCode === null) c.kill('SIGKILL');
+  };
+  /** The worker's reconcile log line: a scan's counts, or its skip. */
+  const reconcileLog = (c: RoleProcess) =>
+    until(async () => c.lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return null; } }).find((p) => p?.msg === RECONCILED || p?.msg === SKIPPED), 20_000);
+
   before(async () => {
     h = await startHarness({ roles: ['web', 'worker'] });
     ({ agentId, orgId } = await scriptedAgent(h, [{ text: 'done' }]));
   });
   after(async () => {
-    child?.kill('SIGTERM');
-    if (child) await Promise.race([child.exited, new Promise((r) => setTimeout(r, 3000))]);
-    if (child && child.child.exitCode === null && child.child.signalCode === null) child.kill('SIGKILL');
+    for (const c of children) await stop(c);
     await h?.close();
   });
 
@@ -60,6 +78,7 @@ describe('schedule upkeep', function () {
 
     // Redis loses the queue (a flush, or a failover to a replica without it): every job scheduler is gone.
     await queue().obliterate({ force: true });
+    await h.running.core.redis.del(marker()); // a flush loses the marker of the last reconcile as well
     assert.deepEqual(await armedIds(), []);
     const wipedAt = Date.now();
     // And schedulers that should not be there: a paused schedule's, a deleted schedule's, and one of an agent
@@ -71,18 +90,50 @@ describe('schedule upkeep', function () {
     await clock.arm({ ...far, _id: orphan.id });
     await h.running.core.stores.agents.softDelete(orgId, doomed);
 
-    // A worker starts: the records are the truth.
-    child = await startRoleProcess(['worker'], { ...h.env, LOG_LEVEL: 'info', PORT: '0' }, { readyMs: 20_000 });
-    const reconciled = await child.waitForLog('schedules reconciled with their job schedulers', 10_000);
+    // Two workers start together (a deploy): the records are the truth, and one of them scans them.
+    const [a, b] = await Promise.all([startWorker(), startWorker()]);
+    const logs = [await reconcileLog(a), await reconcileLog(b)];
+    assert.deepEqual(logs.map((l) => l.msg).sort(), [SKIPPED, RECONCILED].sort(), JSON.stringify(logs));
+    const reconciled = logs.find((l) => l.msg === RECONCILED)!;
     assert.deepEqual([reconciled.armed, reconciled.disarmed], [1, 3]);
+    // Marked done for the window, from the end of the scan.
+    const ttl = await h.running.core.redis.pttl(marker());
+    assert.ok(ttl > 0 && ttl <= WINDOW_MS, `marker ttl ${ttl}`);
     assert.deepEqual(await armedIds(), [live.id]);
     await until(async () => (await runsOf(live.id)).some((r) => r.status === 'sent' && Date.parse(r.scheduled_for) > wipedAt), 6000);
     // Exactly once still: one run per tick time.
     const times = (await runsOf(live.id)).map((r) => r.scheduled_for);
     assert.equal(new Set(times).size, times.length);
     for (const id of [live.id, paused.id]) assert.equal((await h.api(`/v1/schedules/${id}`, { method: 'DELETE' })).status, 204);
-    child.kill('SIGTERM');
-    await Promise.race([child.exited, new Promise((r) => setTimeout(r, 3000))]);
+    await Promise.all([stop(a), stop(b)]);
+  });
+
+  it('re-arms at a worker start after the window, once the lease of a worker that died mid-scan expires', async () => {
+    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message }), 201);
+    assert.ok((await armedIds()).includes(s.id), 'the API arms what it creates: the scan is only the repair path');
+    await queue().removeJobScheduler(s.id); // lost by hand
+    const clock = new JobSchedulerClock(h.running.core.plane.queues);
+    // What a worker start runs (roles/schedule-ticks.ts), here in this process.
+    const core = h.running.core;
+    const turns = new RedisReconcileTurns(core.redis, marker(), WINDOW_MS);
+    const waits: number[] = [];
+    const wait = async (ms: number) => (waits.push(ms), await new Promise((r) => setTimeout(r, ms)), true);
+    // The window is over (its done marker expired; removed here). A scan that fails gives its lease back, so the next
+    // start scans at once rather than after the lease, and marks nothing done.
+    await core.redis.del(marker());
+    const broken = { ...clock, arm: async () => { throw new Error('redis away'); }, armed: () => clock.armed(), disarm: (id: string) => clock.disarm(id) };
+    await assert.rejects(reconcileInTurn({ schedules: core.stores.schedules, agents: core.stores.agents, clock: broken }, turns, wait), /redis away/);
+    assert.equal(await core.redis.get(marker()), null);
+    // A worker that took the lease then died mid-scan: the next start waits on its lease, then scans.
+    await core.redis.set(marker(), 'lease-of-a-worker-that-died', 'PX', 1500);
+    const result = await reconcileInTurn({ schedules: core.stores.schedules, agents: core.stores.agents, clock }, turns, wait);
+    assert.ok(waits.length >= 1, 'it waited on the lease');
+    assert.ok(result && result.armed >= 1, JSON.stringify(result));
+    assert.ok((await armedIds()).includes(s.id), 'the scheduler removed by hand is armed again');
+    assert.equal(await core.redis.get(marker()), 'done');
+    // And the next start within the window skips.
+    assert.equal(await reconcileInTurn({ schedules: core.stores.schedules, agents: core.stores.agents, clock }, turns, wait), null);
+    assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
   });
 
   it('records a tick whose job gave up after its attempts as failed with a reason, not pending', async () => {

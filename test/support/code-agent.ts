@@ -62,6 +62,11 @@ exports.agent = {
         try { return 'model: ' + (await ctx.model({ input: 'retry' })).text; } catch (e) { return 'failed: ' + e.message; }
       case 'history':
         return JSON.stringify(ctx.transcript());
+      case 'late-history': {
+        // A later step is the first to call ctx.transcript(): the step before it was sent none.
+        const a = await ctx.tool('add', { a: 1, b: 1 });
+        return JSON.stringify({ sum: a.sum, transcript: ctx.transcript() });
+      }
       case 'steps': {
         let total = 0;
         for (let i = 0; i < Number(arg); i++) total += (await ctx.tool('add', { a: total, b: 1 })).sum - total;
@@ -142,6 +147,11 @@ async def run(ctx, input):
             return "denied: %s: %s" % (type(e).__name__, e)
     if word == "probe":
         return json.dumps(probe())
+    if word == "history":
+        return json.dumps(ctx.transcript())
+    if word == "late-history":
+        a = await ctx.tool("add", {"a": 1, "b": 1})
+        return json.dumps({"sum": a["sum"], "transcript": ctx.transcript()})
     return "echo " + input
 
 

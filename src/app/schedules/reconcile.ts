@@ -20,9 +20,10 @@ const PAGE = 200;
  * Makes Redis's job schedulers match the schedule records, which are the
  * truth: a Redis that was wiped or failed over without its data, or a
  * scheduler lost to a crash between a record's write and its arm, would
- * otherwise leave a schedule that reads live and never ticks. Run at each
- * worker start; any number may run at once, as arming is an upsert (same
- * id, same cron) and the ticks it adds have the tick's own job id.
+ * otherwise leave a schedule that reads live and never ticks. Run by one
+ * worker start per window (reconcileInTurn below); more may run at once
+ * safely, as arming is an upsert (same id, same cron) and the ticks it adds
+ * have the tick's own job id.
  *
  * Arms every schedule that is not paused and whose agent is live, then
  * removes every scheduler left without one. A scheduler not seen in the scan
@@ -66,3 +67,44 @@ export async function reconcileSchedules(ports: ReconcilePorts): Promise<Reconci
   }
   return { armed, disarmed };
 }
+
+/**
+ * Whose turn it is to reconcile (lib/schedules/reconcile-turns.ts): 'ours' while this process holds the lease (it
+ * then finishes, marking the window done, or releases after a failure), 'done' when a scan finished within the
+ * window, 'held' while another process's lease lives.
+ */
+export type ReconcileTurn = { state: 'ours'; finish(): Promise<void>; release(): Promise<void> } | { state: 'done' } | { state: 'held'; leftMs: number };
+
+export interface ReconcileTurns {
+  take(): Promise<ReconcileTurn>;
+}
+
+/**
+ * One full reconcile per window however many workers start at once (a deploy of N): the first to take the lease
+ * scans, the others wait on it and skip once it marks the window done. A holder that dies stops renewing, so a
+ * waiter takes over when its lease expires; a start after the window scans again. Nothing depends on the turn being
+ * kept: creating, changing and resuming a schedule arm it themselves (manage-schedules.ts); this is the repair path.
+ * `wait` sleeps before the next look and answers false when the process is stopping. Null when skipped.
+ */
+export async function reconcileInTurn(ports: ReconcilePorts, turns: ReconcileTurns, wait: (ms: number) => Promise<boolean>): Promise<ReconcileResult | null> {
+  for (;;) {
+    const turn = await turns.take();
+    if (turn.state === 'done') return null;
+    if (turn.state === 'held') {
+      // Looked at again soon rather than at the lease's end: a holder that finishes frees the waiters at once.
+      if (!(await wait(Math.min(turn.leftMs, HELD_LOOK_MS)))) return null;
+      continue;
+    }
+    let result: ReconcileResult;
+    try {
+      result = await reconcileSchedules(ports);
+    } catch (err) {
+      await turn.release().catch(() => undefined);
+      throw err;
+    }
+    await turn.finish();
+    return result;
+  }
+}
+
+const HELD_LOOK_MS = 1000;

@@ -79,3 +79,17 @@ export function checkStepOutcome(raw: unknown, at: number): StepOutcome {
   if (raw.kind === 'suspend' && calls.length > 0) return { kind: 'suspend', emits, calls };
   return malformed('unknown kind, or a suspend without calls');
 }
+
+/**
+ * A message's first step is sent the session's transcript; its later steps only once its run has called
+ * ctx.transcript() (reading the session's messages at every step cost up to ~6% of one on a long session). The
+ * step that calls it first without one stops and asks (`wantsTranscript`), and is run again with it; a step sent one
+ * says whether it called it (`transcriptUsed`). Neither is anything the session sees (actors/tool-runner/run-agent-step.ts).
+ */
+export function wantsTranscript(raw: unknown): boolean {
+  return isObject(raw) && raw.kind === 'transcript';
+}
+
+export function transcriptUsed(raw: unknown): boolean {
+  return isObject(raw) && raw.transcript_used === true;
+}

@@ -90,6 +90,8 @@ export interface Config {
   readonly scheduleMinIntervalMs: number;
   /** How long the reaper keeps schedule runs after their tick (GET /v1/schedules/{id}/runs reads back this far). */
   readonly scheduleRunRetentionDays: number;
+  /** After one worker start re-armed every schedule, how long other starts skip the scan (app/schedules/reconcile.ts). */
+  readonly scheduleReconcileWindowMs: number;
   /** Batch-priority session turns and batch settlements one worker process handles at once; 0 = no bound. */
   readonly workerBatchSlots: number;
   /** Delays in seconds before each webhook retry (before jitter); one retry per entry. */
@@ -449,6 +451,7 @@ export function loadConfig(env: Env = process.env): Config {
     toolRunnerConcurrency: int(env, 'TROUPE_TOOL_RUNNER_CONCURRENCY', 4, 1, 256),
     scheduleMinIntervalMs: int(env, 'TROUPE_SCHEDULE_MIN_INTERVAL_MS', 1000, 1000, 366 * 86_400_000),
     scheduleRunRetentionDays: int(env, 'TROUPE_SCHEDULE_RUN_RETENTION_DAYS', 30, 1, 36_500),
+    scheduleReconcileWindowMs: int(env, 'TROUPE_SCHEDULE_RECONCILE_WINDOW_MS', 300_000, 1000, 86_400_000),
     workerBatchSlots: int(env, 'TROUPE_WORKER_BATCH_SLOTS', 16, 0, 4096),
     webhookRetrySchedule: parseRetrySchedule(env.TROUPE_WEBHOOK_RETRY_SCHEDULE, production),
     webhookTimeoutMs: int(env, 'TROUPE_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),

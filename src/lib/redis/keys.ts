@@ -43,6 +43,20 @@ export class RedisKeys {
     return `${this.prefix}:rt:${orgId}:${routerId}:${conversationId}`;
   }
 
+  /**
+   * Whose turn it is to re-arm the schedules' job schedulers at worker start (lib/schedules/reconcile-turns.ts): a
+   * lease while one process scans, then a marker for the rest of the window. In the same Redis as the schedulers, so
+   * a flush that loses them loses the marker too and the next start reconciles.
+   */
+  scheduleReconcile(): string {
+    return `${this.prefix}:sched-reconcile`;
+  }
+
+  /** Set once a code agent's message's run has called ctx.transcript(): its later steps read the session's messages. */
+  agentTranscript(messageId: string): string {
+    return `${this.prefix}:at:${messageId}`;
+  }
+
   /** Sorted set of live worker processes (member id → last heartbeat), over which session shards are split. */
   workerMembers(): string {
     return `${this.prefix}:workers`;

@@ -92,7 +92,8 @@ interface JournalEntry {
 interface StepInput {
   input: string;
   message: unknown;
-  transcript: unknown;
+  /** Absent until the message's run has called ctx.transcript() once. */
+  transcript?: unknown;
   journal: JournalEntry[];
 }
 type AgentRun = (ctx: unknown, input: string) => unknown;
@@ -121,6 +122,10 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
   const emits: { position: number; text: string }[] = [];
   let next = 0;
   let diverged: string | null = null;
+  let wanted = false;
+  let used = false;
+  // Told to the host, which then sends the message's later steps the transcript (run-agent-step.ts).
+  const told = <T extends object>(outcome: T) => (used ? { ...outcome, transcript_used: true } : outcome);
   const check = (position: number, kind: string, name: string, args: unknown): JournalEntry | undefined => {
     const recorded = journal.get(position);
     if (recorded && !diverged && (recorded.kind !== kind || recorded.name !== name || canonical(recorded.arguments) !== canonical(args))) {
@@ -147,7 +152,13 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
       const position = next++;
       if (!check(position, 'emit', 'emit', { text: String(text) }) && !diverged) emits.push({ position, text: String(text) });
     },
-    transcript: () => step.transcript,
+    // Sent only to a message whose run asked for it (actors/tool-runner/run-agent-step.ts): without it, the step stops
+    // and asks, and is run again with it. What this run does meanwhile is dropped with its outcome.
+    transcript: () => {
+      if (step.transcript === undefined) wanted = true;
+      else used = true;
+      return step.transcript ?? [];
+    },
   });
   const end: { settled: { ok: true; value: unknown } | { ok: false; error: unknown } | null } = { settled: null };
   Promise.resolve()
@@ -159,10 +170,11 @@ async function agentStep(self: object, run: AgentRun, step: StepInput): Promise<
   for (let turn = 0; ; turn++) {
     // Past the first turns the run waits on something of its own: poll gently until it settles or calls (the timeout bounds it).
     await new Promise((resolve) => (turn < 3 ? setImmediate(resolve) : setTimeout(resolve, 20)));
-    if (diverged) return { kind: 'failed', emits, error: diverged };
+    if (wanted) return { kind: 'transcript' };
+    if (diverged) return told({ kind: 'failed', emits, error: diverged });
     const done = end.settled;
-    if (done) return done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) };
-    if (calls.length > 0 && calls.length === seen) return { kind: 'suspend', emits, calls };
+    if (done) return told(done.ok ? { kind: 'done', emits, answer: typeof done.value === 'string' ? done.value : done.value ?? null } : { kind: 'failed', emits, error: errorText(done.error) });
+    if (calls.length > 0 && calls.length === seen) return told({ kind: 'suspend', emits, calls });
     seen = calls.length;
   }
 }

@@ -142,7 +142,10 @@ class AgentContext:
     def __init__(self, step):
         self.input = step.get("input", "")
         self.message = step.get("message")
-        self._transcript = step.get("transcript") or []
+        # Sent only to a message whose run asked for it (as runner.ts): without it, the step stops and asks.
+        self._transcript = step.get("transcript")
+        self.wanted = False
+        self.used = False
         self._journal = {e["position"]: e for e in step.get("journal") or []}
         self._next = 0
         self.calls = []
@@ -190,6 +193,10 @@ class AgentContext:
             self.emits.append({"position": position, "text": str(text)})
 
     def transcript(self):
+        if self._transcript is None:
+            self.wanted = True
+            return []
+        self.used = True
         return self._transcript
 
 
@@ -209,6 +216,9 @@ async def _step(run_fn, ctx):
         # Journaled results resolve within a few loop turns; past them the run waits on something of its own.
         await asyncio.sleep(0 if turn < 5 else 0.02)
         turn += 1
+        if ctx.wanted:
+            task.cancel()
+            return {"kind": "transcript"}
         if ctx.diverged is not None:
             return {"kind": "failed", "emits": ctx.emits, "error": ctx.diverged}
         if task.done():
@@ -231,7 +241,11 @@ def agent_step(value, step):
     if run_fn is None:
         return {"ok": False, "error": "The entrypoint export has no run function."}
     ctx = AgentContext(step)
-    return {"ok": True, "output": asyncio.run(_step(run_fn, ctx))}
+    outcome = asyncio.run(_step(run_fn, ctx))
+    if ctx.used:
+        # Told to the host, which then sends the message's later steps the transcript (as runner.ts).
+        outcome["transcript_used"] = True
+    return {"ok": True, "output": outcome}
 
 
 def restore_environment(secrets):
