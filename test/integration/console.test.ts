@@ -50,6 +50,34 @@ describe('console in a browser', function () {
     await h?.close();
   });
 
+  /**
+   * A tab of its own, signed in with the org's key: its own sessionStorage, so the key form shows. `watch` attaches
+   * listeners before the first load, so nothing the page does while signing in goes unseen.
+   */
+  async function signedInTab(watch: (tab: Page) => void): Promise<Page> {
+    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    watch(tab);
+    await tab.goto(`${h.baseUrl}/console`);
+    await tab.fill('#api-key', h.apiKey);
+    await tab.click('#key-form button[type=submit]');
+    return tab;
+  }
+
+  /** Runs `use` on a signed-in tab showing one session's live transcript (found by its `from` metadata), then closes the tab. */
+  async function inSessionTab(sessionId: string, from: string, use: (tab: Page) => Promise<void>): Promise<void> {
+    const tab = await signedInTab((t) => t.on('pageerror', (e) => problems.push(`page: ${e.message}`)));
+    try {
+      await tab.fill('#metadata-filter', `from=${from}`);
+      await tab.click('#session-filter button');
+      await until(async () => (await tab.locator('#sessions li[data-session]').count()) === 1, 10_000);
+      await tab.click(`#sessions li[data-session="${sessionId}"]`);
+      await tab.waitForSelector('#session[data-stream="open"]');
+      await use(tab);
+    } finally {
+      await tab.close();
+    }
+  }
+
   it('opens a session, sends a message, answers the tool call through the form and shows the answer live', async () => {
     const { agent } = await deployFolder(client, join(ROOT, 'examples/weather-agent'));
     await client.webhooks.put(agent.id, { webhook_url: `${rx.url}/hook`, event_types: ['tool.call_requested'] });
@@ -148,17 +176,7 @@ describe('console in a browser', function () {
       scripts: { main: { turns: [{ tool_calls: [{ name: 'deploy', arguments: { env: 'prod' }, id: 'call_d' }, { name: 'wipe', arguments: {}, id: 'call_w' }] }, { text: 'All answered.' }] } },
     });
     const session = await client.sessions.create(agentId, { metadata: { from: 'approvals' } });
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
-    try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
-      await tab.fill('#metadata-filter', 'from=approvals');
-      await tab.click('#session-filter button');
-      await until(async () => (await tab.locator('#sessions li[data-session]').count()) === 1, 10_000);
-      await tab.click(`#sessions li[data-session="${session.id}"]`);
-      await tab.waitForSelector('#session[data-stream="open"]');
+    await inSessionTab(session.id, 'approvals', async (tab) => {
       const sent = await client.sessions.send(session.id, 'ship it');
       const asking = (id: string) => tab.locator(`#transcript li[data-type="tool.confirmation_requested"] [data-confirm="${id}"]`);
       await asking('call_w').waitFor();
@@ -174,9 +192,7 @@ describe('console in a browser', function () {
       const answers = await client.sessions.events(session.id, { limit: 100 });
       assert.deepEqual(answers.events.flatMap((e) => (e.type === 'user.tool_confirmation' ? [[e.data.tool_call_id, e.data.result, e.data.deny_message ?? null]] : [])), [['call_w', 'deny', 'not today'], ['call_d', 'allow', null]]);
       assert.deepEqual(problems, [], 'no script errors');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it("renders a code agent's ctx calls and progress readably in the live transcript", async () => {
@@ -185,17 +201,7 @@ describe('console in a browser', function () {
     assert.equal(res.status, 201, await res.clone().text());
     const agentId = ((await res.json()) as { id: string }).id;
     const session = await client.sessions.create(agentId, { metadata: { from: 'code-agent' } });
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
-    try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
-      await tab.fill('#metadata-filter', 'from=code-agent');
-      await tab.click('#session-filter button');
-      await until(async () => (await tab.locator('#sessions li[data-session]').count()) === 1, 10_000);
-      await tab.click(`#sessions li[data-session="${session.id}"]`);
-      await tab.waitForSelector('#session[data-stream="open"]');
+    await inSessionTab(session.id, 'code-agent', async (tab) => {
       // 'chain': emit, a 150 ms sleep, then a scripted model call.
       await client.sessions.send(session.id, 'chain');
       await tab.waitForSelector('#transcript li[data-type="agent.progress"]:has-text("starting")');
@@ -204,9 +210,7 @@ describe('console in a browser', function () {
       await tab.waitForSelector('#transcript li[data-type="assistant.text"]:has-text("scripted hello|null|0")');
       assert.equal(await tab.locator('#transcript li[data-type^="agent."]').filter({ hasText: /^#\d+agent\./ }).count(), 0, 'no agent event is shown by its type name');
       assert.deepEqual(problems, [], 'no script errors');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('sends with the on_busy chosen in the message box, starting at the session default, and says why reject refused', async () => {
@@ -217,16 +221,7 @@ describe('console in a browser', function () {
     const first = (await client.sessions.send(session.id, 'look it up')).message!.id;
     await until(async () => (await client.sessions.pendingToolCalls(session.id)).length === 1, 10_000);
     // A tab of its own: the 409 it is shown is expected here.
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
-    tab.on('pageerror', (e) => problems.push(`page: ${e.message}`));
-    try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
-      await tab.fill('#metadata-filter', 'from=on-busy');
-      await tab.click('#session-filter button');
-      await tab.click(`#sessions li[data-session="${session.id}"]`);
-      await tab.waitForSelector('#session[data-stream="open"]');
+    await inSessionTab(session.id, 'on-busy', async (tab) => {
       assert.equal(await tab.locator('#on-busy').inputValue(), 'reject', "the session's default is preselected");
       await tab.fill('#message', 'not now');
       await tab.click('#composer button');
@@ -238,20 +233,15 @@ describe('console in a browser', function () {
       const cancelled = (await client.sessions.events(session.id, { limit: 100 })).events.find((e) => e.type === 'message.status_changed' && e.message_id === first && e.data.to === 'cancelled');
       assert.equal(cancelled?.type === 'message.status_changed' && cancelled.data.on_busy, 'interrupt', 'the box sent interrupt');
       assert.deepEqual(problems, [], 'no script errors');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('clears an error when the tab changes, and a failed lookup leaves nothing of the previous answer under it', async () => {
     const { agentId } = await scriptedAgent(h, [{ text: 'hi' }]);
     const batch = await client.batches.create([{ agent_id: agentId, message: { content: [{ type: 'text', text: 'hi' }] } }]);
-    // A tab of its own (its own sessionStorage, so the key form shows), and its 4xx answers are expected here.
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    // Its 4xx answers are expected here, so nothing is watched.
+    const tab = await signedInTab(() => {});
     try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
       await until(async () => (await tab.locator('#sessions li[data-session]').count()) > 0, 10_000);
 
       await tab.click('#tabs button[data-tab="batches"]');
@@ -283,15 +273,13 @@ describe('console in a browser', function () {
     // Any text but controls is a valid name (src/domain/name-text.ts); the console must never parse one as HTML.
     const name = '<img src=x onerror=alert(1)><b>bold</b>';
     const { agent } = await deployFolder(client, join(ROOT, 'examples/weather-agent'), { name, createNew: true });
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const seen: string[] = [];
-    tab.on('dialog', (d) => (seen.push(`dialog: ${d.message()}`), void d.dismiss()));
-    tab.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
-    tab.on('pageerror', (e) => seen.push(`page: ${e.message}`));
+    const tab = await signedInTab((t) => {
+      t.on('dialog', (d) => (seen.push(`dialog: ${d.message()}`), void d.dismiss()));
+      t.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
+      t.on('pageerror', (e) => seen.push(`page: ${e.message}`));
+    });
     try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
       const item = tab.locator(`#agents li[data-agent="${agent.id}"]`);
       await item.waitFor();
       assert.equal((await item.innerText()).split('\n')[0], name, 'the name, character for character');
@@ -309,16 +297,14 @@ describe('console in a browser', function () {
     const live = await client.schedules.create(agentId, { name: 'every second', cron: '* * * * * *', message });
     const weekly = await client.schedules.create(agentId, { name: 'weekly', cron: '0 9 * * 1', timezone: 'Europe/Paris', message, paused: true });
     await until(async () => (await client.schedules.runs(live.id)).runs.some((r) => r.status === 'sent'), 8000);
-    const tab = await browser.newPage({ viewport: { width: 1280, height: 860 } });
     const seen: string[] = [];
-    tab.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
-    tab.on('pageerror', (e) => seen.push(`page: ${e.message}`));
-    tab.on('response', (r) => r.status() >= 400 && seen.push(`${r.status()} ${r.url()}`));
+    const tab = await signedInTab((t) => {
+      t.on('console', (m) => m.type() === 'error' && seen.push(`console: ${m.text()}`));
+      t.on('pageerror', (e) => seen.push(`page: ${e.message}`));
+      t.on('response', (r) => r.status() >= 400 && seen.push(`${r.status()} ${r.url()}`));
+    });
     const stateOf = (id: string) => tab.locator(`#schedules-table tr[data-schedule="${id}"] .schedule-state`);
     try {
-      await tab.goto(`${h.baseUrl}/console`);
-      await tab.fill('#api-key', h.apiKey);
-      await tab.click('#key-form button[type=submit]');
       await tab.locator(`#agents li[data-agent="${agentId}"]`).click();
       await tab.click('#tabs button[data-tab="schedules"]');
       await tab.waitForSelector(`#schedules-table tr[data-schedule="${live.id}"]`);
