@@ -12,9 +12,7 @@ import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
-
-type Schedule = { id: string; paused: boolean; paused_reason: string | null; next_run_at: string | null };
-type Run = { scheduled_for: string; session_id: string; message_id: string; status: string; error: string | null };
+import type { ScheduleBody, ScheduleRun } from '../support/wire.js';
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -32,7 +30,7 @@ describe('schedule upkeep', function () {
   let orgId: string;
   const message = { content: [{ type: 'text', text: 'tick' }] };
   const create = (body: unknown, agent = agentId) => h.api(`/v1/agents/${agent}/schedules`, { method: 'POST', json: body });
-  const runsOf = async (id: string) => (await json<{ runs: Run[] }>(await h.api(`/v1/schedules/${id}/runs?limit=100`), 200)).runs;
+  const runsOf = async (id: string) => (await json<{ runs: ScheduleRun[] }>(await h.api(`/v1/schedules/${id}/runs?limit=100`), 200)).runs;
   const queue = () => h.running.core.plane.queues.queue(SCHEDULES_QUEUE);
   const armedIds = async () => (await queue().getJobSchedulers(0, -1, true)).map((s) => s.key).sort();
   const tickCount = async (outcome: string) => {
@@ -69,10 +67,10 @@ describe('schedule upkeep', function () {
 
   it('re-arms live schedules at worker start after Redis lost its job schedulers, and removes the ones left without a live schedule', async () => {
     const sentBefore = await tickCount('sent');
-    const live = await json<Schedule>(await create({ cron: '* * * * * *', message }), 201);
-    const paused = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
+    const live = await json<ScheduleBody>(await create({ cron: '* * * * * *', message }), 201);
+    const paused = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
     const { agentId: doomed } = await scriptedAgent(h, [{ text: 'done' }]);
-    const orphan = await json<Schedule>(await create({ cron: '0 0 1 1 *', message }, doomed), 201);
+    const orphan = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message }, doomed), 201);
     await until(async () => (await runsOf(live.id)).some((r) => r.status === 'sent'), 8000);
     assert.ok((await tickCount('sent')) > sentBefore, 'the tick counter counts sent ticks');
 
@@ -109,7 +107,7 @@ describe('schedule upkeep', function () {
   });
 
   it('re-arms at a worker start after the window, once the lease of a worker that died mid-scan expires', async () => {
-    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message }), 201);
     assert.ok((await armedIds()).includes(s.id), 'the API arms what it creates: the scan is only the repair path');
     await queue().removeJobScheduler(s.id); // lost by hand
     const clock = new JobSchedulerClock(h.running.core.plane.queues);
@@ -137,7 +135,7 @@ describe('schedule upkeep', function () {
   });
 
   it('records a tick whose job gave up after its attempts as failed with a reason, not pending', async () => {
-    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message }), 201);
     // A record the tick cannot read (its session template broken in the store): every attempt throws after the run
     // was recorded pending, which BullMQ retries and then gives up on.
     await h.running.core.db.collection('schedules').updateOne({ _id: s.id as never }, { $set: { session: null } });
@@ -160,7 +158,7 @@ describe('schedule upkeep', function () {
   });
 
   it('reaps runs past retention and settles runs left pending, a bounded number per pass', async () => {
-    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
     const stores = h.running.core.stores;
     const now = Date.now();
     const run = (ageMs: number, status: 'pending' | 'sent') => {
@@ -200,14 +198,14 @@ describe('schedule upkeep', function () {
       assert.match(id, /^sch_/);
       const listed = await run(['list', agentId]);
       assert.match(listed.stdout, new RegExp(`${id} +cli +\\* \\* \\* \\* \\* \\* +Europe/Paris +active`));
-      const shown = JSON.parse((await run(['get', id, '--json'])).stdout) as Schedule & { session: { metadata: Record<string, string> } };
+      const shown = JSON.parse((await run(['get', id, '--json'])).stdout) as ScheduleBody & { session: { metadata: Record<string, string> } };
       assert.deepEqual(shown.session.metadata, { via: 'cli' });
       await until(async () => (await runsOf(id)).some((x) => x.status === 'sent'), 8000);
       const runs = await run(['runs', id]);
       assert.match(runs.stdout, /SCHEDULED FOR +STATUS/);
       assert.match(runs.stdout, /sent +ses_/);
       assert.match((await run(['pause', id])).stdout, new RegExp(`${id} paused`));
-      assert.equal((await h.api(`/v1/schedules/${id}`).then((r) => r.json()) as Schedule).paused, true);
+      assert.equal((await h.api(`/v1/schedules/${id}`).then((r) => r.json()) as ScheduleBody).paused, true);
       assert.match((await run(['resume', id])).stdout, new RegExp(`${id} active`));
       // A refusal is the API's error and exit code 3 (refused), not a stack.
       const bad = await run(['create', agentId, '--cron', '* * *', '--message', 'x'], 3);

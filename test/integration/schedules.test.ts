@@ -5,10 +5,7 @@ import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { json, until } from '../support/wait.js';
-
-type Schedule = { id: string; agent_id: string; name: string | null; cron: string; timezone: string; paused: boolean; paused_reason: string | null; next_run_at: string | null; created_at: string };
-type Run = { scheduled_for: string; session_id: string; message_id: string; status: string; error: string | null };
-type Refusal = { error: { type: string; code: string; message: string; param?: string } };
+import type { ErrorBody, ScheduleBody, ScheduleRun } from '../support/wire.js';
 
 /**
  * Schedules (issue #33 item 3) on BullMQ job schedulers: two worker
@@ -37,9 +34,9 @@ describe('schedules', function () {
   });
 
   const create = (body: unknown, agent = agentId) => h.api(`/v1/agents/${agent}/schedules`, { method: 'POST', json: body });
-  const runsOf = async (id: string, query = 'limit=100') => json<{ runs: Run[]; has_more: boolean; next_cursor: string | null }>(await h.api(`/v1/schedules/${id}/runs?${query}`), 200);
+  const runsOf = async (id: string, query = 'limit=100') => json<{ runs: ScheduleRun[]; has_more: boolean; next_cursor: string | null }>(await h.api(`/v1/schedules/${id}/runs?${query}`), 200);
   const refused = async (res: Response, param: string) => {
-    const body = await json<Refusal>(res, 400);
+    const body = await json<ErrorBody>(res, 400);
     assert.equal(body.error.type, 'invalid_request_error');
     assert.equal(body.error.param, param, body.error.message);
   };
@@ -52,13 +49,13 @@ describe('schedules', function () {
     await refused(await create({ cron: '* * * * *', timezone: 'Mars/Olympus_Mons', message }), 'timezone');
     await refused(await create({ cron: '* * * * *', timezone: '+01:00', message }), 'timezone');
     // Stored nothing.
-    const list = await json<{ schedules: Schedule[] }>(await h.api(`/v1/agents/${agentId}/schedules`), 200);
+    const list = await json<{ schedules: ScheduleBody[] }>(await h.api(`/v1/agents/${agentId}/schedules`), 200);
     assert.equal(list.schedules.length, 0);
     // A PATCH is checked the same way, and a refused one changes nothing.
-    const s = await json<Schedule>(await create({ cron: '0 9 * * 1', message, paused: true }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 9 * * 1', message, paused: true }), 201);
     await refused(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { cron: '* * *' } }), 'cron');
     await refused(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { timezone: 'Nowhere/Else' } }), 'timezone');
-    const same = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`), 200);
+    const same = await json<ScheduleBody>(await h.api(`/v1/schedules/${s.id}`), 200);
     assert.equal(same.cron, '0 9 * * 1');
     assert.equal(same.timezone, 'UTC');
     assert.equal((await h.api(`/v1/schedules/${s.id}`, { method: 'DELETE' })).status, 204);
@@ -66,7 +63,7 @@ describe('schedules', function () {
 
   it('runs each tick of a one-second cron exactly once across two worker processes, pauses, resumes and pages its runs', async () => {
     const marker = `m${Date.now()}`;
-    const s = await json<Schedule>(await create({ name: 'every second', cron: '* * * * * *', timezone: 'Europe/Paris', message, session: { metadata: { marker } } }), 201);
+    const s = await json<ScheduleBody>(await create({ name: 'every second', cron: '* * * * * *', timezone: 'Europe/Paris', message, session: { metadata: { marker } } }), 201);
     assert.equal(s.agent_id, agentId);
     assert.equal(s.timezone, 'Europe/Paris');
     assert.equal(s.paused, false);
@@ -79,7 +76,7 @@ describe('schedules', function () {
       return runs.filter((r) => r.status === 'sent').length >= 4 && runs;
     }, 12_000);
     // Pause: the scheduler is removed; at most a tick already queued runs after it.
-    const paused = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { paused: true } }), 200);
+    const paused = await json<ScheduleBody>(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { paused: true } }), 200);
     assert.equal(paused.paused, true);
     assert.equal(paused.paused_reason, 'user');
     assert.equal(paused.next_run_at, null);
@@ -107,7 +104,7 @@ describe('schedules', function () {
     await until(async () => (await json<{ status: string }>(await h.api(`/v1/sessions/${first.session_id}/messages/${first.message_id}`), 200)).status === 'completed', 10_000);
 
     // Paging: newest first, two at a time, every run once.
-    const paged: Run[] = [];
+    const paged: ScheduleRun[] = [];
     let after: string | null = null;
     for (let i = 0; i < 20; i++) {
       const page = await runsOf(s.id, `limit=2${after ? `&after=${after}` : ''}`);
@@ -120,7 +117,7 @@ describe('schedules', function () {
     await refused(await h.api(`/v1/schedules/${s.id}/runs?after=soon`), 'after');
 
     // Resume: ticks again.
-    const resumed = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { paused: false } }), 200);
+    const resumed = await json<ScheduleBody>(await h.api(`/v1/schedules/${s.id}`, { method: 'PATCH', json: { paused: false } }), 200);
     assert.ok(resumed.next_run_at);
     await until(async () => (await runsOf(s.id)).runs.length > atPause, 5000);
 
@@ -136,8 +133,8 @@ describe('schedules', function () {
   it('stops the schedules of a deleted agent, whether its deletion or its next tick sees them first', async () => {
     const { agentId: viaApi, orgId } = await scriptedAgent(h, [{ text: 'done' }]);
     const { agentId: viaStore } = await scriptedAgent(h, [{ text: 'done' }]);
-    const a = await json<Schedule>(await create({ cron: '* * * * * *', message }, viaApi), 201);
-    const b = await json<Schedule>(await create({ cron: '* * * * * *', message }, viaStore), 201);
+    const a = await json<ScheduleBody>(await create({ cron: '* * * * * *', message }, viaApi), 201);
+    const b = await json<ScheduleBody>(await create({ cron: '* * * * * *', message }, viaStore), 201);
     await until(async () => (await runsOf(a.id)).runs.some((r) => r.status === 'sent') && (await runsOf(b.id)).runs.some((r) => r.status === 'sent'), 8000);
     // Through the API, which removes the agent's job schedulers at once; and straight in the store, as a deletion that
     // died before it reached them would leave it: the next tick finds the agent gone, records itself skipped and stops.
@@ -154,11 +151,11 @@ describe('schedules', function () {
       assert.ok(late.every((r) => r.status !== 'sent'), `a tick of ${id} after the deletion opened a session`);
     }
     // They read back disarmed, not live: paused, with the reason, and no next tick; and they cannot be resumed.
-    const listed = await json<{ schedules: Schedule[] }>(await h.api(`/v1/agents/${viaApi}/schedules`), 200);
+    const listed = await json<{ schedules: ScheduleBody[] }>(await h.api(`/v1/agents/${viaApi}/schedules`), 200);
     assert.deepEqual(listed.schedules.map((x) => [x.id, x.paused, x.paused_reason, x.next_run_at]), [[a.id, true, 'agent_deleted', null]]);
-    const readB = await json<Schedule>(await h.api(`/v1/schedules/${b.id}`), 200);
+    const readB = await json<ScheduleBody>(await h.api(`/v1/schedules/${b.id}`), 200);
     assert.deepEqual([readB.paused, readB.paused_reason, readB.next_run_at], [true, 'agent_deleted', null]);
-    const resume = await json<Refusal>(await h.api(`/v1/schedules/${a.id}`, { method: 'PATCH', json: { paused: false } }), 409);
+    const resume = await json<ErrorBody>(await h.api(`/v1/schedules/${a.id}`, { method: 'PATCH', json: { paused: false } }), 409);
     assert.equal(resume.error.code, 'agent_deleted');
     // Still another org's to nobody: the deleted agent's list and schedule are 404s to it, like a live one's.
     const stranger = await h.running.core.stores.orgs.create(`stranger-${Date.now()}`);
@@ -173,7 +170,7 @@ describe('schedules', function () {
   it('runs a tick retried after its worker died once: the same session and the same message', async () => {
     const marker = `r${Date.now()}`;
     // Armed, but not due before the test ends.
-    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, session: { metadata: { marker } } }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message, session: { metadata: { marker } } }), 201);
     const ports = tickPorts(h.running.core);
     const at = Date.UTC(2030, 0, 1);
     assert.equal(await runTick(ports, orgId, s.id, at), 'sent');
@@ -195,7 +192,7 @@ describe('schedules', function () {
   });
 
   it('keeps an org’s schedules from every other org', async () => {
-    const s = await json<Schedule>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
+    const s = await json<ScheduleBody>(await create({ cron: '0 0 1 1 *', message, paused: true }), 201);
     const other = await h.running.core.stores.orgs.create(`other-${Date.now()}`);
     const { key } = await h.running.core.stores.apiKeys.create(other._id, 'api');
     const as = { Authorization: `Bearer ${key}` };
@@ -210,11 +207,11 @@ describe('schedules', function () {
     const file = await json<{ id: string }>(await h.api('/v1/files', { method: 'POST', body: (() => { const f = new FormData(); f.append('file', new Blob(['x']), 'x.txt'); return f; })() }), 201);
     const fileMessage = { content: [{ type: 'text', text: 'see' }, { type: 'file', file_id: file.id }] };
     await json(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message: fileMessage }, headers: as }), 404);
-    const mine = await json<Schedule>(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message, paused: true }, headers: as }), 201);
+    const mine = await json<ScheduleBody>(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message, paused: true }, headers: as }), 201);
     await json(await h.api(`/v1/schedules/${mine.id}`, { method: 'PATCH', json: { message: fileMessage }, headers: as }), 404);
     const binding = await json<{ id: string }>(await h.api('/v1/storage-bindings', { method: 'POST', json: { name: `b${Date.now()}` } }), 201);
     await json(await h.api(`/v1/agents/${theirs}/schedules`, { method: 'POST', json: { cron: '0 0 1 1 *', message, session: { storage_binding_id: binding.id } }, headers: as }), 404);
-    const still = await json<Schedule>(await h.api(`/v1/schedules/${s.id}`), 200);
+    const still = await json<ScheduleBody>(await h.api(`/v1/schedules/${s.id}`), 200);
     assert.equal(still.paused, true);
   });
 });

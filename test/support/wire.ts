@@ -13,3 +13,25 @@ export interface LedgerEvent {
 export interface ErrorBody {
   error: { type: string; code: string; message: string; param?: string };
 }
+
+/** A schedule as `GET /v1/schedules/{id}` answers it. */
+export interface ScheduleBody {
+  id: string;
+  agent_id: string;
+  name: string | null;
+  cron: string;
+  timezone: string;
+  paused: boolean;
+  paused_reason: string | null;
+  next_run_at: string | null;
+  created_at: string;
+}
+
+/** One entry of `GET /v1/schedules/{id}/runs`. */
+export interface ScheduleRun {
+  scheduled_for: string;
+  session_id: string;
+  message_id: string;
+  status: string;
+  error: string | null;
+}
