@@ -27,13 +27,19 @@ export interface BudgetRef {
 /** Largest amount taken: keeps micro-dollar counters (integers in Redis) far inside 2^53. */
 export const MAX_BUDGET_USD = 1_000_000_000;
 
+/**
+ * Smallest amount taken: one micro-dollar, the counters' unit (toMicros). A smaller positive amount rounded to a
+ * budget of 0, spent before anything was: every turn refused 402 with "0 USD" spent.
+ */
+export const MIN_BUDGET_USD = 0.000001;
+
 /** The JSON Schema of a budget body; `null` is allowed where the field clears one. */
 export const budgetSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['amount_usd', 'period'],
   properties: {
-    amount_usd: { type: 'number', exclusiveMinimum: 0, maximum: MAX_BUDGET_USD, description: 'Spend allowed per period, in USD.' },
+    amount_usd: { type: 'number', minimum: MIN_BUDGET_USD, maximum: MAX_BUDGET_USD, description: 'Spend allowed per period, in USD.' },
     period: { type: 'string', enum: [...BUDGET_PERIODS], description: '`day` and `month` reset at UTC midnight and at the first of the month (UTC); `total` never resets.' },
   },
 } as const;

@@ -6,6 +6,8 @@ export interface CollectedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** The W3C tracestate the span carries ('' when none). */
+  traceState: string;
   name: string;
   /** OTLP's enum: 1 internal, 2 server, 3 client, 4 producer, 5 consumer. */
   kind: number;
@@ -104,6 +106,7 @@ function decodeJson(body: Json): CollectedSpan[] {
           traceId: s.traceId,
           spanId: s.spanId,
           parentSpanId: s.parentSpanId ?? '',
+          traceState: s.traceState ?? '',
           name: s.name,
           kind: s.kind,
           attributes: jsonAttrs(s.attributes),
@@ -182,7 +185,7 @@ function protoAttrs(list: Buffer[]): Record<string, unknown> {
 
 /**
  * ExportTraceServiceRequest: 1 resource_spans. ResourceSpans: 1 resource (Resource: 1 attributes), 2 scope_spans.
- * ScopeSpans: 2 spans. Span: 1 trace_id, 2 span_id, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 15 status
+ * ScopeSpans: 2 spans. Span: 1 trace_id, 2 span_id, 3 trace_state, 4 parent_span_id, 5 name, 6 kind, 9 attributes, 15 status
  * (Status: 3 code).
  */
 function decodeProtobuf(body: Buffer): CollectedSpan[] {
@@ -198,6 +201,7 @@ function decodeProtobuf(body: Buffer): CollectedSpan[] {
           traceId: ((one(f, 1) as Buffer | undefined) ?? Buffer.alloc(0)).toString('hex'),
           spanId: ((one(f, 2) as Buffer | undefined) ?? Buffer.alloc(0)).toString('hex'),
           parentSpanId: ((one(f, 4) as Buffer | undefined) ?? Buffer.alloc(0)).toString('hex'),
+          traceState: ((one(f, 3) as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8'),
           name: ((one(f, 5) as Buffer | undefined) ?? Buffer.alloc(0)).toString('utf8'),
           kind: Number(one(f, 6) ?? 0n),
           attributes: protoAttrs(bytes(f, 9)),

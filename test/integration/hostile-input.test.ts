@@ -3,6 +3,8 @@ import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { gzipBomb, minimalAgent, readySnapshot, tarGz, type TarEntry } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { hostileTraceCases, sendWithHeaders } from '../support/hostile-trace-headers.js';
+import { tracingOn } from '../../src/lib/telemetry/tracing.js';
 
 interface Outcome {
   what: string;
@@ -115,5 +117,21 @@ describe('hostile input at volume', function () {
     assert.ok(p99 < 2000, `/healthz p99 ${p99} ms`);
     const after = await fetch(`${h.baseUrl}/healthz`);
     assert.equal(after.status, 200);
+  });
+
+  it('with tracing off, hostile traceparent and tracestate headers change nothing: the usual answer, no trace id logged', async () => {
+    // The traced side of these cases is test/integration/tracing.test.ts; this harness exports nothing.
+    assert.equal(tracingOn(), false, 'this harness runs with tracing off');
+    const cases = hostileTraceCases();
+    const ids: string[] = [];
+    for (const c of cases) {
+      const res = await sendWithHeaders(`${h.baseUrl}/v1/agents`, { authorization: `Bearer ${h.apiKey}`, ...c.headers });
+      assert.equal(res.status, 200, `${c.what}: ${res.body.slice(0, 300)}`);
+      ids.push(res.requestId);
+    }
+    const lines = h.logs().split('\n').filter((l) => ids.some((id) => l.includes(id))).map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.equal(lines.filter((l) => l.msg === 'request').length, cases.length, 'each request was logged');
+    assert.deepEqual(lines.filter((l) => 'trace_id' in l || 'span_id' in l), [], 'no line carries a trace id');
+    assert.equal((await fetch(`${h.baseUrl}/healthz`)).status, 200);
   });
 });

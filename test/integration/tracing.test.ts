@@ -15,6 +15,7 @@ import { KIND, OtlpCollector, type CollectedSpan } from '../fakes/otlp-collector
 import { WebhookReceiver } from '../fakes/webhook-receiver.js';
 import { tarGz } from '../support/archives.js';
 import { startHarness, type Harness } from '../support/harness.js';
+import { hostileTraceCases, sendWithHeaders, type HostileTraceCase } from '../support/hostile-trace-headers.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { json, until } from '../support/wait.js';
 
@@ -237,5 +238,63 @@ describe('OpenTelemetry traces across processes', function () {
     const exported = Buffer.concat(collector.bodies).toString('latin1');
     assert.ok(!exported.includes(h.routingKey), 'the routing key was exported');
     assert.ok(!exported.includes(upstreamKey), 'the upstream key was exported');
+  });
+
+  it('a malformed or hostile traceparent is answered as usual and continues nothing; an oversized tracestate is cut to W3C bounds', async () => {
+    const auth = { authorization: `Bearer ${h.apiKey}` };
+    const api = `http://127.0.0.1:${web.ports.web}/v1/agents`;
+    const routerId = `hostile-${hex(4)}`;
+    assert.equal((await fetch(`http://127.0.0.1:${web.ports.web}/v1/routers/${routerId}`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ candidates: [candidate(fake, 'openai', 'openai/hostile')] }) })).status, 200);
+    fake.reply = { text: 'ok', inputTokens: 1, outputTokens: 1 };
+    const valid = { traceId: hex(16), spanId: hex(8) };
+    const cases: HostileTraceCase[] = [
+      ...hostileTraceCases(),
+      // Last, after every hostile one: the process still serves and still continues a well-formed caller.
+      { what: 'a valid traceparent after them', headers: { traceparent: `00-${valid.traceId}-${valid.spanId}-01` }, traceIds: [valid.traceId], continues: valid },
+    ];
+    // Each case on the API (found by its request id) and on the routing interface (found by a prompt of its own,
+    // which the web process's content opt-in puts on the model-call span under the server span).
+    const sent: { c: HostileTraceCase; requestId: string; marker: string }[] = [];
+    for (const c of cases) {
+      const res = await sendWithHeaders(api, { ...auth, ...c.headers });
+      assert.equal(res.status, 200, `${c.what}: ${res.body.slice(0, 300)}`);
+      const marker = `case-${hex(6)}`;
+      const routed = await sendWithHeaders(`${routerUrl}/${routerId}/chat/completions`, { authorization: `Bearer ${h.routingKey}`, ...c.headers }, { model: 'service/routing', messages: [{ role: 'user', content: marker }] });
+      assert.equal(routed.status, 200, `${c.what} (routed): ${routed.body.slice(0, 300)}`);
+      sent.push({ c, requestId: res.requestId, marker });
+    }
+    const apiSpan = (requestId: string) => collector.spans.find((s) => s.kind === KIND.server && s.attributes['troupe.request_id'] === requestId);
+    const routedSpan = (marker: string) => {
+      const chat = collector.spans.find((s) => s.name.startsWith('chat ') && String(s.attributes['gen_ai.input.messages']).includes(marker));
+      return chat && collector.spans.find((s) => s.spanId === chat.parentSpanId && s.kind === KIND.server);
+    };
+    // Bounded: past it, the assertions below name the case whose span is missing.
+    await until(async () => sent.every((x) => apiSpan(x.requestId) && routedSpan(x.marker)), 10_000).catch(() => undefined);
+    for (const { c, requestId, marker } of sent) {
+      for (const [where, span] of [['API', apiSpan(requestId)], ['routing', routedSpan(marker)]] as const) {
+        assert.ok(span, `${c.what} (${where}): its server span was exported`);
+        if (c.continues) {
+          assert.equal(span.traceId, c.continues.traceId, `${c.what} (${where})`);
+          assert.equal(span.parentSpanId, c.continues.spanId, `${c.what} (${where})`);
+          assert.ok(span.traceState.length <= 512 && span.traceState.split(',').length <= 32, `${c.what} (${where}): tracestate kept within W3C's bounds: ${span.traceState.length} characters`);
+        } else {
+          assert.equal(span.parentSpanId, '', `${c.what} (${where}): a root span, continuing nothing`);
+          assert.ok(!c.traceIds.includes(span.traceId), `${c.what} (${where}): a fresh trace id`);
+          assert.equal(span.traceState, '', `${c.what} (${where}): no tracestate taken from an unparsed traceparent`);
+        }
+      }
+      if (!c.continues) for (const t of c.traceIds) assert.deepEqual(collector.trace(t).map((s) => s.name), [], `${c.what}: no span in the trace id it named`);
+    }
+    // An invalid member (a value past 256 characters) is dropped, the valid one kept; of 1000 members, at most 32.
+    const tracestateOf = (what: string) => apiSpan(sent.find((x) => x.c.what === what)!.requestId)!.traceState;
+    assert.equal(tracestateOf('a huge tracestate with a valid traceparent'), 'small=1');
+    assert.match(tracestateOf('a tracestate of 1000 members'), /^k\d+=v\d+(,k\d+=v\d+){0,31}$/);
+    // The web process's access-log lines of the hostile requests name the fresh trace, never one the caller sent.
+    const lines = web.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'request' && sent.some((x) => x.requestId === l.request_id));
+    assert.equal(lines.length, sent.length, 'each request was logged');
+    for (const { c, requestId } of sent) {
+      const line = lines.find((l) => l.request_id === requestId)!;
+      assert.equal(line.trace_id, apiSpan(requestId)!.traceId, c.what);
+    }
   });
 });

@@ -2,7 +2,7 @@ import type { JsonSchema } from '../../../../lib/schemas/validator.js';
 import { NO_CONTROL_CHARACTERS } from '../../../../lib/schemas/common.js';
 import { contentSchema, metadataSchema } from '../../../../domain/message-content.js';
 import { onBusySchema } from '../../../../domain/session/on-busy.js';
-import { MAX_BUDGET_USD } from '../../../../domain/budget.js';
+import { MAX_BUDGET_USD, MIN_BUDGET_USD } from '../../../../domain/budget.js';
 
 
 export const sessionFields: Record<string, JsonSchema> = {
@@ -19,7 +19,7 @@ export const sessionFields: Record<string, JsonSchema> = {
   llm_api_key: { type: 'string', minLength: 1, maxLength: 4096, description: 'Per-session provider key for model calls only; never returned.' },
   internet_access: { type: 'boolean' },
   llm_id: { type: 'string', minLength: 1, maxLength: 64, description: 'An llm_options id of the manifest; defaults to the first.' },
-  budget_usd: { type: 'number', exclusiveMinimum: 0, maximum: MAX_BUDGET_USD, description: "A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded." },
+  budget_usd: { type: 'number', minimum: MIN_BUDGET_USD, maximum: MAX_BUDGET_USD, description: "A total spend budget in USD for the session's model calls: once spent, its next turn gets 402 budget_exceeded." },
   on_busy: { ...onBusySchema, description: 'The default `on_busy` of the session\'s user messages (those that carry none); `enqueue` when absent.' },
 };
 
