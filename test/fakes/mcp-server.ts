@@ -35,8 +35,10 @@ export class FakeMcpServer {
   readonly initializes: (string | undefined)[] = [];
   /** Sessions ended by the client's DELETE. */
   terminated = 0;
-  /** Tool calls it ran, in order, with the session and the bearer each came on. */
-  readonly calls: { name: string; arguments: unknown; session: string | undefined; authorization: string | undefined }[] = [];
+  /** Tool calls it ran, in order. */
+  readonly calls: { name: string; arguments: unknown }[] = [];
+  /** The session and the bearer each of `calls` came on, in the same order. */
+  readonly callSessions: { session: string | undefined; authorization: string | undefined }[] = [];
   extraTools: Tool[] = [];
   /** While true, every connection is dropped without an answer. */
   down = false;
@@ -130,7 +132,8 @@ export class FakeMcpServer {
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [...TOOLS, ...this.extraTools] }));
     server.setRequestHandler(CallToolRequestSchema, async (req): Promise<CallToolResult> => {
       const args = (req.params.arguments ?? {}) as Record<string, unknown>;
-      this.calls.push({ name: req.params.name, arguments: args, session: session.transport.sessionId, authorization });
+      this.calls.push({ name: req.params.name, arguments: args });
+      this.callSessions.push({ session: session.transport.sessionId, authorization });
       switch (req.params.name) {
         case 'echo':
           return { content: [{ type: 'text', text: JSON.stringify({ echo: args.text }) }] };

@@ -159,8 +159,8 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     const { status, text } = await run(agent.id);
     assert.equal(status, 'completed');
     assert.equal(text, 'sum=3');
-    const made = fake.calls.slice(calls);
-    assert.deepEqual(made.map((c) => c.name), ['echo', 'add']);
+    assert.deepEqual(fake.calls.slice(calls).map((c) => c.name), ['echo', 'add']);
+    const made = fake.callSessions.slice(calls);
     assert.equal(fake.initializes.length - inits, 1, 'one initialize for two calls');
     assert.equal(made[0].session, made[1].session);
     assert.ok(fake.hasSession(made[0].session));
@@ -180,7 +180,7 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
       const result = await caller.call(org, server, 'echo', { text }, 5000);
       assert.deepEqual(result, { ok: true, output: JSON.stringify({ echo: text }) }, text);
       assert.equal(fake.calls.length - before, 1, `${text} ran once`);
-      return fake.calls[fake.calls.length - 1];
+      return fake.callSessions[fake.callSessions.length - 1];
     };
     try {
       const inits = fake.initializes.length;
@@ -227,12 +227,17 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     }
   });
 
-  it('does not repeat a call on a pooled session that failed without a 404: the call may have run', async () => {
+  it('caps each answer on a pooled session, and does not repeat a call that failed without a 404: the call may have run', async () => {
     const connector = new McpConnector({ allowPrivate: true, maxResultBytes: RESULT_CAP, pool: { sessions: 4, idleMs: 30_000 } });
     const caller = mcpCaller(connector, async () => TOKEN);
     const server: McpServerEntry = { name: 'fake', url: fake.url, credential: 'MCP_TOKEN', timeout_seconds: 5 };
     try {
       assert.equal((await caller.call('org-c', server, 'echo', { text: 'warm' }, 5000)).ok, true);
+      // The byte cap holds per call on a reused session, and the overflowing session is dropped.
+      const big = await caller.call('org-c', server, 'big', {}, 5000);
+      assert.match(!big.ok ? big.error : '', new RegExp(`larger than ${RESULT_CAP} bytes`));
+      assert.equal(connector.pooled, 0);
+      assert.equal((await caller.call('org-c', server, 'echo', { text: 'warm again' }, 5000)).ok, true);
       const calls = fake.calls.length;
       const inits = fake.initializes.length;
       fake.slowMs = 1500;
