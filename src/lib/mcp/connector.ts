@@ -130,6 +130,8 @@ export class McpConnector {
     for (;;) {
       const s = reused ?? this.open(endpoint);
       const fresh = reused === undefined;
+      // The 404 that lets a call be sent again is the spec's answer to a session id the server does not know.
+      const hadSession = s.transport.sessionId !== undefined;
       reused = undefined;
       // Overflow aborts the whole operation: on an SSE answer the SDK would otherwise only report the stream's error and wait.
       s.limits = { maxBytes, overflow: new AbortController() };
@@ -148,7 +150,7 @@ export class McpConnector {
         if (s.healthy && key !== undefined) this.pool.give(key, s);
         else this.dispose(s);
         if (s.limits.overflow.signal.aborted) throw new McpTooLargeError(maxBytes);
-        if (!fresh && e instanceof StreamableHTTPError && e.code === 404 && !all.aborted) continue;
+        if (!fresh && hadSession && e instanceof StreamableHTTPError && e.code === 404 && !all.aborted) continue;
         throw new Error(scrub.redact(describe(e, signal)));
       }
     }
