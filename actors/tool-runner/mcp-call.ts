@@ -24,7 +24,7 @@ export function mcpCaller(connector: McpConnector, reveal: (orgId: string, name:
       const scrub = new Redactor([bearer]);
       let answer: CallToolResult;
       try {
-        answer = await connector.callTool({ url: server.url, bearer, param: 'url' }, tool, args, timeoutMs, signal);
+        answer = await connector.callTool({ url: server.url, bearer, param: 'url', owner: { org: orgId, credential: server.credential } }, tool, args, timeoutMs, signal);
       } catch (e) {
         const why = e instanceof McpTooLargeError ? `${e.message}; the result was dropped` : (e as Error).message;
         return { ok: false, error: scrub.redact(`MCP server ${server.name} failed the call to ${tool}: ${why}`) };

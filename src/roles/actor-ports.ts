@@ -116,7 +116,7 @@ export function toolRunnerPorts(core: Core, versions?: VersionCache, cancels: Ca
   const files = new VersionFiles(core.config.sandboxDir, (id) => blobs.download('snapshots', id), dropUser, core.config.sandboxVersionsMaxBytes);
   const area = new StorageArea(core.stores.storageBindings, blobs, dropUser ? { uid: SANDBOX_UID } : {});
   const egress = egressSettings(core);
-  const mcp = new McpConnector({ allowPrivate: core.config.modelsAllowPrivate, maxResultBytes: core.config.buffers.mcpResultBytes });
+  const mcp = new McpConnector({ allowPrivate: core.config.modelsAllowPrivate, maxResultBytes: core.config.buffers.mcpResultBytes, pool: core.config.buffers.mcpPool });
   core.shutdown.add(once('mcp-connector', () => mcp.close()));
   return {
     session: (id) => core.stores.sessions.byId(id),

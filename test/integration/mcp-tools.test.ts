@@ -17,6 +17,8 @@ interface Ev {
 
 const TOKEN = 'mcp-bearer-4f9c2a7e1d';
 const RESULT_CAP = 64 * 1024;
+/** The tool-runner's idle TTL for pooled MCP sessions here: long enough for a message's turns, short enough to watch. */
+const POOL_IDLE_MS = 3000;
 
 describe('MCP tools: listed at publish, called by the tool-runner', function () {
   this.timeout(30_000);
@@ -25,7 +27,7 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
 
   before(async () => {
     fake = await FakeMcpServer.start();
-    h = await startHarness({ env: { TROUPE_MCP_MAX_RESULT_BYTES: String(RESULT_CAP) } });
+    h = await startHarness({ env: { TROUPE_MCP_MAX_RESULT_BYTES: String(RESULT_CAP), TROUPE_MCP_POOL_IDLE_MS: String(POOL_IDLE_MS) } });
     await json(await h.api('/v1/credentials/MCP_TOKEN', { method: 'PUT', json: { value: TOKEN } }), 200);
   });
   after(async () => {
@@ -143,6 +145,114 @@ describe('MCP tools: listed at publish, called by the tool-runner', function () 
     assert.deepEqual(toolEvent(events, 'tool.call_completed', 'mcp__fake__add')?.data.output, { sum: 5 });
     assert.equal(toolEvent(events, 'tool.call_completed', 'mcp__fake__echo')?.data.output, '{"echo":"hello"}');
     assert.deepEqual(fake.calls.slice(calls).map((c) => c.name).sort(), ['add', 'echo']);
+  });
+
+  it('reuses one MCP session for a message\'s calls in a row, and ends it after the idle TTL', async () => {
+    const inits = fake.initializes.length;
+    const calls = fake.calls.length;
+    const turns: ScriptTurn[] = [
+      { tool_calls: [{ name: 'mcp__fake__echo', arguments: { text: 'one' } }] },
+      { tool_calls: [{ name: 'mcp__fake__add', arguments: { a: 1, b: 2 } }] },
+      { text: 'sum={{mcp__fake__add.sum}}' },
+    ];
+    const agent = await json<{ id: string }>(await publish({}, turns), 201);
+    const { status, text } = await run(agent.id);
+    assert.equal(status, 'completed');
+    assert.equal(text, 'sum=3');
+    assert.deepEqual(fake.calls.slice(calls).map((c) => c.name), ['echo', 'add']);
+    const made = fake.callSessions.slice(calls);
+    assert.equal(fake.initializes.length - inits, 1, 'one initialize for two calls');
+    assert.equal(made[0].session, made[1].session);
+    assert.ok(fake.hasSession(made[0].session));
+    // Idle past the TTL: the tool-runner ends the session (a DELETE the fake honours).
+    const deadline = Date.now() + POOL_IDLE_MS + 5000;
+    while (fake.hasSession(made[0].session) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(!fake.hasSession(made[0].session), 'the idle session was ended');
+  });
+
+  it('never shares a pooled session between orgs or across a credential rotation; re-initializes a session the server expired without running the call twice', async () => {
+    const values = new Map([['org-a', TOKEN], ['org-b', TOKEN]]);
+    const connector = new McpConnector({ allowPrivate: true, maxResultBytes: RESULT_CAP, pool: { sessions: 2, idleMs: 30_000 } });
+    const caller = mcpCaller(connector, async (org) => values.get(org) ?? null);
+    const server: McpServerEntry = { name: 'fake', url: fake.url, credential: 'MCP_TOKEN', timeout_seconds: 5 };
+    const call = async (org: string, text: string) => {
+      const before = fake.calls.length;
+      const result = await caller.call(org, server, 'echo', { text }, 5000);
+      assert.deepEqual(result, { ok: true, output: JSON.stringify({ echo: text }) }, text);
+      assert.equal(fake.calls.length - before, 1, `${text} ran once`);
+      return fake.callSessions[fake.callSessions.length - 1];
+    };
+    try {
+      const inits = fake.initializes.length;
+      const a1 = await call('org-a', 'a1');
+      const a2 = await call('org-a', 'a2');
+      assert.equal(a2.session, a1.session, 'the same org reuses its session');
+      // Same URL, same credential name, even the same value: another org gets a session of its own.
+      const b1 = await call('org-b', 'b1');
+      assert.notEqual(b1.session, a1.session);
+      assert.equal(fake.initializes.length - inits, 2);
+
+      // A rotated credential: a new session, opened with the new bearer; the old one is never used again.
+      values.set('org-a', 'rotated-token-77');
+      const a3 = await call('org-a', 'a3');
+      assert.notEqual(a3.session, a1.session);
+      assert.equal(a3.authorization, 'Bearer rotated-token-77');
+      assert.deepEqual(fake.initializes.slice(inits), [`Bearer ${TOKEN}`, `Bearer ${TOKEN}`, 'Bearer rotated-token-77']);
+      // At most two sessions pooled: the least recently used (org-a's first) was ended.
+      assert.equal(connector.pooled, 2);
+      const deadline = Date.now() + 5000;
+      while (fake.hasSession(a1.session) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.ok(!fake.hasSession(a1.session), 'the evicted session was ended');
+
+      // The server forgets its sessions: the pooled one gets a 404 (nothing ran), is replaced once, and the call runs exactly once.
+      fake.expireSessions();
+      const initsBefore = fake.initializes.length;
+      const a4 = await call('org-a', 'a4');
+      assert.notEqual(a4.session, a3.session);
+      assert.equal(fake.initializes.length - initsBefore, 1);
+      const b2 = await call('org-b', 'b2');
+      assert.notEqual(b2.session, b1.session);
+      assert.equal(b2.authorization, `Bearer ${TOKEN}`);
+      assert.equal(fake.initializes.length - initsBefore, 2);
+
+      // Drain: every pooled session is ended before the connector's close resolves.
+      const open = connector.pooled;
+      const terminated = fake.terminated;
+      await connector.close();
+      assert.equal(open, 2);
+      assert.equal(fake.terminated - terminated, open);
+      assert.ok(!fake.hasSession(a4.session) && !fake.hasSession(b2.session));
+    } finally {
+      await connector.close();
+    }
+  });
+
+  it('caps each answer on a pooled session, and does not repeat a call that failed without a 404: the call may have run', async () => {
+    const connector = new McpConnector({ allowPrivate: true, maxResultBytes: RESULT_CAP, pool: { sessions: 4, idleMs: 30_000 } });
+    const caller = mcpCaller(connector, async () => TOKEN);
+    const server: McpServerEntry = { name: 'fake', url: fake.url, credential: 'MCP_TOKEN', timeout_seconds: 5 };
+    try {
+      assert.equal((await caller.call('org-c', server, 'echo', { text: 'warm' }, 5000)).ok, true);
+      // The byte cap holds per call on a reused session, and the overflowing session is dropped.
+      const big = await caller.call('org-c', server, 'big', {}, 5000);
+      assert.match(!big.ok ? big.error : '', new RegExp(`larger than ${RESULT_CAP} bytes`));
+      assert.equal(connector.pooled, 0);
+      assert.equal((await caller.call('org-c', server, 'echo', { text: 'warm again' }, 5000)).ok, true);
+      const calls = fake.calls.length;
+      const inits = fake.initializes.length;
+      fake.slowMs = 1500;
+      // Timed out after the server got it: an error result, not a second run on a new session.
+      const late = await caller.call('org-c', server, 'slow', {}, 500);
+      assert.equal(late.ok, false);
+      assert.match(!late.ok ? late.error : '', /did not answer in time/);
+      await new Promise((r) => setTimeout(r, 1200));
+      assert.deepEqual(fake.calls.slice(calls).map((c) => c.name), ['slow']);
+      assert.equal(fake.initializes.length, inits, 'no new session was opened to retry it');
+      assert.equal(connector.pooled, 0, 'the failed session was dropped');
+    } finally {
+      fake.slowMs = 3000;
+      await connector.close();
+    }
   });
 
   it('asks before an MCP call by default (docs/approvals.md): nothing reaches the server until allowed, and a denied call never does', async () => {

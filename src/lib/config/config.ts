@@ -122,6 +122,8 @@ export interface BufferLimits {
   readonly sseStallMs: number;
   /** TROUPE_MCP_MAX_RESULT_BYTES: an MCP tool call's answer on the wire; past it the call fails (docs/mcp.md). */
   readonly mcpResultBytes: number;
+  /** TROUPE_MCP_POOL_SESSIONS (0: a session per call) and TROUPE_MCP_POOL_IDLE_MS: MCP sessions a tool-runner keeps for reuse. */
+  readonly mcpPool: { sessions: number; idleMs: number };
 }
 
 function bufferLimits(env: Env): BufferLimits {
@@ -129,6 +131,7 @@ function bufferLimits(env: Env): BufferLimits {
     upstreamAnswerBytes: int(env, 'TROUPE_UPSTREAM_MAX_ANSWER_BYTES', 32 * 1024 * 1024, 1024, 2 ** 32),
     upstreamEventBytes: int(env, 'TROUPE_UPSTREAM_MAX_EVENT_BYTES', 1024 * 1024, 1024, 2 ** 30),
     mcpResultBytes: int(env, 'TROUPE_MCP_MAX_RESULT_BYTES', 1024 * 1024, 1024, 2 ** 30),
+    mcpPool: { sessions: int(env, 'TROUPE_MCP_POOL_SESSIONS', 64, 0, 10_000), idleMs: int(env, 'TROUPE_MCP_POOL_IDLE_MS', 60_000, 100, 3_600_000) },
     sseStreamsPerOrg: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_ORG', 1000, 0, 1e9),
     sseStreamsPerKey: int(env, 'TROUPE_SSE_MAX_STREAMS_PER_KEY', 500, 0, 1e9),
     sseStallMs: int(env, 'TROUPE_SSE_STALL_MS', 30_000, 100, 3_600_000),
