@@ -10,7 +10,7 @@ import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { SseClient } from '../support/sse.js';
-import { until } from '../support/wait.js';
+import { retryingSessionTimeout, until } from '../support/wait.js';
 
 /** A worker in its own process, with the fault of TROUPE_TEST_AFTER_HANDOFF when that is set. */
 function startWorker(env: Record<string, string>): Promise<RoleProcess> {
@@ -100,7 +100,7 @@ describe('fault tolerance: a worker killed mid-turn', function () {
         // A request whose reply was lost with the worker is retried by the client with its key.
         await r.text();
         const s = sessions[Math.floor(i / 3)];
-        const retry = await h.api(`/v1/sessions/${s.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${(i % 3) + 1}` }] }, headers: { 'Idempotency-Key': `${s.id}-${(i % 3) + 1}` } });
+        const retry = await retryingSessionTimeout(() => h.api(`/v1/sessions/${s.id}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${(i % 3) + 1}` }] }, headers: { 'Idempotency-Key': `${s.id}-${(i % 3) + 1}` } }));
         assert.equal(retry.status, 201, await retry.clone().text());
         return (await retry.json()) as { message: { id: string } };
       }),

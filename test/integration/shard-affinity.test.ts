@@ -8,7 +8,7 @@ import { scriptedAgent } from '../support/agent-fixture.js';
 import { startHarness, type Harness } from '../support/harness.js';
 import { startRoleProcess, type RoleProcess } from '../support/role-process.js';
 import { lastAssignment, type Assignment } from '../support/shard-assignment.js';
-import { until } from '../support/wait.js';
+import { retryingSessionTimeout, until } from '../support/wait.js';
 
 const SHARDS = 16;
 
@@ -28,7 +28,8 @@ describe('shard affinity: worker processes split the session shards (issue 11)',
   });
 
   async function send(sessionId: string, n: number): Promise<void> {
-    const r = await h.api(`/v1/sessions/${sessionId}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${n}` }] }, headers: { 'Idempotency-Key': `${sessionId}-${n}` } });
+    // Keyed, so a retry of a reply a loaded host was too slow to give applies nothing twice; ownership is checked below.
+    const r = await retryingSessionTimeout(() => h.api(`/v1/sessions/${sessionId}/events`, { method: 'POST', json: { type: 'user.message', content: [{ type: 'text', text: `m${n}` }] }, headers: { 'Idempotency-Key': `${sessionId}-${n}` } }));
     assert.equal(r.status, 201, await r.clone().text());
   }
 
