@@ -12,23 +12,11 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { hostSandbox, sandboxPolicy } from '../../src/lib/sandbox/capabilities.js';
 import { MAX_PROCESSES } from '../../src/lib/sandbox/bwrap.js';
 import { ATTEMPT, hostileVersion, outputOf, runHostile } from '../support/hostile-tools.js';
-
-/** Host pids whose command line carries `marker`: a finished call leaves none. (Not by uid: other Troupe processes on this host run calls in the same uid range.) */
-function processesWith(marker: string): string[] {
-  const pids: string[] = [];
-  for (const pid of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(marker)) pids.push(pid);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return pids;
-}
+import { processesWith } from '../support/proc.js';
 
 /** Another tenant's ordinary call, started alongside an attack: it must still answer. */
 const NEIGHBOUR = `exports.handler = async ({ ms }) => { await new Promise((r) => setTimeout(r, ms)); return { neighbour: 'ok' }; };`;

@@ -6,7 +6,6 @@ import { startHarness, type Harness } from '../support/harness.js';
 import { troupe } from '../support/troupe-cli.js';
 import { json, until } from '../support/wait.js';
 import { randomBytes } from 'node:crypto';
-import { readdir, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -16,6 +15,7 @@ import { AgentStore } from '../../src/store/agents.js';
 import { BlobStore } from '../../src/store/blobs.js';
 import { tarGz } from '../support/archives.js';
 import type { ErrorBody, LedgerEvent } from '../support/wire.js';
+import { processesWith } from '../support/proc.js';
 
 type Ev = LedgerEvent;
 
@@ -26,16 +26,6 @@ const LONG = Array.from({ length: 200 }, (_, i) => `w${i}`).join(' ');
 function userTexts(body: Record<string, unknown>): string[] {
   const messages = (body.messages ?? []) as { role: string; content: unknown }[];
   return messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content)));
-}
-
-/** Pids of the processes whose command line contains `needle` (a sandboxed tool renames itself to be found). */
-async function processesWith(needle: string): Promise<number[]> {
-  const found: number[] = [];
-  for (const pid of (await readdir('/proc')).filter((d) => /^\d+$/.test(d))) {
-    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '');
-    if (cmdline.includes(needle)) found.push(Number(pid));
-  }
-  return found;
 }
 
 /**
@@ -262,10 +252,10 @@ describe('on_busy: reject, interrupt and rollback', function () {
     };
     const sid = await newSession({}, napAgent);
     const mid = await send(sid, 'please nap');
-    await until(async () => (await processesWith(marker)).length > 0, 20_000);
+    await until(async () => processesWith(marker).length > 0, 20_000);
     const started = Date.now();
     const next = await send(sid, 'wake up', 'interrupt');
-    await until(async () => (await processesWith(marker)).length === 0, 8_000);
+    await until(async () => processesWith(marker).length === 0, 8_000);
     await until(async () => (await message(sid, next)).status === 'completed', 10_000);
     assert.ok(Date.now() - started < 10_000, 'the new message did not wait out the tool');
     assert.equal((await message(sid, next)).output.parts[0].text, 'answer to wake up');
