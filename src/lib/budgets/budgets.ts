@@ -3,6 +3,7 @@ import { ExpiringCache } from '../../domain/expiring-cache.js';
 import type { CandidateDoc } from '../../domain/views/router.js';
 import type { ApiKeyDoc } from '../../store/api-keys.js';
 import type { ApiKeyStore } from '../../store/api-keys.js';
+import { costOf } from '../../store/usage.js';
 import type { OrgStore } from '../../store/orgs.js';
 import type { Logger } from '../log/logger.js';
 import { LabelSets } from '../metrics/label-sets.js';
@@ -236,5 +237,6 @@ export function maxCost(candidates: readonly CandidateDoc[], maxTokens: number |
     inPrice = Math.max(inPrice, c.input_price ?? 0);
     outPrice = Math.max(outPrice, c.output_price ?? 0);
   }
-  return (inputBound * inPrice + (maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) * outPrice) / 1_000_000;
+  // The dearest input and output prices together: a bound over every candidate the call may fall back to.
+  return costOf({ input_price: inPrice, output_price: outPrice, currency: 'USD' }, inputBound, maxTokens ?? DEFAULT_MAX_OUTPUT_TOKENS);
 }
